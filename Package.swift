@@ -1,0 +1,96 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "NotifiableServer",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "notifiable", targets: ["notifiable"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "notifiable",
+            dependencies: [
+                "NotifiableApp",
+                "NotifiableStore",
+                "NotifiableCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "NotifiableApp",
+            dependencies: [
+                "NotifiableStore",
+                "NotifiableCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "NotifiableStore",
+            dependencies: [
+                "NotifiableCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "NotifiableCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "NotifiableTesting",
+            dependencies: [
+                "NotifiableApp",
+                "NotifiableStore",
+                "NotifiableCore",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifiableCoreTests",
+            dependencies: ["NotifiableCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifiableStoreTests",
+            dependencies: ["NotifiableTesting", "NotifiableStore", "NotifiableCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifiableAppTests",
+            dependencies: [
+                "NotifiableTesting",
+                "NotifiableApp",
+                "NotifiableStore",
+                "NotifiableCore",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,44 @@
+import Foundation
+
+/// A registered device of one app.
+public struct Device: Sendable, Equatable {
+    public var id: Int64
+    public var appID: Int64
+    public var provider: Provider
+    public var token: String
+    public var name: String?
+    public var userAlias: String?
+    public var language: String?
+    public var country: String?
+    public var customProperties: [String: JSONValue]
+    public var platformProperties: [String: JSONValue]
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// When the token was last registered; a gateway's "token dead" answer older than this is stale.
+    public var registeredAt: Date
+    public var invalidatedAt: Date?
+    public var unregisteredAt: Date?
+
+    public init(
+        id: Int64, appID: Int64, provider: Provider, token: String, name: String?, userAlias: String?,
+        language: String?, country: String?, customProperties: [String: JSONValue],
+        platformProperties: [String: JSONValue], createdAt: Date, updatedAt: Date, registeredAt: Date,
+        invalidatedAt: Date?, unregisteredAt: Date?
+    ) {
+        self.id = id
+        self.appID = appID
+        self.provider = provider
+        self.token = token
+        self.name = name
+        self.userAlias = userAlias
+        self.language = language
+        self.country = country
+        self.customProperties = customProperties
+        self.platformProperties = platformProperties
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.registeredAt = registeredAt
+        self.invalidatedAt = invalidatedAt
+        self.unregisteredAt = unregisteredAt
+    }
+}

@@ -1,0 +1,201 @@
+/// The device fields of a register or update request, validated and in stored form.
+///
+/// The Notifiable SDKs send fields under `device_token`; plain REST clients may send them at
+/// the top level. Keys the service does not know are platform properties and are kept.
+public struct DeviceFields: Sendable, Equatable {
+    public var provider: Provider?
+    public var token: String?
+    public var name: FieldUpdate<String> = .unchanged
+    public var userAlias: FieldUpdate<String> = .unchanged
+    public var language: FieldUpdate<String> = .unchanged
+    public var country: FieldUpdate<String> = .unchanged
+    public var customProperties: FieldUpdate<[String: JSONValue]> = .unchanged
+    /// Merged key by key into what the device already has.
+    public var platformProperties: [String: JSONValue] = [:]
+
+    public static let maxTextLength = 255
+    public static let maxCustomPropertiesBytes = 16 * 1024
+    static let knownKeys: Set<String> = [
+        "provider", "token", "name", "user_alias", "user", "language", "country",
+        "custom_properties", "id", "device_token_id",
+    ]
+
+    public init() {}
+
+    /// A registration: provider and token are required, and a missing user alias anonymises
+    /// the device (that is how the SDKs' anonymise and unregister calls are expressed).
+    public static func registration(from body: JSONValue) throws(ValidationError) -> DeviceFields {
+        let reader = try DeviceFieldReader(body: body)
+        var fields = DeviceFields()
+        guard let providerName = try reader.string("provider"), !providerName.isEmpty else {
+            throw reader.missing("provider", "Say which gateway reaches this device: \"apns\" or \"fcm\".")
+        }
+        guard let provider = Provider(wireName: providerName) else {
+            throw ValidationError(
+                code: "invalid_provider",
+                message: "Unknown provider \"\(providerName)\"; use \"apns\" or \"fcm\".",
+                field: reader.path("provider")
+            )
+        }
+        fields.provider = provider
+        guard let token = try reader.string("token") else {
+            throw reader.missing("token", "The device's push token is required.")
+        }
+        fields.token = try PushToken.normalized(token, provider: provider, field: reader.path("token"))
+        try fields.readOptionalFields(reader)
+        if fields.userAlias == .unchanged { fields.userAlias = .set(nil) }
+        return fields
+    }
+
+    /// A partial update of a device reached through `provider`; only the fields sent change.
+    public static func update(from body: JSONValue, provider: Provider) throws(ValidationError) -> DeviceFields {
+        let reader = try DeviceFieldReader(body: body)
+        var fields = DeviceFields()
+        if let providerName = try reader.string("provider"), !providerName.isEmpty,
+           Provider(wireName: providerName) != provider {
+            throw ValidationError(
+                code: "provider_immutable",
+                message: "A device's provider cannot change; register the new token with POST /api/v1/device_tokens instead.",
+                field: reader.path("provider")
+            )
+        }
+        if let token = try reader.string("token") {
+            fields.token = try PushToken.normalized(token, provider: provider, field: reader.path("token"))
+        }
+        try fields.readOptionalFields(reader)
+        return fields
+    }
+
+    private mutating func readOptionalFields(_ reader: DeviceFieldReader) throws(ValidationError) {
+        name = try reader.text("name")
+        userAlias = try reader.text("user_alias")
+        if userAlias == .unchanged, let alias = try reader.nestedUserAlias() {
+            userAlias = alias
+        }
+        language = try reader.code("language", lengths: 2...3, standard: "an ISO 639 language code such as \"en\"")
+        country = try reader.code("country", lengths: 2...2, standard: "an ISO 3166 alpha-2 country code such as \"gb\"")
+        customProperties = try reader.customProperties()
+        platformProperties = reader.fields.filter { !Self.knownKeys.contains($0.key) }
+    }
+}
+
+/// Reads typed values out of the request's field object, naming fields as the client sent them.
+struct DeviceFieldReader {
+    let fields: [String: JSONValue]
+    let prefix: String
+
+    init(body: JSONValue) throws(ValidationError) {
+        guard var object = body.objectValue else {
+            throw ValidationError(code: "invalid_body", message: "The request body must be a JSON object, not \(body.typeName).")
+        }
+        if let envelope = object["device_token"] {
+            guard let inner = envelope.objectValue else {
+                throw ValidationError(
+                    code: "invalid_type",
+                    message: "device_token must be an object holding the device's fields, not \(envelope.typeName).",
+                    field: "device_token"
+                )
+            }
+            object = inner
+            prefix = "device_token."
+        } else {
+            prefix = ""
+        }
+        fields = object
+    }
+
+    func path(_ key: String) -> String { prefix + key }
+
+    func missing(_ key: String, _ message: String) -> ValidationError {
+        ValidationError(code: "missing_field", message: message, field: path(key))
+    }
+
+    func typeError(_ key: String, expected: String, got value: JSONValue) -> ValidationError {
+        ValidationError(code: "invalid_type", message: "\(path(key)) must be \(expected), not \(value.typeName).", field: path(key))
+    }
+
+    /// A string value; nil when absent or null.
+    func string(_ key: String) throws(ValidationError) -> String? {
+        switch fields[key] {
+        case nil, .null?: return nil
+        case .string(let value)?: return value
+        case let other?: throw typeError(key, expected: "a string", got: other)
+        }
+    }
+
+    /// Free text of at most 255 characters; null or "" clears it.
+    func text(_ key: String) throws(ValidationError) -> FieldUpdate<String> {
+        guard fields[key] != nil else { return .unchanged }
+        guard let value = try string(key), !value.isEmpty else { return .set(nil) }
+        guard value.count <= DeviceFields.maxTextLength else {
+            throw ValidationError(
+                code: "too_long",
+                message: "\(path(key)) is \(value.count) characters; at most \(DeviceFields.maxTextLength) are allowed.",
+                field: path(key)
+            )
+        }
+        return .set(value)
+    }
+
+    /// `"user": {"alias": "…"}`, the shape the SDKs use for status reports, accepted here too.
+    func nestedUserAlias() throws(ValidationError) -> FieldUpdate<String>? {
+        guard let user = fields["user"]?.objectValue, user["alias"] != nil else { return nil }
+        let nested = DeviceFieldReader(fields: user, prefix: path("user."))
+        return try nested.text("alias")
+    }
+
+    /// A short alphabetic code (language or country), stored lower-case; null or "" clears it.
+    func code(_ key: String, lengths: ClosedRange<Int>, standard: String) throws(ValidationError) -> FieldUpdate<String> {
+        guard fields[key] != nil else { return .unchanged }
+        guard let value = try string(key), !value.isEmpty else { return .set(nil) }
+        let isLetters = value.utf8.allSatisfy { (65...90).contains($0) || (97...122).contains($0) }
+        guard isLetters, lengths.contains(value.utf8.count) else {
+            let code = key == "language" ? "invalid_language" : "invalid_country"
+            throw ValidationError(code: code, message: "\(path(key)) \"\(value)\" is not \(standard).", field: path(key))
+        }
+        return .set(value.lowercased())
+    }
+
+    /// An object, or a string holding a JSON object (the iOS SDK sends the latter); null clears.
+    func customProperties() throws(ValidationError) -> FieldUpdate<[String: JSONValue]> {
+        let key = "custom_properties"
+        let object: [String: JSONValue]
+        switch fields[key] {
+        case nil: return .unchanged
+        case .null?: return .set([:])
+        case .object(let value)?: object = value
+        case .string(let text)?:
+            if text.isEmpty { return .set([:]) }
+            guard let parsed = try? JSONValue.decode(Array(text.utf8)), let value = parsed.objectValue else {
+                throw ValidationError(
+                    code: "invalid_custom_properties",
+                    message: "\(path(key)) must be a JSON object, or a string holding one; this string is not a JSON object.",
+                    field: path(key)
+                )
+            }
+            object = value
+        case let other?:
+            throw ValidationError(
+                code: "invalid_custom_properties",
+                message: "\(path(key)) must be a JSON object, or a string holding one, not \(other.typeName).",
+                field: path(key)
+            )
+        }
+        let size = JSONValue.object(object).jsonText().utf8.count
+        guard size <= DeviceFields.maxCustomPropertiesBytes else {
+            throw ValidationError(
+                code: "too_large",
+                message: "\(path(key)) is \(size) bytes as JSON; at most \(DeviceFields.maxCustomPropertiesBytes) are allowed.",
+                field: path(key)
+            )
+        }
+        return .set(object)
+    }
+}
+
+extension DeviceFieldReader {
+    init(fields: [String: JSONValue], prefix: String) {
+        self.fields = fields
+        self.prefix = prefix
+    }
+}

@@ -1,0 +1,34 @@
+/// Validation and normal form of push tokens.
+public enum PushToken {
+    public static let apnsLengths = 64...200
+    public static let fcmMaxLength = 4096
+
+    /// Returns the token as stored, or a validation error naming `field`.
+    /// APNs tokens are hex and stored lower-case; FCM tokens are opaque and stored as sent.
+    public static func normalized(_ token: String, provider: Provider, field: String) throws(ValidationError) -> String {
+        switch provider {
+        case .apns:
+            let isHex = token.utf8.allSatisfy { byte in
+                (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
+            }
+            guard isHex, apnsLengths.contains(token.utf8.count) else {
+                throw ValidationError(
+                    code: "invalid_token",
+                    message: "An APNs token must be \(apnsLengths.lowerBound) to \(apnsLengths.upperBound) hexadecimal characters (the device token's bytes as hex).",
+                    field: field
+                )
+            }
+            return token.lowercased()
+        case .fcm:
+            let isPrintable = token.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+            guard !token.isEmpty, isPrintable, token.utf8.count <= fcmMaxLength else {
+                throw ValidationError(
+                    code: "invalid_token",
+                    message: "An FCM token must be 1 to \(fcmMaxLength) printable ASCII characters without spaces.",
+                    field: field
+                )
+            }
+            return token
+        }
+    }
+}

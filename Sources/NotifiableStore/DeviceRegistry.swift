@@ -1,0 +1,216 @@
+import Foundation
+import Logging
+import NotifiableCore
+import PostgresNIO
+
+/// The devices of each app. Every query is scoped by app id: one app's credentials can never
+/// reach another app's devices.
+public struct DeviceRegistry: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    static let columns = """
+        id, app_id, provider, token, name, user_alias, language, country,
+        custom_properties::text, platform_properties::text,
+        created_at, updated_at, registered_at, invalidated_at, unregistered_at
+        """
+
+    /// Registers a token, re-using its row when the app already has it (in any case): the row
+    /// moves to the alias sent (or becomes anonymous), is revived if it was unregistered or
+    /// invalidated, and counts as freshly registered.
+    public func register(appID: Int64, fields: DeviceFields) async throws -> Device {
+        guard let provider = fields.provider, let token = fields.token else {
+            throw StoreError(description: "register needs a provider and a token")
+        }
+        let binds = ColumnBinds(fields)
+        let rows = try await client.query(
+            """
+            INSERT INTO devices (app_id, provider, token, name, user_alias, language, country,
+                                 custom_properties, platform_properties)
+            VALUES (\(appID), \(provider.rawValue), \(token), \(binds.name), \(binds.userAlias),
+                    \(binds.language), \(binds.country), COALESCE(\(binds.customProperties)::jsonb, '{}'),
+                    \(binds.platformProperties)::jsonb)
+            ON CONFLICT (app_id, lower(token)) DO UPDATE SET
+                provider = EXCLUDED.provider,
+                token = EXCLUDED.token,
+                name = CASE WHEN \(binds.setsName) THEN EXCLUDED.name ELSE devices.name END,
+                user_alias = CASE WHEN \(binds.setsUserAlias) THEN EXCLUDED.user_alias ELSE devices.user_alias END,
+                language = CASE WHEN \(binds.setsLanguage) THEN EXCLUDED.language ELSE devices.language END,
+                country = CASE WHEN \(binds.setsCountry) THEN EXCLUDED.country ELSE devices.country END,
+                custom_properties = CASE WHEN \(binds.setsCustomProperties) THEN EXCLUDED.custom_properties
+                                         ELSE devices.custom_properties END,
+                platform_properties = devices.platform_properties || EXCLUDED.platform_properties,
+                updated_at = now(),
+                registered_at = now(),
+                invalidated_at = NULL,
+                invalidation_reason = NULL,
+                unregistered_at = NULL
+            RETURNING \(unescaped: Self.columns)
+            """,
+            logger: logger
+        )
+        guard let device = try await Self.first(rows) else {
+            throw StoreError(description: "device upsert returned no row")
+        }
+        return device
+    }
+
+    /// A registered (not unregistered) device of the app; nil otherwise.
+    public func device(id: Int64, appID: Int64) async throws -> Device? {
+        try await Self.first(client.query(
+            """
+            SELECT \(unescaped: Self.columns) FROM devices
+            WHERE id = \(id) AND app_id = \(appID) AND unregistered_at IS NULL
+            """,
+            logger: logger
+        ))
+    }
+
+    /// Applies a partial update; nil when the app has no such registered device.
+    ///
+    /// Moving a device to a token that another row of the app holds merges the two: the row
+    /// being updated survives (the SDK holds its id) and the other row is removed, so the
+    /// token is reached through one device only.
+    public func update(id: Int64, appID: Int64, fields: DeviceFields) async throws -> Device? {
+        let binds = ColumnBinds(fields)
+        return try await client.withTransaction(logger: logger) { connection in
+            let locked = try await Self.first(connection.query(
+                """
+                SELECT \(unescaped: Self.columns) FROM devices
+                WHERE id = \(id) AND app_id = \(appID) AND unregistered_at IS NULL
+                FOR UPDATE
+                """,
+                logger: logger
+            ))
+            guard let current = locked else { return nil }
+
+            var newToken: String?
+            if let token = fields.token, token.lowercased() != current.token.lowercased() {
+                newToken = token
+                let merged = try await connection.query(
+                    """
+                    DELETE FROM devices
+                    WHERE app_id = \(appID) AND lower(token) = lower(\(token)) AND id <> \(id)
+                    RETURNING id
+                    """,
+                    logger: logger
+                )
+                for try await mergedID in merged.decode(Int64.self) {
+                    logger.info("merged device into the one taking its token", metadata: [
+                        "app_id": "\(appID)", "device_id": "\(id)", "merged_device_id": "\(mergedID)",
+                    ])
+                }
+            } else if let token = fields.token, token != current.token {
+                newToken = token  // same token, new spelling
+            }
+
+            return try await Self.first(connection.query(
+                """
+                UPDATE devices SET
+                    token = COALESCE(\(newToken), token),
+                    name = CASE WHEN \(binds.setsName) THEN \(binds.name) ELSE name END,
+                    user_alias = CASE WHEN \(binds.setsUserAlias) THEN \(binds.userAlias) ELSE user_alias END,
+                    language = CASE WHEN \(binds.setsLanguage) THEN \(binds.language) ELSE language END,
+                    country = CASE WHEN \(binds.setsCountry) THEN \(binds.country) ELSE country END,
+                    custom_properties = CASE WHEN \(binds.setsCustomProperties) THEN \(binds.customProperties)::jsonb
+                                             ELSE custom_properties END,
+                    platform_properties = platform_properties || \(binds.platformProperties)::jsonb,
+                    updated_at = now(),
+                    registered_at = CASE WHEN \(newToken) IS NULL THEN registered_at ELSE now() END,
+                    invalidated_at = CASE WHEN \(newToken) IS NULL THEN invalidated_at END,
+                    invalidation_reason = CASE WHEN \(newToken) IS NULL THEN invalidation_reason END
+                WHERE id = \(id)
+                RETURNING \(unescaped: Self.columns)
+                """,
+                logger: logger
+            ))
+        }
+    }
+
+    /// Unregisters a device: it is never targeted again, but its row (and so its delivery
+    /// history) stays. False when the app has no such registered device.
+    public func unregister(id: Int64, appID: Int64) async throws -> Bool {
+        let rows = try await client.query(
+            """
+            UPDATE devices SET unregistered_at = now(), updated_at = now()
+            WHERE id = \(id) AND app_id = \(appID) AND unregistered_at IS NULL
+            RETURNING id
+            """,
+            logger: logger
+        )
+        for try await _ in rows.decode(Int64.self) { return true }
+        return false
+    }
+
+    /// A user's registered devices, oldest first.
+    public func devices(userAlias: String, appID: Int64) async throws -> [Device] {
+        let rows = try await client.query(
+            """
+            SELECT \(unescaped: Self.columns) FROM devices
+            WHERE app_id = \(appID) AND user_alias = \(userAlias) AND unregistered_at IS NULL
+            ORDER BY id
+            """,
+            logger: logger
+        )
+        var devices: [Device] = []
+        for try await row in rows { devices.append(try Self.device(from: row)) }
+        return devices
+    }
+
+    private static func first(_ rows: PostgresRowSequence) async throws -> Device? {
+        for try await row in rows { return try device(from: row) }
+        return nil
+    }
+
+    private static func device(from row: PostgresRow) throws -> Device {
+        let (id, appID, provider, token, name, userAlias, language, country, custom, platform,
+             createdAt, updatedAt, registeredAt, invalidatedAt, unregisteredAt) = try row.decode(
+            (Int64, Int64, String, String, String?, String?, String?, String?, String, String,
+             Date, Date, Date, Date?, Date?).self
+        )
+        guard let provider = Provider(rawValue: provider) else {
+            throw StoreError(description: "device \(id) has unknown provider \(provider)")
+        }
+        return Device(
+            id: id, appID: appID, provider: provider, token: token, name: name, userAlias: userAlias,
+            language: language, country: country,
+            customProperties: try JSONValue.decode(Array(custom.utf8)).objectValue ?? [:],
+            platformProperties: try JSONValue.decode(Array(platform.utf8)).objectValue ?? [:],
+            createdAt: createdAt, updatedAt: updatedAt, registeredAt: registeredAt,
+            invalidatedAt: invalidatedAt, unregisteredAt: unregisteredAt
+        )
+    }
+}
+
+/// DeviceFields as bind values: for each optional column whether to set it, and to what.
+private struct ColumnBinds {
+    let setsName: Bool, name: String?
+    let setsUserAlias: Bool, userAlias: String?
+    let setsLanguage: Bool, language: String?
+    let setsCountry: Bool, country: String?
+    let setsCustomProperties: Bool, customProperties: String?
+    let platformProperties: String
+
+    init(_ fields: DeviceFields) {
+        (setsName, name) = Self.split(fields.name)
+        (setsUserAlias, userAlias) = Self.split(fields.userAlias)
+        (setsLanguage, language) = Self.split(fields.language)
+        (setsCountry, country) = Self.split(fields.country)
+        let (setsCustom, custom) = Self.split(fields.customProperties)
+        setsCustomProperties = setsCustom
+        customProperties = setsCustom ? JSONValue.object(custom ?? [:]).jsonText() : nil
+        platformProperties = JSONValue.object(fields.platformProperties).jsonText()
+    }
+
+    private static func split<Value>(_ update: FieldUpdate<Value>) -> (Bool, Value?) {
+        switch update {
+        case .unchanged: (false, nil)
+        case .set(let value): (true, value)
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Crypto
+import Foundation
+import Logging
+import PostgresNIO
+
+/// One file of `Migrations/`, named `NNNN_description.sql`.
+public struct Migration: Sendable, Equatable {
+    public let version: String
+    public let fileName: String
+    public let sql: String
+
+    /// SHA-256 of the file, recorded when applied: a landed migration must never change.
+    public var checksum: String {
+        SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    public init(version: String, fileName: String, sql: String) {
+        self.version = version
+        self.fileName = fileName
+        self.sql = sql
+    }
+}
+
+public struct MigrationError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// Applies migrations in order, each once, each in its own transaction, under an advisory
+/// lock so that processes starting together wait for one another instead of racing.
+public struct Migrator: Sendable {
+    /// Arbitrary but fixed: every NotifiableServer process agrees on it.
+    static let advisoryLockKey: Int64 = 0x4E6F_7469_6669_6162  // "Notifiab"
+
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Reads every `*.sql` file of `directory`, ordered by version.
+    public static func load(from directory: URL) throws -> [Migration] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasSuffix(".sql") }
+            .sorted()
+        var seen: [String: String] = [:]
+        return try names.map { name in
+            let version = String(name.prefix(while: \.isNumber))
+            guard !version.isEmpty, name.dropFirst(version.count).first == "_" else {
+                throw MigrationError(description: "\(name): migration files are named NNNN_description.sql")
+            }
+            if let other = seen[version] {
+                throw MigrationError(description: "\(name) and \(other) share version \(version); give each file its own number")
+            }
+            seen[version] = name
+            let sql = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+            return Migration(version: version, fileName: name, sql: sql)
+        }
+    }
+
+    /// The `Migrations` folder: `NOTIFIABLE_MIGRATIONS_DIR`, else `./Migrations`, else the
+    /// nearest one above the running executable (so a build run from anywhere finds its own).
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
+        if let explicit = environment["NOTIFIABLE_MIGRATIONS_DIR"], !explicit.isEmpty {
+            return URL(fileURLWithPath: explicit)
+        }
+        let fileManager = FileManager.default
+        var candidates = [URL(fileURLWithPath: fileManager.currentDirectoryPath)]
+        var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath().deletingLastPathComponent()
+        while directory.path != "/" && !directory.path.isEmpty {
+            candidates.append(directory)
+            directory.deleteLastPathComponent()
+        }
+        return candidates.map { $0.appendingPathComponent("Migrations") }.first { url in
+            var isDirectory: ObjCBool = false
+            return fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+        }
+    }
+
+    /// Applies what has not been applied yet; returns the migrations it applied.
+    @discardableResult
+    public func migrate(_ migrations: [Migration]) async throws -> [Migration] {
+        try await client.withConnection { connection in
+            try await connection.query("SELECT pg_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
+            do {
+                let applied = try await applyPending(migrations, on: connection)
+                try await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
+                return applied
+            } catch {
+                // The connection goes back to the pool: it must not keep the lock.
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    private func applyPending(_ migrations: [Migration], on connection: PostgresConnection) async throws -> [Migration] {
+        try await connection.query(
+            """
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version     text PRIMARY KEY,
+                file_name   text NOT NULL,
+                checksum    text NOT NULL,
+                applied_at  timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            logger: logger
+        )
+        var recorded: [String: String] = [:]
+        for try await (version, checksum) in try await connection.query(
+            "SELECT version, checksum FROM schema_migrations", logger: logger
+        ).decode((String, String).self) {
+            recorded[version] = checksum
+        }
+
+        var applied: [Migration] = []
+        for migration in migrations {
+            if let checksum = recorded[migration.version] {
+                guard checksum == migration.checksum else {
+                    throw MigrationError(
+                        description: "\(migration.fileName) changed after it was applied; migrations are append-only, so put the change in a new file"
+                    )
+                }
+                continue
+            }
+            try await apply(migration, on: connection)
+            applied.append(migration)
+            logger.info("applied migration", metadata: ["migration": "\(migration.fileName)"])
+        }
+        return applied
+    }
+
+    private func apply(_ migration: Migration, on connection: PostgresConnection) async throws {
+        let statements = SQLScript.statements(in: migration.sql)
+        do {
+            try await connection.withTransaction(logger: logger) { connection in
+                for statement in statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    """
+                    INSERT INTO schema_migrations (version, file_name, checksum)
+                    VALUES (\(migration.version), \(migration.fileName), \(migration.checksum))
+                    """,
+                    logger: logger
+                )
+            }
+        } catch {
+            let cause = (error as? PostgresTransactionError)?.closureError ?? error
+            throw MigrationError(
+                description: "\(migration.fileName) failed and was rolled back, leaving the schema as it was: \(databaseErrorText(cause))"
+            )
+        }
+    }
+}

@@ -1,0 +1,19 @@
+import PostgresNIO
+
+/// A readable one-line account of a database error: the server's message, detail and hint
+/// when the server sent them (PSQLError's own description hides them to avoid leaking data).
+public func databaseErrorText(_ error: any Error) -> String {
+    guard let psql = error as? PSQLError else { return String(describing: error) }
+    guard let info = psql.serverInfo else { return "\(psql.code)" }
+    var parts: [String] = []
+    if let message = info[.message] { parts.append(message) }
+    if let detail = info[.detail] { parts.append("detail: \(detail)") }
+    if let hint = info[.hint] { parts.append("hint: \(hint)") }
+    if let state = info[.sqlState] { parts.append("SQLSTATE \(state)") }
+    return parts.isEmpty ? "\(psql.code)" : parts.joined(separator: "; ")
+}
+
+extension PSQLError {
+    /// SQLSTATE 23505: a unique constraint refused the write.
+    var isUniqueViolation: Bool { serverInfo?[.sqlState] == "23505" }
+}
