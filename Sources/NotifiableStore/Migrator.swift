@@ -23,6 +23,10 @@ public struct Migration: Sendable, Equatable {
 
 public struct MigrationError: Error, CustomStringConvertible {
     public let description: String
+
+    public init(description: String) {
+        self.description = description
+    }
 }
 
 /// Applies migrations in order, each once, each in its own transaction, under an advisory

@@ -1,0 +1,65 @@
+import Foundation
+import Hummingbird
+import NotifiableCore
+
+/// An error answered as `{"error": {"code": …, "message": …, "field": …}}` with its status.
+public struct APIError: Error, HTTPResponseError, Sendable {
+    public let status: HTTPResponse.Status
+    public let code: String
+    public let message: String
+    public let field: String?
+    public var headers: HTTPFields = [:]
+
+    public init(status: HTTPResponse.Status, code: String, message: String, field: String? = nil) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: jsonBody)))
+    }
+
+    var jsonBody: Data {
+        struct Body: Encodable {
+            struct Detail: Encodable {
+                let code: String
+                let message: String
+                let field: String?
+            }
+            let error: Detail
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(Body(error: .init(code: code, message: message, field: field)))) ?? Data()
+    }
+
+    static func unauthorized(_ code: String, _ message: String) -> APIError {
+        APIError(status: .unauthorized, code: code, message: message)
+    }
+
+    static func notFound(_ message: String) -> APIError {
+        APIError(status: .notFound, code: "not_found", message: message)
+    }
+
+    static func validation(_ error: ValidationError) -> APIError {
+        APIError(status: .unprocessableContent, code: error.code, message: error.message, field: error.field)
+    }
+
+    static var bodyTooLarge: APIError {
+        APIError(
+            status: .contentTooLarge, code: "body_too_large",
+            message: "The request body is larger than \(NotifiableRequestContext.maxBodyBytes / 1024) KiB."
+        )
+    }
+
+    static var internalError: APIError {
+        APIError(
+            status: .internalServerError, code: "internal_error",
+            message: "The server failed to answer this request. It has been logged; try again, and report it if it persists."
+        )
+    }
+}

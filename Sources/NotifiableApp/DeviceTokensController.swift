@@ -1,0 +1,70 @@
+import Hummingbird
+import NotifiableCore
+import NotifiableStore
+
+/// The device registry API the Notifiable SDKs call (CONTRACT §3). Both device and server
+/// credentials may use it; every lookup is confined to the caller's app.
+struct DeviceTokensController {
+    let devices: DeviceRegistry
+
+    func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
+        for path in ["device_tokens", "device_tokens.json"] {
+            group.post(RouterPath(path), use: register)
+            group.get(RouterPath(path), use: list)
+        }
+        group.patch("device_tokens/:id", use: update)
+        group.put("device_tokens/:id", use: update)
+        group.delete("device_tokens/:id", use: unregister)
+    }
+
+    @Sendable func register(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<DeviceJSON> {
+        let caller = try context.requireCaller()
+        var request = request
+        let fields = try DeviceFields.registration(from: try await request.jsonBody(context: context))
+        let device = try await devices.register(appID: caller.appID, fields: fields)
+        return JSONResponse(DeviceJSON(device))
+    }
+
+    @Sendable func update(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<DeviceJSON> {
+        let caller = try context.requireCaller()
+        let id = try deviceID(context)
+        var request = request
+        let body = try await request.jsonBody(context: context)
+        guard let current = try await devices.device(id: id, appID: caller.appID) else { throw noSuchDevice(id) }
+        let fields = try DeviceFields.update(from: body, provider: current.provider)
+        guard let device = try await devices.update(id: id, appID: caller.appID, fields: fields) else { throw noSuchDevice(id) }
+        return JSONResponse(DeviceJSON(device))
+    }
+
+    @Sendable func unregister(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        let id = try deviceID(context)
+        guard try await devices.unregister(id: id, appID: caller.appID) else { throw noSuchDevice(id) }
+        return Response(status: .noContent)
+    }
+
+    @Sendable func list(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<[DeviceJSON]> {
+        let caller = try context.requireCaller()
+        let query = request.uri.queryParameters
+        guard let alias = (query["user_alias"] ?? query["user[alias]"]).map(String.init), !alias.isEmpty else {
+            throw APIError(
+                status: .unprocessableContent, code: "missing_field",
+                message: "Say whose devices to list: ?user_alias=ALIAS.", field: "user_alias"
+            )
+        }
+        let found = try await devices.devices(userAlias: alias, appID: caller.appID)
+        return JSONResponse(found.map(DeviceJSON.init))
+    }
+
+    /// The `:id` of the path; an id that is not a number names no device.
+    private func deviceID(_ context: NotifiableRequestContext) throws -> Int64 {
+        var text = context.parameters.get("id") ?? ""
+        if text.hasSuffix(".json") { text.removeLast(5) }
+        guard let id = Int64(text), id > 0 else { throw noSuchDevice(text) }
+        return id
+    }
+
+    private func noSuchDevice(_ id: some CustomStringConvertible) -> APIError {
+        .notFound("This app has no registered device \(id).")
+    }
+}

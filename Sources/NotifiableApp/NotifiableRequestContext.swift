@@ -1,0 +1,28 @@
+import Hummingbird
+import NotifiableCore
+
+/// Who signed the request: set by the APIAuth middleware for every `/api/v1` route.
+public struct Caller: Sendable, Equatable {
+    public let appID: Int64
+    public let role: CredentialRole
+    public let accessID: String
+}
+
+public struct NotifiableRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public var caller: Caller?
+
+    /// The largest request body accepted, on every route.
+    public static let maxBodyBytes = 64 * 1024
+    public var maxUploadSize: Int { Self.maxBodyBytes }
+
+    public init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+    }
+
+    /// The authenticated caller; only routes behind the APIAuth middleware may ask.
+    func requireCaller() throws -> Caller {
+        guard let caller else { throw APIError.unauthorized("missing_authorization", "This endpoint needs an APIAuth signature.") }
+        return caller
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Logging
+import NotifiableCore
+import NotifiableStore
+
+/// Everything `notifiable serve` needs, read once from the environment (flags may override).
+public struct ServerConfiguration: Sendable {
+    public var databaseURL: String
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    /// Bearer token for the admin endpoints; they are closed when it is not set.
+    public var adminToken: String?
+    public var masterKey: MasterKey
+    public var logLevel: Logger.Level = .info
+    public var migrateOnStart: Bool = true
+    public var migrationsDirectory: URL?
+    public var databasePoolSize: Int = 20
+
+    public init(databaseURL: String, masterKey: MasterKey) {
+        self.databaseURL = databaseURL
+        self.masterKey = masterKey
+    }
+
+    /// Reads `DATABASE_URL`, `NOTIFIABLE_MASTER_KEY`, `PORT`, `HOST`, `NOTIFIABLE_ADMIN_TOKEN`,
+    /// `LOG_LEVEL`, `NOTIFIABLE_MIGRATE_ON_START` and `NOTIFIABLE_DATABASE_POOL_SIZE`.
+    public static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> ServerConfiguration {
+        let reader = EnvironmentReader(environment: environment)
+        let databaseURL = try reader.required("DATABASE_URL", example: "postgres://user:password@127.0.0.1:5432/notifiable")
+        do {
+            _ = try DatabaseURL.configuration(from: databaseURL)
+        } catch {
+            throw ConfigurationError(variable: "DATABASE_URL", problem: "\(error)")
+        }
+        let keyText = try reader.required("NOTIFIABLE_MASTER_KEY", example: "the base64 of 32 random bytes (openssl rand -base64 32)")
+        guard let masterKey = MasterKey(base64: keyText) else {
+            throw ConfigurationError(
+                variable: "NOTIFIABLE_MASTER_KEY",
+                problem: "must be the base64 of exactly 32 bytes; make one with `openssl rand -base64 32`"
+            )
+        }
+        var configuration = ServerConfiguration(databaseURL: databaseURL, masterKey: masterKey)
+        configuration.host = reader.optional("HOST") ?? configuration.host
+        configuration.port = try reader.integer("PORT", in: 1...65535) ?? configuration.port
+        configuration.databasePoolSize = try reader.integer("NOTIFIABLE_DATABASE_POOL_SIZE", in: 1...1000) ?? configuration.databasePoolSize
+        configuration.migrateOnStart = try reader.boolean("NOTIFIABLE_MIGRATE_ON_START") ?? true
+        if let token = reader.optional("NOTIFIABLE_ADMIN_TOKEN") {
+            guard token.count >= 16 else {
+                throw ConfigurationError(variable: "NOTIFIABLE_ADMIN_TOKEN", problem: "must be at least 16 characters long")
+            }
+            configuration.adminToken = token
+        }
+        if let level = reader.optional("LOG_LEVEL") {
+            guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
+                throw ConfigurationError(
+                    variable: "LOG_LEVEL",
+                    problem: "is \"\(level)\"; use one of trace, debug, info, notice, warning, error, critical"
+                )
+            }
+            configuration.logLevel = parsed
+        }
+        if let directory = reader.optional("NOTIFIABLE_MIGRATIONS_DIR") {
+            configuration.migrationsDirectory = URL(fileURLWithPath: directory)
+        }
+        return configuration
+    }
+}
+
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public let variable: String
+    public let problem: String
+
+    public init(variable: String, problem: String) {
+        self.variable = variable
+        self.problem = problem
+    }
+
+    public var description: String { "\(variable) \(problem)" }
+}
+
+struct EnvironmentReader {
+    let environment: [String: String]
+
+    func optional(_ name: String) -> String? {
+        guard let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        return value
+    }
+
+    func required(_ name: String, example: String) throws(ConfigurationError) -> String {
+        guard let value = optional(name) else {
+            throw ConfigurationError(variable: name, problem: "is not set; set it to \(example)")
+        }
+        return value
+    }
+
+    func integer(_ name: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+        guard let text = optional(name) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError(variable: name, problem: "is \"\(text)\"; it must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    func boolean(_ name: String) throws(ConfigurationError) -> Bool? {
+        guard let text = optional(name) else { return nil }
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default: throw ConfigurationError(variable: name, problem: "is \"\(text)\"; use true or false")
+        }
+    }
+}

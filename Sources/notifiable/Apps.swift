@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import NotifiableApp
+import NotifiableCore
+import NotifiableStore
+
+struct Apps: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Manage apps (tenants) and their credentials.",
+        subcommands: [Create.self, List.self]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an app and print its credentials (shown once).")
+
+        @Option(help: "The app's name.") var name: String
+        @Flag(help: "Print exactly one JSON object.") var json = false
+
+        func validate() throws {
+            let trimmed = name.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, trimmed.count <= App.maxNameLength else {
+                throw ValidationError("--name must be 1 to \(App.maxNameLength) characters.")
+            }
+        }
+
+        func run() async throws {
+            let created = try await withAppRegistry { apps in
+                try await apps.create(name: name.trimmingCharacters(in: .whitespaces))
+            }
+            print(json ? CreatedAppJSON(created).jsonText() : CreatedAppJSON(created).humanText())
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List apps.")
+
+        func run() async throws {
+            let apps = try await withAppRegistry { try await $0.list() }
+            for app in apps { print("\(app.id)\t\(app.name)\t\(app.createdAt.formatted(.iso8601))") }
+        }
+    }
+}
+
+/// Runs `body` with the app registry of the configured database, migrated first so that a
+/// fresh database works without a separate `notifiable migrate`.
+func withAppRegistry<T: Sendable>(_ body: @Sendable (AppRegistry) async throws -> T) async throws -> T {
+    let environment = ProcessInfo.processInfo.environment
+    let configuration = try ServerConfiguration.fromEnvironment(environment)
+    let logger = bootstrapLogging(level: .notice)
+    let directory = configuration.migrationsDirectory ?? Migrator.defaultDirectory()
+    return try await withPostgresClient(try postgresConfiguration(configuration), logger: logger) { client in
+        if let directory {
+            try await Migrator(client: client, logger: logger).migrate(try Migrator.load(from: directory))
+        }
+        return try await body(AppRegistry(client: client, masterKey: configuration.masterKey, logger: logger))
+    }
+}
+
+/// `apps create` output: CONTRACT §1's JSON object, or the same for a person.
+struct CreatedAppJSON: Encodable {
+    struct Pair: Encodable {
+        let accessID: String
+        let secretKey: String
+        enum CodingKeys: String, CodingKey {
+            case accessID = "access_id"
+            case secretKey = "secret_key"
+        }
+    }
+    let id: Int64
+    let name: String
+    let deviceCredentials: Pair
+    let serverCredentials: Pair
+
+    enum CodingKeys: String, CodingKey {
+        case id, name
+        case deviceCredentials = "device_credentials"
+        case serverCredentials = "server_credentials"
+    }
+
+    init(_ created: AppRegistry.CreatedApp) {
+        id = created.app.id
+        name = created.app.name
+        deviceCredentials = Pair(accessID: created.deviceCredential.accessID, secretKey: created.deviceCredential.secretKey)
+        serverCredentials = Pair(accessID: created.serverCredential.accessID, secretKey: created.serverCredential.secretKey)
+    }
+
+    func jsonText() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    func humanText() -> String {
+        """
+        Created app \(id) "\(name)". The secret keys are shown only now: store them.
+
+        Device credentials (ship these in the mobile app):
+          access id   \(deviceCredentials.accessID)
+          secret key  \(deviceCredentials.secretKey)
+
+        Server credentials (keep these on the app's backend):
+          access id   \(serverCredentials.accessID)
+          secret key  \(serverCredentials.secretKey)
+        """
+    }
+}

@@ -1,0 +1,23 @@
+import ArgumentParser
+import Logging
+
+@main
+struct Notifiable: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notifiable",
+        abstract: "NotifiableServer: a self-hosted push notification service.",
+        subcommands: [Serve.self, Migrate.self, Apps.self, Sign.self, Call.self]
+    )
+}
+
+/// Logs to standard error at the configured level; call once, before anything logs.
+func bootstrapLogging(level: Logger.Level) -> Logger {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+    var logger = Logger(label: "notifiable")
+    logger.logLevel = level
+    return logger
+}

@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import NotifiableCore
+
+/// Options shared by the commands that sign requests as a client would.
+struct SigningOptions: ParsableArguments {
+    @Option(help: "Access id (default: NOTIFIABLE_ACCESS_ID).") var accessID: String?
+    @Option(help: "Secret key (default: NOTIFIABLE_SECRET_KEY).") var secretKey: String?
+    @Flag(help: "Sign with HMAC-SHA256 instead of the SDKs' HMAC-SHA1.") var sha256 = false
+
+    func credentials() throws -> (accessID: String, secretKey: String) {
+        let environment = ProcessInfo.processInfo.environment
+        guard let accessID = accessID ?? environment["NOTIFIABLE_ACCESS_ID"], !accessID.isEmpty else {
+            throw ValidationError("Pass --access-id or set NOTIFIABLE_ACCESS_ID.")
+        }
+        guard let secretKey = secretKey ?? environment["NOTIFIABLE_SECRET_KEY"], !secretKey.isEmpty else {
+            throw ValidationError("Pass --secret-key or set NOTIFIABLE_SECRET_KEY.")
+        }
+        return (accessID, secretKey)
+    }
+
+    func headers(method: String, path: String, body: Data) throws -> [(name: String, value: String)] {
+        let (accessID, secretKey) = try credentials()
+        return APIAuth.signedHeaders(
+            method: method.uppercased(), path: path, body: body, accessID: accessID, secretKey: secretKey,
+            date: Int64(Date().timeIntervalSince1970), algorithm: sha256 ? .hmacSHA256 : .hmacSHA1
+        )
+    }
+}
+
+struct Sign: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the headers that sign a request (Date, Content-Type, Authorization), one per line."
+    )
+
+    @Argument(help: "HTTP method, e.g. POST.") var method: String
+    @Argument(help: "Request path, e.g. /api/v1/device_tokens.") var path: String
+    @OptionGroup var signing: SigningOptions
+
+    func run() async throws {
+        for header in try signing.headers(method: method, path: path, body: Data()) {
+            print("\(header.name): \(header.value)")
+        }
+    }
+}
