@@ -73,6 +73,7 @@ let package = Package(
                 "NotifiableStore",
                 "NotifiableCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings

@@ -46,7 +46,9 @@ struct DeviceTokensController {
     @Sendable func list(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<[DeviceJSON]> {
         let caller = try context.requireCaller()
         let query = request.uri.queryParameters
-        guard let alias = (query["user_alias"] ?? query["user[alias]"]).map(String.init), !alias.isEmpty else {
+        // Rails-style clients send user[alias], percent-encoded or not.
+        let aliasValue = query["user_alias"] ?? query["user[alias]"] ?? query["user%5Balias%5D"] ?? query["user%5balias%5d"]
+        guard let alias = aliasValue.map(String.init), !alias.isEmpty else {
             throw APIError(
                 status: .unprocessableContent, code: "missing_field",
                 message: "Say whose devices to list: ?user_alias=ALIAS.", field: "user_alias"

@@ -53,6 +53,13 @@ public struct DeviceFields: Sendable, Equatable {
         var fields = DeviceFields()
         if let providerName = try reader.string("provider"), !providerName.isEmpty,
            Provider(wireName: providerName) != provider {
+            guard Provider(wireName: providerName) != nil else {
+                throw ValidationError(
+                    code: "invalid_provider",
+                    message: "Unknown provider \"\(providerName)\"; use \"apns\" or \"fcm\".",
+                    field: reader.path("provider")
+                )
+            }
             throw ValidationError(
                 code: "provider_immutable",
                 message: "A device's provider cannot change; register the new token with POST /api/v1/device_tokens instead.",

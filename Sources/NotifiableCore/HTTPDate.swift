@@ -19,6 +19,8 @@ public enum HTTPDate {
               let second = Int64(time[2]), (0...60).contains(second)
         else { return nil }
         let days = daysFromCivil(year: year, month: Int64(monthIndex + 1), day: day)
+        // 31 Feb would silently become 3 Mar: refuse days the month does not have.
+        guard civilFromDays(days) == (year, Int64(monthIndex + 1), day) else { return nil }
         return days * 86_400 + hour * 3_600 + minute * 60 + second
     }
 

@@ -112,7 +112,7 @@ public struct DeviceRegistry: Sendable {
             return try await Self.first(connection.query(
                 """
                 UPDATE devices SET
-                    token = COALESCE(\(newToken), token),
+                    token = COALESCE(\(newToken)::text, token),
                     name = CASE WHEN \(binds.setsName) THEN \(binds.name) ELSE name END,
                     user_alias = CASE WHEN \(binds.setsUserAlias) THEN \(binds.userAlias) ELSE user_alias END,
                     language = CASE WHEN \(binds.setsLanguage) THEN \(binds.language) ELSE language END,
@@ -121,9 +121,9 @@ public struct DeviceRegistry: Sendable {
                                              ELSE custom_properties END,
                     platform_properties = platform_properties || \(binds.platformProperties)::jsonb,
                     updated_at = now(),
-                    registered_at = CASE WHEN \(newToken) IS NULL THEN registered_at ELSE now() END,
-                    invalidated_at = CASE WHEN \(newToken) IS NULL THEN invalidated_at END,
-                    invalidation_reason = CASE WHEN \(newToken) IS NULL THEN invalidation_reason END
+                    registered_at = CASE WHEN \(newToken)::text IS NULL THEN registered_at ELSE now() END,
+                    invalidated_at = CASE WHEN \(newToken)::text IS NULL THEN invalidated_at END,
+                    invalidation_reason = CASE WHEN \(newToken)::text IS NULL THEN invalidation_reason END
                 WHERE id = \(id)
                 RETURNING \(unescaped: Self.columns)
                 """,

@@ -7,7 +7,11 @@ public func withPostgresClient<T: Sendable>(
     _ configuration: PostgresClient.Configuration, logger: Logger,
     _ body: @Sendable (PostgresClient) async throws -> T
 ) async throws -> T {
-    let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+    // The pool warns when asked for a connection a moment before run() has begun; that is
+    // expected here and not worth a line on the operator's terminal.
+    var backgroundLogger = logger
+    backgroundLogger.logLevel = max(logger.logLevel, .error)
+    let client = PostgresClient(configuration: configuration, backgroundLogger: backgroundLogger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await client.run() }
         defer { group.cancelAll() }

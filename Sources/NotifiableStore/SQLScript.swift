@@ -53,7 +53,10 @@ public enum SQLScript {
                 }
             case "$":
                 hasCode = true
-                if let tag = dollarTag(chars, at: i) {
+                // `$` inside an identifier (a$b) or a parameter ($1) opens no quote.
+                let afterIdentifier = i > 0 && (chars[i - 1] == "_" || chars[i - 1].properties.isAlphabetic
+                    || ("0"..."9").contains(chars[i - 1]))
+                if !afterIdentifier, let tag = dollarTag(chars, at: i) {
                     take(tag.count)
                     while i < chars.count, !starts(with: tag, at: i) { take(1) }
                     take(tag.count)

@@ -1,0 +1,74 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import NotifiableCore
+
+/// Requests signed as the Notifiable SDKs sign them.
+extension TestClientProtocol {
+    /// Signs and sends a request. `body` is sent as is (the SDKs pretty-print JSON).
+    @discardableResult
+    public func signed(
+        _ method: HTTPRequest.Method, _ uri: String, body: String? = nil, as credential: Credential,
+        date: Int64 = Int64(Date().timeIntervalSince1970), algorithm: APIAuth.Algorithm = .hmacSHA1,
+        contentMD5: Bool = false
+    ) async throws -> TestResponse {
+        let path = String(uri.split(separator: "?", maxSplits: 1).first ?? "")
+        let headers = signedHeaders(
+            method: method, path: path, body: body ?? "", credential: credential, date: date,
+            algorithm: algorithm, contentMD5: contentMD5
+        )
+        return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+    }
+}
+
+public func signedHeaders(
+    method: HTTPRequest.Method, path: String, body: String, credential: Credential,
+    date: Int64 = Int64(Date().timeIntervalSince1970), algorithm: APIAuth.Algorithm = .hmacSHA1,
+    contentMD5: Bool = false
+) -> HTTPFields {
+    var fields = HTTPFields()
+    for header in APIAuth.signedHeaders(
+        method: method.rawValue, path: path, body: Array(body.utf8), accessID: credential.accessID,
+        secretKey: credential.secretKey, date: date, algorithm: algorithm, includeContentMD5: contentMD5
+    ) {
+        fields.append(HTTPField(name: HTTPField.Name(header.name)!, value: header.value))
+    }
+    return fields
+}
+
+extension TestResponse {
+    /// The body as JSON; `.null` when it is empty or not JSON.
+    public var json: JSONValue {
+        (try? JSONValue.decode(body.readableBytesView)) ?? .null
+    }
+
+    /// The `code` of a JSON error answer.
+    public var errorCode: String? { json["error"]?["code"]?.stringValue }
+    public var errorField: String? { json["error"]?["field"]?.stringValue }
+}
+
+extension JSONValue {
+    public subscript(key: String) -> JSONValue? { objectValue?[key] }
+
+    public subscript(index: Int) -> JSONValue? {
+        guard case .array(let items) = self, items.indices.contains(index) else { return nil }
+        return items[index]
+    }
+
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    public var intValue: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+
+    public var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+import NotifiableApp
+import NotifiableCore
+import NotifiableStore
+import PostgresNIO
+
+/// The PostgreSQL cluster that `scripts/test` starts, named by `DATABASE_URL`.
+public enum TestDatabase {
+    public struct NotConfigured: Error, CustomStringConvertible {
+        public var description: String {
+            "DATABASE_URL is not set: run the tests through scripts/test, which starts a PostgreSQL for them."
+        }
+    }
+
+    public static func url() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else { throw NotConfigured() }
+        return url
+    }
+
+    /// A server configuration over the test database, with a master key of its own.
+    public static func serverConfiguration() throws -> ServerConfiguration {
+        var configuration = ServerConfiguration(databaseURL: try url(), masterKey: .generate())
+        configuration.databasePoolSize = 4
+        configuration.migrationsDirectory = migrationsDirectory
+        return configuration
+    }
+
+    /// The package's own `Migrations/`, found from this file's place in the source tree.
+    public static var migrationsDirectory: URL {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Migrations")
+    }
+
+    public static var logger: Logger {
+        var logger = Logger(label: "notifiable-test")
+        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        return logger
+    }
+
+    /// Runs `body` with the URL of a new, empty database, dropped afterwards.
+    public static func withFreshDatabase<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T {
+        let base = try url()
+        let name = "fresh_\(UInt64.random(in: 0...UInt64.max))"
+        guard var components = URLComponents(string: base) else { throw NotConfigured() }
+        components.path = "/\(name)"
+        let freshURL = components.string ?? base
+        let logger = self.logger
+        return try await withPostgresClient(try DatabaseURL.configuration(from: base), logger: logger) { admin in
+            try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+            do {
+                let result = try await body(freshURL)
+                try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: logger)
+                return result
+            } catch {
+                _ = try? await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"), logger: logger)
+                throw error
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NotifiableApp
+import NotifiableCore
+import NotifiableStore
+import PostgresNIO
+
+/// The running service under test and direct access to its database for fixtures and checks.
+public struct TestService: Sendable {
+    public let postgres: PostgresClient
+    public let configuration: ServerConfiguration
+
+    public var apps: AppRegistry {
+        AppRegistry(client: postgres, masterKey: configuration.masterKey, logger: TestDatabase.logger)
+    }
+
+    /// A new app: each test works inside apps of its own, so tests never see each other's data.
+    public func createApp(name: String = "Test app") async throws -> AppRegistry.CreatedApp {
+        try await apps.create(name: name)
+    }
+
+    /// Runs a query whose single row and column is an integer (counts, ids).
+    public func integer(_ query: PostgresQuery) async throws -> Int64? {
+        for try await value in try await postgres.query(query, logger: TestDatabase.logger).decode(Int64?.self) {
+            return value
+        }
+        return nil
+    }
+}
+
+/// Builds the service exactly as `notifiable serve` does, over the test database, and runs
+/// `body` against it through Hummingbird's test client (`.router`: no sockets) or a live
+/// server (`.live`: real HTTP on a loopback port).
+public func withTestService<T: Sendable>(
+    _ mode: TestingSetup = .router,
+    _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
+) async throws -> T {
+    let configuration = try TestDatabase.serverConfiguration()
+    let logger = TestDatabase.logger
+    let postgres = PostgresClient(configuration: try postgresConfiguration(configuration), backgroundLogger: logger)
+    let app = try buildApplication(configuration, postgres: postgres, logger: logger)
+    let service = TestService(postgres: postgres, configuration: configuration)
+    return try await app.test(mode) { client in
+        try await body(client, service)
+    }
+}

@@ -1,0 +1,50 @@
+import NotifiableApp
+import NotifiableCore
+import Testing
+
+@Suite struct ServerConfigurationTests {
+    static let valid = [
+        "DATABASE_URL": "postgres://notifiable@127.0.0.1:5432/notifiable",
+        "NOTIFIABLE_MASTER_KEY": MasterKey.generate().base64,
+    ]
+
+    @Test func readsDefaultsAndOverrides() throws {
+        let defaults = try ServerConfiguration.fromEnvironment(Self.valid)
+        #expect(defaults.port == 8080)
+        #expect(defaults.host == "127.0.0.1")
+        #expect(defaults.adminToken == nil)
+        var environment = Self.valid
+        environment["PORT"] = "9090"
+        environment["HOST"] = "0.0.0.0"
+        environment["LOG_LEVEL"] = "DEBUG"
+        environment["NOTIFIABLE_ADMIN_TOKEN"] = "0123456789abcdef0123"
+        let configured = try ServerConfiguration.fromEnvironment(environment)
+        #expect(configured.port == 9090)
+        #expect(configured.host == "0.0.0.0")
+        #expect(configured.logLevel == .debug)
+        #expect(configured.adminToken == "0123456789abcdef0123")
+    }
+
+    @Test(arguments: [
+        ("DATABASE_URL", nil),
+        ("DATABASE_URL", "mysql://localhost/db"),
+        ("NOTIFIABLE_MASTER_KEY", nil),
+        ("NOTIFIABLE_MASTER_KEY", "c2hvcnQ="),
+        ("PORT", "eighty"),
+        ("PORT", "70000"),
+        ("LOG_LEVEL", "loud"),
+        ("NOTIFIABLE_ADMIN_TOKEN", "short"),
+        ("NOTIFIABLE_MIGRATE_ON_START", "maybe"),
+    ] as [(String, String?)])
+    func aBadVariableIsNamedInTheError(variable: String, value: String?) {
+        var environment = Self.valid
+        environment[variable] = value
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration.fromEnvironment(environment) }
+        do {
+            _ = try ServerConfiguration.fromEnvironment(environment)
+        } catch {
+            #expect(error.variable == variable)
+            #expect(error.description.hasPrefix(variable))
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import NotifiableCore
+import NotifiableStore
+import NotifiableTesting
+import PostgresNIO
+import Testing
+
+@Suite struct MigratorTests {
+    /// The `notifiable` executable that scripts/test built.
+    static var executable: URL {
+        if let path = ProcessInfo.processInfo.environment["NOTIFIABLE_BIN"] {
+            return URL(fileURLWithPath: path)
+        }
+        return TestDatabase.migrationsDirectory.deletingLastPathComponent().appendingPathComponent(".build/debug/notifiable")
+    }
+
+    static func runMigrate(databaseURL: String) throws -> Process {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["migrate", "--directory", TestDatabase.migrationsDirectory.path]
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = databaseURL
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    static func appliedVersions(_ client: PostgresClient) async throws -> [String] {
+        var versions: [String] = []
+        let rows = try await client.query("SELECT version FROM schema_migrations ORDER BY version", logger: TestDatabase.logger)
+        for try await version in rows.decode(String.self) { versions.append(version) }
+        return versions
+    }
+
+    @Test func twoProcessesMigratingAtOnceBothSucceedAndEachMigrationIsAppliedOnce() async throws {
+        let expected = try Migrator.load(from: TestDatabase.migrationsDirectory).map(\.version)
+        try await TestDatabase.withFreshDatabase { url in
+            let first = try Self.runMigrate(databaseURL: url)
+            let second = try Self.runMigrate(databaseURL: url)
+            first.waitUntilExit()
+            second.waitUntilExit()
+            #expect(first.terminationStatus == 0)
+            #expect(second.terminationStatus == 0)
+            let versions = try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { client in
+                try await Self.appliedVersions(client)
+            }
+            #expect(versions == expected)
+        }
+    }
+
+    @Test func aFailingMigrationIsRolledBackAndNamedWhileEarlierOnesStay() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrations-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try "CREATE TABLE first_table (id int);".write(to: folder.appendingPathComponent("0001_first.sql"), atomically: true, encoding: .utf8)
+        try """
+        CREATE TABLE half_made (id int);
+        INSERT INTO no_such_table VALUES (1);
+        """.write(to: folder.appendingPathComponent("0002_broken.sql"), atomically: true, encoding: .utf8)
+
+        try await TestDatabase.withFreshDatabase { url in
+            try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { client in
+                let migrator = Migrator(client: client, logger: TestDatabase.logger)
+                do {
+                    try await migrator.migrate(try Migrator.load(from: folder))
+                    Issue.record("the broken migration was applied")
+                } catch {
+                    let message = String(describing: error)
+                    #expect(message.contains("0002_broken.sql"))
+                    #expect(message.contains("no_such_table"))
+                }
+                #expect(try await Self.appliedVersions(client) == ["0001"])
+                let halfMade = try await client.query(
+                    "SELECT count(*)::int8 FROM pg_tables WHERE tablename = 'half_made'", logger: TestDatabase.logger
+                )
+                for try await count in halfMade.decode(Int64.self) { #expect(count == 0) }
+
+                // Running again applies nothing twice and still refuses the broken file.
+                await #expect(throws: MigrationError.self) { try await migrator.migrate(try Migrator.load(from: folder)) }
+                #expect(try await Self.appliedVersions(client) == ["0001"])
+            }
+        }
+    }
+
+    @Test func aMigrationChangedAfterItWasAppliedIsRefused() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrations-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("0001_table.sql")
+        try "CREATE TABLE t (id int);".write(to: file, atomically: true, encoding: .utf8)
+
+        try await TestDatabase.withFreshDatabase { url in
+            try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { client in
+                let migrator = Migrator(client: client, logger: TestDatabase.logger)
+                let applied = try await migrator.migrate(try Migrator.load(from: folder))
+                #expect(applied.map(\.version) == ["0001"])
+                #expect(try await migrator.migrate(try Migrator.load(from: folder)).isEmpty)
+
+                try "CREATE TABLE t (id bigint);".write(to: file, atomically: true, encoding: .utf8)
+                await #expect(throws: MigrationError.self) { try await migrator.migrate(try Migrator.load(from: folder)) }
+            }
+        }
+    }
+}
