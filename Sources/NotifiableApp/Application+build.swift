@@ -24,8 +24,9 @@ public func buildApplication(
     let devices = DeviceRegistry(client: postgres, logger: logger)
 
     let router = Router(context: NotifiableRequestContext.self)
-    router.add(middleware: ErrorMiddleware())
+    // The log sees every answer, error answers included, because errors become responses inside it.
     router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: ErrorMiddleware())
     HealthController(postgres: postgres).addRoutes(to: router)
 
     let api = router.group("api/v1").add(middleware: APIAuthMiddleware(apps: apps))
