@@ -45,7 +45,9 @@ struct APIAuthMiddleware: RouterMiddleware {
             throw APIError.unauthorized("content_md5_mismatch", "Content-MD5 does not match the body that arrived.")
         }
 
-        guard let credential = try await apps.credential(accessID: authorization.accessID) else {
+        guard Credential.isWellFormedAccessID(authorization.accessID),
+              let credential = try await apps.credential(accessID: authorization.accessID)
+        else {
             throw APIError.unauthorized("unknown_access_id", "No app has the access id \"\(authorization.accessID)\".")
         }
         // The SDKs sign the path alone; other clients sign path and query. Either is accepted.

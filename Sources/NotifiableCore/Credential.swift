@@ -20,6 +20,13 @@ public struct Credential: Sendable, Equatable {
         self.secretKey = secretKey
     }
 
+    /// Whether `text` could be an access id at all (letters, digits, `-`, `_`; at most 64), so
+    /// that anything else is refused before it reaches the database.
+    public static func isWellFormedAccessID(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || $0 == 45 || $0 == 95 }
+    }
+
     /// A new pair: a 20-character access id and a secret of 32 random bytes, base64.
     public static func generate(role: CredentialRole) -> Credential {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")

@@ -109,6 +109,14 @@ struct DeviceFieldReader {
             prefix = ""
         }
         fields = object
+        // PostgreSQL text and jsonb cannot hold U+0000: refuse it here, naming where it is.
+        if let path = JSONValue.object(object).pathOfNullCharacter() {
+            throw ValidationError(
+                code: "invalid_character",
+                message: "\(prefix)\(path) contains a NUL character (U+0000), which cannot be stored.",
+                field: prefix + path
+            )
+        }
     }
 
     func path(_ key: String) -> String { prefix + key }

@@ -28,6 +28,29 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
+    /// The dotted path of the first string or key holding U+0000, if any.
+    public func pathOfNullCharacter() -> String? {
+        func join(_ base: String, _ key: String) -> String { base.isEmpty ? key : "\(base).\(key)" }
+        func search(_ value: JSONValue, _ path: String) -> String? {
+            switch value {
+            case .string(let text): return text.utf8.contains(0) ? path : nil
+            case .array(let items):
+                for (index, item) in items.enumerated() {
+                    if let found = search(item, join(path, String(index))) { return found }
+                }
+                return nil
+            case .object(let members):
+                for (key, member) in members.sorted(by: { $0.key < $1.key }) {
+                    if key.utf8.contains(0) { return join(path, key) }
+                    if let found = search(member, join(path, key)) { return found }
+                }
+                return nil
+            case .null, .bool, .integer, .number: return nil
+            }
+        }
+        return search(self, "")
+    }
+
     public static func decode(_ data: some DataProtocol) throws -> JSONValue {
         try JSONDecoder().decode(JSONValue.self, from: Data(data))
     }

@@ -82,6 +82,9 @@ import Testing
             // An access id no app has.
             let stranger = Credential(role: .device, accessID: "nosuchaccessid", secretKey: credential.secretKey)
             try await expectRefused(headers(credential: stranger), code: "unknown_access_id")
+            var oddAccessID = headers()
+            oddAccessID[.authorization] = "APIAuth a'b;c:c2ln"
+            try await expectRefused(oddAccessID, code: "unknown_access_id")
             // A Date 16 minutes off, either way.
             try await expectRefused(headers(date: now - 16 * 60), code: "date_out_of_range")
             try await expectRefused(headers(date: now + 16 * 60), code: "date_out_of_range")

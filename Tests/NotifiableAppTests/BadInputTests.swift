@@ -37,6 +37,9 @@ import Testing
         Case(name: "language too long", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "language": "english"}}"#, status: .unprocessableContent, code: "invalid_language", field: "device_token.language"),
         Case(name: "country of three letters", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "country": "GBR"}}"#, status: .unprocessableContent, code: "invalid_country", field: "device_token.country"),
         Case(name: "alias of the wrong type", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "user_alias": ["a"]}}"#, status: .unprocessableContent, code: "invalid_type", field: "device_token.user_alias"),
+        Case(name: "NUL in the alias", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "user_alias": "a\u0000b"}}"#, status: .unprocessableContent, code: "invalid_character", field: "device_token.user_alias"),
+        Case(name: "NUL inside custom properties", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": {"k": ["ok", "x\u0000"]}}}"#, status: .unprocessableContent, code: "invalid_character", field: "device_token.custom_properties.k.1"),
+        Case(name: "NUL in a platform property's key", body: #"{"provider": "apns", "token": "\#(hex)", "a\u0000": 1}"#, status: .unprocessableContent, code: "invalid_character", field: "a\u{0}"),
         Case(name: "FCM token with spaces", body: #"{"provider": "fcm", "token": "a b"}"#, status: .unprocessableContent, code: "invalid_token", field: "token"),
     ]
 
@@ -94,6 +97,8 @@ import Testing
                 #expect(response.status == .notFound, "id \(badID)")
                 #expect(response.errorCode == "not_found")
             }
+            let nulAlias = try await client.signed(.get, "/api/v1/device_tokens?user_alias=a%00b", as: credential)
+            #expect(nulAlias.status == .unprocessableContent)
             let noAlias = try await client.signed(.get, "/api/v1/device_tokens", as: credential)
             #expect(noAlias.status == .unprocessableContent)
             #expect(noAlias.errorField == "user_alias")
