@@ -21,12 +21,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
         .executableTarget(
             name: "notifiable",
             dependencies: [
                 "NotifiableApp",
+                "NotifiableFakeGateways",
                 "NotifiableStore",
                 "NotifiableCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -39,10 +42,26 @@ let package = Package(
         .target(
             name: "NotifiableApp",
             dependencies: [
+                "NotifiableDelivery",
                 "NotifiableStore",
                 "NotifiableCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "NotifiableDelivery",
+            dependencies: [
+                "NotifiableStore",
+                "NotifiableCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -60,6 +79,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "NotifiableFakeGateways",
+            dependencies: [
+                "NotifiableCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "NotifiableCore",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -70,6 +103,8 @@ let package = Package(
             name: "NotifiableTesting",
             dependencies: [
                 "NotifiableApp",
+                "NotifiableDelivery",
+                "NotifiableFakeGateways",
                 "NotifiableStore",
                 "NotifiableCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -86,6 +121,22 @@ let package = Package(
         .testTarget(
             name: "NotifiableStoreTests",
             dependencies: ["NotifiableTesting", "NotifiableStore", "NotifiableCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifiableFakeGatewaysTests",
+            dependencies: [
+                "NotifiableFakeGateways",
+                "NotifiableCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifiableDeliveryTests",
+            dependencies: ["NotifiableTesting", "NotifiableDelivery", "NotifiableStore", "NotifiableCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,1 @@
+// The delivery pipeline: fan-out, workers, retry policy and the gateway senders.

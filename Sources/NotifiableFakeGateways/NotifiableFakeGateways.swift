@@ -1,0 +1,1 @@
+// Fake push gateways for tests and local trials.
