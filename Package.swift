@@ -47,6 +47,7 @@ let package = Package(
                 "NotifiableCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -136,7 +137,11 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifiableDeliveryTests",
-            dependencies: ["NotifiableTesting", "NotifiableDelivery", "NotifiableStore", "NotifiableCore"],
+            dependencies: [
+                "NotifiableTesting", "NotifiableDelivery", "NotifiableStore", "NotifiableCore", "NotifiableFakeGateways",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -40,11 +40,16 @@ CREATE TABLE devices (
     invalidated_at       timestamptz,
     invalidation_reason  text,
     -- Set when the app unregisters the device; the row stays so delivery history stays readable.
-    unregistered_at      timestamptz
+    unregistered_at      timestamptz,
+    -- Set when an update moved another device onto this row's token: this row keeps its
+    -- history but no longer holds the token.
+    merged_into          bigint REFERENCES devices (id)
 );
 
--- A token is stored once per app, compared case-insensitively.
-CREATE UNIQUE INDEX devices_app_token_key ON devices (app_id, lower(token));
+-- A token is held by one device per app, compared case-insensitively.
+CREATE UNIQUE INDEX devices_app_token_key ON devices (app_id, lower(token)) WHERE merged_into IS NULL;
+-- Fan-out walks an app's devices in id order.
+CREATE INDEX devices_app_id_idx ON devices (app_id, id);
 -- A user's devices: listing and targeting by alias.
 CREATE INDEX devices_app_user_alias_idx ON devices (app_id, user_alias)
     WHERE user_alias IS NOT NULL AND unregistered_at IS NULL;

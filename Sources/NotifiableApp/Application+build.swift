@@ -2,8 +2,10 @@ import Foundation
 import Hummingbird
 import Logging
 import NotifiableCore
+import NotifiableDelivery
 import NotifiableStore
 import PostgresNIO
+import ServiceLifecycle
 
 /// Builds the service: the HTTP API over a PostgreSQL client, both run as services so that
 /// SIGTERM stops accepting, lets in-flight requests finish, then closes the pool.
@@ -22,6 +24,7 @@ public func buildApplication(
 ) throws -> some ApplicationProtocol {
     let apps = AppRegistry(client: postgres, masterKey: configuration.masterKey, logger: logger)
     let devices = DeviceRegistry(client: postgres, logger: logger)
+    let apnsSettings = APNsSettingsStore(client: postgres, masterKey: configuration.masterKey, logger: logger)
 
     let router = Router(context: NotifiableRequestContext.self)
     // The log sees every answer, error answers included, because errors become responses inside it.
@@ -31,23 +34,54 @@ public func buildApplication(
 
     let api = router.group("api/v1").add(middleware: APIAuthMiddleware(apps: apps))
     DeviceTokensController(devices: devices).addRoutes(to: api)
+    NotificationsController(notifications: NotificationStore(client: postgres, logger: logger)).addRoutes(to: api)
+
+    let admin = router.group("admin").add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
+    AdminController(queue: DeliveryQueue(client: postgres, logger: logger), apnsSettings: apnsSettings).addRoutes(to: admin)
+
+    let migrated = OneTimeSignal()
+    var services: [any Service] = [postgres]
+    if configuration.runsWorkers {
+        services.append(makeDeliveryWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })
+    }
 
     var app = Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "NotifiableServer"),
-        services: [postgres],
+        services: services,
         logger: logger
     )
-    if configuration.migrateOnStart {
-        let directory = configuration.migrationsDirectory ?? Migrator.defaultDirectory()
-        app.beforeServerStarts {
-            guard let directory else {
-                throw MigrationError(description: "cannot find the Migrations folder; set NOTIFIABLE_MIGRATIONS_DIR")
-            }
-            try await Migrator(client: postgres, logger: logger).migrate(try Migrator.load(from: directory))
+    app.beforeServerStarts {
+        do {
+            if configuration.migrateOnStart { try await migrate(configuration, postgres: postgres, logger: logger) }
+            await migrated.fire(.success(()))
+        } catch {
+            await migrated.fire(.failure(error))
+            throw error
         }
     }
     return app
+}
+
+/// The delivery worker of a process, with a sender for each provider it can reach.
+public func makeDeliveryWorker(
+    _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger,
+    beforeStart: @escaping @Sendable () async throws -> Void = {}
+) -> DeliveryWorker {
+    let apnsSettings = APNsSettingsStore(client: postgres, masterKey: configuration.masterKey, logger: logger)
+    let apns = APNsSender(settings: apnsSettings, logger: logger, requestTimeout: configuration.apnsRequestTimeout)
+    return DeliveryWorker(
+        postgres: postgres, apnsSettings: apnsSettings, senders: [.apns: apns],
+        configuration: configuration.worker, logger: logger, beforeStart: beforeStart
+    )
+}
+
+/// Applies pending migrations from the configured folder.
+public func migrate(_ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger) async throws {
+    guard let directory = configuration.migrationsDirectory ?? Migrator.defaultDirectory() else {
+        throw MigrationError(description: "cannot find the Migrations folder; set NOTIFIABLE_MIGRATIONS_DIR")
+    }
+    try await Migrator(client: postgres, logger: logger).migrate(try Migrator.load(from: directory))
 }
 
 /// The PostgreSQL client settings for a configuration.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NotifiableCore
+import NotifiableDelivery
 import NotifiableStore
 
 /// Everything `notifiable serve` needs, read once from the environment (flags may override).
@@ -15,14 +16,18 @@ public struct ServerConfiguration: Sendable {
     public var migrateOnStart: Bool = true
     public var migrationsDirectory: URL?
     public var databasePoolSize: Int = 20
+    /// Whether this process runs delivery workers beside (or, with `notifiable work`, instead
+    /// of) the API.
+    public var runsWorkers: Bool = true
+    public var worker = DeliveryWorkerConfiguration()
+    public var apnsRequestTimeout: Duration = .seconds(15)
 
     public init(databaseURL: String, masterKey: MasterKey) {
         self.databaseURL = databaseURL
         self.masterKey = masterKey
     }
 
-    /// Reads `DATABASE_URL`, `NOTIFIABLE_MASTER_KEY`, `PORT`, `HOST`, `NOTIFIABLE_ADMIN_TOKEN`,
-    /// `LOG_LEVEL`, `NOTIFIABLE_MIGRATE_ON_START` and `NOTIFIABLE_DATABASE_POOL_SIZE`.
+    /// Reads the variables the README's configuration table lists.
     public static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> ServerConfiguration {
         let reader = EnvironmentReader(environment: environment)
         let databaseURL = try reader.required("DATABASE_URL", example: "postgres://user:password@127.0.0.1:5432/notifiable")
@@ -58,6 +63,13 @@ public struct ServerConfiguration: Sendable {
             }
             configuration.logLevel = parsed
         }
+        configuration.runsWorkers = try reader.boolean("NOTIFIABLE_WORKERS") ?? true
+        if let lanes = try reader.integer("NOTIFIABLE_WORKER_LANES", in: 0...64) { configuration.worker.lanes = lanes }
+        if let size = try reader.integer("NOTIFIABLE_WORKER_BATCH_SIZE", in: 1...5000) { configuration.worker.batchSize = size }
+        if let attempts = try reader.integer("NOTIFIABLE_MAX_ATTEMPTS", in: 1...100) { configuration.worker.retryPolicy.maxAttempts = attempts }
+        if let base = try reader.integer("NOTIFIABLE_RETRY_BASE_MS", in: 1...3_600_000) { configuration.worker.retryPolicy.baseDelay = .milliseconds(base) }
+        if let lease = try reader.integer("NOTIFIABLE_LEASE_SECONDS", in: 1...3600) { configuration.worker.lease = .seconds(lease) }
+        if let poll = try reader.integer("NOTIFIABLE_POLL_MS", in: 1...60_000) { configuration.worker.pollInterval = .milliseconds(poll) }
         if let directory = reader.optional("NOTIFIABLE_MIGRATIONS_DIR") {
             configuration.migrationsDirectory = URL(fileURLWithPath: directory)
         }

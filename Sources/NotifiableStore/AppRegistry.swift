@@ -5,9 +5,9 @@ import PostgresNIO
 
 /// Apps (tenants) and their API credentials.
 public struct AppRegistry: Sendable {
-    let client: PostgresClient
+    public let client: PostgresClient
     let masterKey: MasterKey
-    let logger: Logger
+    public let logger: Logger
 
     public init(client: PostgresClient, masterKey: MasterKey, logger: Logger) {
         self.client = client

@@ -35,7 +35,7 @@ public struct DeviceRegistry: Sendable {
             VALUES (\(appID), \(provider.rawValue), \(token), \(binds.name), \(binds.userAlias),
                     \(binds.language), \(binds.country), COALESCE(\(binds.customProperties)::jsonb, '{}'),
                     \(binds.platformProperties)::jsonb)
-            ON CONFLICT (app_id, lower(token)) DO UPDATE SET
+            ON CONFLICT (app_id, lower(token)) WHERE merged_into IS NULL DO UPDATE SET
                 provider = EXCLUDED.provider,
                 token = EXCLUDED.token,
                 name = CASE WHEN \(binds.setsName) THEN EXCLUDED.name ELSE devices.name END,
@@ -92,19 +92,7 @@ public struct DeviceRegistry: Sendable {
             var newToken: String?
             if let token = fields.token, token.lowercased() != current.token.lowercased() {
                 newToken = token
-                let merged = try await connection.query(
-                    """
-                    DELETE FROM devices
-                    WHERE app_id = \(appID) AND lower(token) = lower(\(token)) AND id <> \(id)
-                    RETURNING id
-                    """,
-                    logger: logger
-                )
-                for try await mergedID in merged.decode(Int64.self) {
-                    logger.info("merged device into the one taking its token", metadata: [
-                        "app_id": "\(appID)", "device_id": "\(id)", "merged_device_id": "\(mergedID)",
-                    ])
-                }
+                try await Self.merge(tokenHolderOf: token, into: id, appID: appID, on: connection, logger: logger)
             } else if let token = fields.token, token != current.token {
                 newToken = token  // same token, new spelling
             }
@@ -132,19 +120,68 @@ public struct DeviceRegistry: Sendable {
         }
     }
 
-    /// Unregisters a device: it is never targeted again, but its row (and so its delivery
-    /// history) stays. False when the app has no such registered device.
-    public func unregister(id: Int64, appID: Int64) async throws -> Bool {
-        let rows = try await client.query(
+    /// Retires the row of the app that holds `token` (other than `survivorID`): it gives up the
+    /// token, is unregistered, and its pending deliveries move to the survivor where the survivor
+    /// has none for that notification, and are cancelled otherwise, so the token is pushed once.
+    private static func merge(
+        tokenHolderOf token: String, into survivorID: Int64, appID: Int64, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let merged = try await connection.query(
             """
-            UPDATE devices SET unregistered_at = now(), updated_at = now()
-            WHERE id = \(id) AND app_id = \(appID) AND unregistered_at IS NULL
+            UPDATE devices SET merged_into = \(survivorID), unregistered_at = COALESCE(unregistered_at, now()), updated_at = now()
+            WHERE app_id = \(appID) AND lower(token) = lower(\(token)) AND id <> \(survivorID) AND merged_into IS NULL
             RETURNING id
             """,
             logger: logger
         )
-        for try await _ in rows.decode(Int64.self) { return true }
-        return false
+        for try await mergedID in merged.decode(Int64.self) {
+            try await connection.query(
+                """
+                UPDATE deliveries AS moved SET device_id = \(survivorID), updated_at = now()
+                WHERE moved.device_id = \(mergedID) AND moved.state IN ('available', 'retrying')
+                  AND NOT EXISTS (SELECT 1 FROM deliveries AS other
+                                  WHERE other.notification_id = moved.notification_id AND other.device_id = \(survivorID))
+                """,
+                logger: logger
+            )
+            try await connection.query(
+                """
+                UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(),
+                                      reason = 'device merged into \(unescaped: String(survivorID))'
+                WHERE device_id = \(mergedID) AND state IN ('available', 'retrying')
+                """,
+                logger: logger
+            )
+            logger.info("merged device into the one taking its token", metadata: [
+                "app_id": "\(appID)", "device_id": "\(survivorID)", "merged_device_id": "\(mergedID)",
+            ])
+        }
+    }
+
+    /// Unregisters a device: it is never targeted again, but its row (and so its delivery
+    /// history) stays. False when the app has no such registered device.
+    public func unregister(id: Int64, appID: Int64) async throws -> Bool {
+        try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE devices SET unregistered_at = now(), updated_at = now()
+                WHERE id = \(id) AND app_id = \(appID) AND unregistered_at IS NULL
+                RETURNING id
+                """,
+                logger: logger
+            )
+            var found = false
+            for try await _ in rows.decode(Int64.self) { found = true }
+            guard found else { return false }
+            try await connection.query(
+                """
+                UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = 'device unregistered'
+                WHERE device_id = \(id) AND state IN ('available', 'retrying')
+                """,
+                logger: logger
+            )
+            return true
+        }
     }
 
     /// A user's registered devices, oldest first.

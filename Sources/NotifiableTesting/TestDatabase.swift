@@ -20,11 +20,23 @@ public enum TestDatabase {
 
     /// A server configuration over the test database, with a master key of its own.
     public static func serverConfiguration() throws -> ServerConfiguration {
-        var configuration = ServerConfiguration(databaseURL: try url(), masterKey: .generate())
+        var configuration = ServerConfiguration(databaseURL: try url(), masterKey: masterKey)
         configuration.databasePoolSize = 4
         configuration.migrationsDirectory = migrationsDirectory
+        // Workers only where a test asks for them; then quick to retry and to notice work.
+        configuration.runsWorkers = false
+        configuration.adminToken = "test-admin-token-\(UInt64.random(in: 0...UInt64.max))"
+        configuration.worker.pollInterval = .milliseconds(50)
+        configuration.worker.maintenanceInterval = .milliseconds(200)
+        configuration.worker.retryPolicy.baseDelay = .milliseconds(20)
+        configuration.worker.retryPolicy.maxDelay = .milliseconds(200)
+        configuration.worker.lease = .seconds(10)
+        configuration.apnsRequestTimeout = .seconds(5)
         return configuration
     }
+
+    /// One key for the whole test run: every test's secrets live in the same database.
+    public static let masterKey = MasterKey.generate()
 
     /// The package's own `Migrations/`, found from this file's place in the source tree.
     public static var migrationsDirectory: URL {

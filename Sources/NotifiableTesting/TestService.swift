@@ -33,11 +33,29 @@ public struct TestService: Sendable {
 /// Builds the service exactly as `notifiable serve` does, over the test database, and runs
 /// `body` against it through Hummingbird's test client (`.router`: no sockets) or a live
 /// server (`.live`: real HTTP on a loopback port).
+///
+/// With `workers`, the service runs delivery workers too, over a database of its own: workers
+/// take any app's deliveries, so sharing a database would let tests send each other's work.
 public func withTestService<T: Sendable>(
     _ mode: TestingSetup = .router,
+    workers: Bool = false,
     _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
 ) async throws -> T {
-    let configuration = try TestDatabase.serverConfiguration()
+    var configuration = try TestDatabase.serverConfiguration()
+    configuration.runsWorkers = workers
+    guard workers else { return try await runTestService(configuration, mode, body) }
+    let shared = configuration
+    return try await TestDatabase.withFreshDatabase { url in
+        var isolated = shared
+        isolated.databaseURL = url
+        return try await runTestService(isolated, mode, body)
+    }
+}
+
+private func runTestService<T: Sendable>(
+    _ configuration: ServerConfiguration, _ mode: TestingSetup,
+    _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
+) async throws -> T {
     let logger = TestDatabase.logger
     let postgres = PostgresClient(configuration: try postgresConfiguration(configuration), backgroundLogger: logger)
     let app = try buildApplication(configuration, postgres: postgres, logger: logger)

@@ -7,7 +7,7 @@ import NotifiableStore
 struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage apps (tenants) and their credentials.",
-        subcommands: [Create.self, List.self]
+        subcommands: [Create.self, List.self, SetAPNs.self]
     )
 
     struct Create: AsyncParsableCommand {
@@ -37,6 +37,48 @@ struct Apps: AsyncParsableCommand {
         func run() async throws {
             let apps = try await withAppRegistry { try await $0.list() }
             for app in apps { print("\(app.id)\t\(app.name)\t\(app.createdAt.formatted(.iso8601))") }
+        }
+    }
+}
+
+extension Apps {
+    struct SetAPNs: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-apns",
+            abstract: "Set how an app reaches APNs: its token-signing key (.p8), key id, team id and bundle id."
+        )
+
+        @Option(help: "The app's id (see `notifiable apps list`).") var app: Int64
+        @Option(help: "The key's 10-character id from Apple.") var keyID: String
+        @Option(help: "The Apple developer team id.") var teamID: String
+        @Option(help: "The app's bundle id (the APNs topic).") var bundleID: String
+        @Option(help: "Path of the .p8 key file.") var keyFile: String
+        @Option(help: "production or sandbox.") var environment: String = "production"
+        @Option(help: "Send to this https URL instead of Apple's host (a proxy or a test gateway).") var endpoint: String?
+        @Option(help: "A CA certificate (PEM file) to trust for --endpoint.") var caFile: String?
+
+        func run() async throws {
+            let key = try String(contentsOfFile: keyFile, encoding: .utf8)
+            let ca = try caFile.map { try String(contentsOfFile: $0, encoding: .utf8) }
+            var body: [String: JSONValue] = [
+                "key_id": .string(keyID), "team_id": .string(teamID), "bundle_id": .string(bundleID),
+                "private_key": .string(key), "environment": .string(environment),
+            ]
+            if let endpoint { body["endpoint"] = .string(endpoint) }
+            if let ca { body["trusted_ca_pem"] = .string(ca) }
+            let settings: APNsSettings
+            do {
+                settings = try APNsSettingsInput.parse(.object(body))
+            } catch let error as APIError {
+                throw ValidationError("\(error.field.map { "--\($0.replacingOccurrences(of: "_", with: "-")): " } ?? "")\(error.message)")
+            }
+            let appID = app
+            let masterKey = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment).masterKey
+            let saved = try await withAppRegistry { apps in
+                try await APNsSettingsStore(client: apps.client, masterKey: masterKey, logger: apps.logger).save(settings, appID: appID)
+            }
+            guard saved else { throw ValidationError("There is no app \(appID).") }
+            print("App \(appID) sends to APNs at \(settings.baseURL) as \(settings.bundleID).")
         }
     }
 }

@@ -11,12 +11,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Address to listen on (overrides HOST).") var host: String?
     @Option(help: "Port to listen on (overrides PORT).") var port: Int?
     @Flag(help: "Do not apply pending migrations on start.") var noMigrate = false
+    @Flag(help: "Serve the API only; run workers elsewhere with `notifiable work` (also NOTIFIABLE_WORKERS=false).") var noWorkers = false
 
     func run() async throws {
         var configuration = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
         if let host { configuration.host = host }
         if let port { configuration.port = port }
         if noMigrate { configuration.migrateOnStart = false }
+        if noWorkers { configuration.runsWorkers = false }
         let logger = bootstrapLogging(level: configuration.logLevel)
         let app = try buildApplication(configuration, logger: logger)
         try await app.runService()

@@ -100,8 +100,10 @@ import Testing
             #expect(merged.status == .ok)
             #expect(merged.json["id"]?.intValue == a)
             #expect(merged.json["token"]?.stringValue == Self.tokenB)
-            let rows = try await service.integer("SELECT count(*) FROM devices WHERE app_id = \(app.app.id)")
+            let rows = try await service.integer("SELECT count(*) FROM devices WHERE app_id = \(app.app.id) AND merged_into IS NULL")
             #expect(rows == 1)
+            let retired = try await service.integer("SELECT merged_into FROM devices WHERE id = \(b)")
+            #expect(retired == a)
             let gone = try await client.signed(.patch, "/api/v1/device_tokens/\(b)", body: #"{"name": "x"}"#, as: device)
             #expect(gone.status == .notFound)
 

@@ -1,0 +1,119 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NotifiableCore
+import NotifiableStore
+
+/// Sending notifications and reading what happened to them (server credentials), and the
+/// delivered/opened reports of the SDKs (device or server credentials).
+struct NotificationsController {
+    let notifications: NotificationStore
+
+    func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
+        group.post("notifications", use: create)
+        group.get("notifications", use: list)
+        group.get("notifications/:id", use: show)
+        group.delete("notifications/:id", use: cancel)
+        group.get("notifications/:id/deliveries", use: deliveries)
+        group.post("notifications/:id/delivered") { request, context in try await report(.delivered, request, context) }
+        group.post("notifications/:id/opened") { request, context in try await report(.opened, request, context) }
+    }
+
+    @Sendable func create(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<NotificationJSON> {
+        let caller = try context.requireServerCaller()
+        var request = request
+        var parsed = try NotificationRequest.parse(try await request.jsonBody(context: context), now: Date())
+        if parsed.idempotencyKey == nil, let header = request.headers[.idempotencyKey], !header.isEmpty {
+            guard header.count <= 255 else {
+                throw APIError(status: .unprocessableContent, code: "too_long", message: "Idempotency-Key is at most 255 characters.", field: "Idempotency-Key")
+            }
+            parsed.idempotencyKey = header
+        }
+        let (notification, created) = try await notifications.create(appID: caller.appID, request: parsed)
+        let counters = created ? nil : try await notifications.counters(notificationID: notification.id)
+        return JSONResponse(NotificationJSON(notification, counters: counters), status: created ? .accepted : .ok)
+    }
+
+    @Sendable func show(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<NotificationJSON> {
+        let notification = try await owned(context)
+        return JSONResponse(NotificationJSON(notification, counters: try await notifications.counters(notificationID: notification.id)))
+    }
+
+    @Sendable func list(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Page<NotificationJSON>> {
+        let caller = try context.requireServerCaller()
+        let limit = try request.limit(default: 50, maximum: 200)
+        let page = try await notifications.list(appID: caller.appID, beforeID: try request.cursor(), limit: limit)
+        var items: [NotificationJSON] = []
+        for notification in page {
+            items.append(NotificationJSON(notification, counters: try await notifications.counters(notificationID: notification.id)))
+        }
+        return JSONResponse(Page(data: items, nextCursor: page.count == limit ? page.last.map { String($0.id) } : nil))
+    }
+
+    @Sendable func deliveries(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Page<DeliveryJSON>> {
+        let notification = try await owned(context)
+        let states = ["available", "running", "retrying", "sent", "failed", "dead", "cancelled"]
+        let state = request.uri.queryParameters["state"].map(String.init)
+        if let state, !states.contains(state) {
+            throw APIError(status: .unprocessableContent, code: "invalid_state", message: "state must be one of \(states.joined(separator: ", ")).", field: "state")
+        }
+        let limit = try request.limit()
+        let records = try await notifications.deliveries(
+            notificationID: notification.id, state: state, afterID: try request.cursor(), limit: limit
+        )
+        return JSONResponse(Page(data: records.map(DeliveryJSON.init), nextCursor: records.count == limit ? records.last.map { String($0.id) } : nil))
+    }
+
+    @Sendable func cancel(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<NotificationJSON> {
+        let caller = try context.requireServerCaller()
+        let id = try context.pathID("id", what: "notification")
+        guard try await notifications.cancel(id: id, appID: caller.appID),
+              let notification = try await notifications.notification(id: id, appID: caller.appID)
+        else { throw APIError.notFound("This app has no notification \(id).") }
+        return JSONResponse(NotificationJSON(notification, counters: try await notifications.counters(notificationID: id)))
+    }
+
+    /// `{"device_token_id": "12", "user": {"alias": "alice"}}`; ids as numbers or strings.
+    func report(_ event: DeliveryEvent, _ request: Request, _ context: NotifiableRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        let notificationID = try context.pathID("id", what: "notification")
+        var request = request
+        let body = try await request.jsonBody(context: context)
+        guard let object = body.objectValue else {
+            throw APIError(status: .unprocessableContent, code: "invalid_body", message: "The body must be a JSON object with device_token_id.")
+        }
+        let deviceID: Int64
+        switch object["device_token_id"] ?? object["device_id"] {
+        case .integer(let value)?: deviceID = value
+        case .string(let text)?:
+            guard let value = Int64(text) else { fallthrough }
+            deviceID = value
+        case nil:
+            throw APIError(status: .unprocessableContent, code: "missing_field", message: "Send the device's id as device_token_id.", field: "device_token_id")
+        default:
+            throw APIError(status: .unprocessableContent, code: "invalid_type", message: "device_token_id must be the device's id, a number or a string of digits.", field: "device_token_id")
+        }
+        var alias: String?
+        if case .string(let text)? = object["user"]?.objectValue?["alias"], !text.isEmpty { alias = text }
+        guard alias.map({ $0.count <= 255 && !$0.utf8.contains(0) }) ?? true else {
+            throw APIError(status: .unprocessableContent, code: "invalid_user_alias", message: "user.alias must be at most 255 characters.", field: "user.alias")
+        }
+        guard try await notifications.record(event, notificationID: notificationID, deviceID: deviceID, appID: caller.appID, userAlias: alias) else {
+            throw APIError.notFound("Notification \(notificationID) was not sent to device \(deviceID) of this app.")
+        }
+        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
+    }
+
+    private func owned(_ context: NotifiableRequestContext) async throws -> StoredNotification {
+        let caller = try context.requireServerCaller()
+        let id = try context.pathID("id", what: "notification")
+        guard let notification = try await notifications.notification(id: id, appID: caller.appID) else {
+            throw APIError.notFound("This app has no notification \(id).")
+        }
+        return notification
+    }
+}
+
+extension HTTPField.Name {
+    static let idempotencyKey = Self("Idempotency-Key")!
+}

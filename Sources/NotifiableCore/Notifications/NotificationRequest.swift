@@ -1,0 +1,90 @@
+import Foundation
+
+/// The body of `POST /api/v1/notifications`, validated and in domain form.
+///
+/// Fields sit at the top level or under `"notification"`; both may be used in one body (say the
+/// content under `notification` and the targeting beside it), but one key may not appear in both
+/// places. Errors name a field as the client sent it (`notification.title`, `filters.0.op`).
+/// `null` counts as absent everywhere, and so do empty arrays.
+public struct NotificationRequest: Sendable, Equatable {
+    public var content: NotificationContent
+    public var targeting: Targeting
+    /// Makes a retried request send nothing twice; 1…255 characters.
+    public var idempotencyKey: String?
+
+    public init(content: NotificationContent, targeting: Targeting, idempotencyKey: String? = nil) {
+        self.content = content
+        self.targeting = targeting
+        self.idempotencyKey = idempotencyKey
+    }
+
+    /// Longest `title`, `subtitle` and `message`, in characters.
+    public static let maxTextLength = 2048
+    /// Longest `thread_id`, `category`, `sound`, user alias, filter property and idempotency key, in characters.
+    public static let maxShortTextLength = 255
+    /// Largest `parameters` object, in bytes of compact JSON.
+    public static let maxParametersBytes = 3 * 1024
+    /// Longest `collapse_id` in UTF-8 bytes (APNs' `apns-collapse-id` limit).
+    public static let maxCollapseIDBytes = 64
+    public static let badgeRange: ClosedRange<Int> = 0...99_999
+    /// Longest `ttl_seconds`: 28 days, FCM's limit.
+    public static let maxTTLSeconds: Int64 = 2_419_200
+    /// Most entries in `user_aliases`, and in `device_ids`.
+    public static let maxRecipients = 10_000
+    public static let maxFilters = 20
+    /// Most values of one `in` filter.
+    public static let maxFilterValues = 1_000
+
+    /// Every key a body may hold (at the top level or under `notification`).
+    public static let knownKeys: Set<String> = NotificationContent.requestKeys
+        .union(Targeting.requestKeys)
+        .union(["idempotency_key"])
+
+    /// Validates a request body. `now` is the clock against which `expires_at` must lie in the
+    /// future and from which `ttl_seconds` counts.
+    public static func parse(_ body: JSONValue, now: Date) throws(ValidationError) -> NotificationRequest {
+        let reader = try NotificationFieldReader(body: body)
+        try reader.refuseUnknownKeys(knownKeys, hints: unknownKeyHints)
+        let content = try NotificationContent.read(from: reader, now: now)
+        let targeting = try Targeting.read(from: reader)
+        let idempotencyKey = try reader.text("idempotency_key", maxLength: maxShortTextLength, allowEmpty: false)
+
+        guard content.showsOrDoesSomething else {
+            throw ValidationError(
+                code: "empty_notification",
+                message: "The notification would show and do nothing: give a title or message (by default or in a "
+                    + "localized variant), a badge, a sound, or \"content_available\": true for a background update."
+            )
+        }
+        guard !targeting.isEmpty else {
+            throw ValidationError(
+                code: "no_target",
+                message: "Say who gets the notification: send \"user_aliases\" (an array of user aliases), "
+                    + "\"device_ids\" (an array of device ids), \"filters\" (an array of conditions on devices), "
+                    + "or \"all\": true for every device of the app."
+            )
+        }
+        return NotificationRequest(content: content, targeting: targeting, idempotencyKey: idempotencyKey)
+    }
+
+    /// Likely meanings of keys clients send by mistake, named in the `unknown_field` message.
+    static let unknownKeyHints: [String: String] = [
+        "body": "message", "text": "message", "alert": "message",
+        "ttl": "ttl_seconds", "time_to_live": "ttl_seconds", "expiry": "expires_at",
+        "expiration": "expires_at", "expires": "expires_at",
+        "user_alias": "user_aliases", "users": "user_aliases", "aliases": "user_aliases",
+        "device_id": "device_ids", "device_token_ids": "device_ids", "devices": "device_ids",
+        "filter": "filters", "data": "parameters", "custom": "parameters", "payload": "parameters",
+        "thread": "thread_id", "collapse_key": "collapse_id",
+        "locales": "localized", "translations": "localized",
+    ]
+}
+
+extension NotificationContent {
+    /// Whether a device would show or do anything on receiving it.
+    var showsOrDoesSomething: Bool {
+        func hasText(_ text: LocalizedText) -> Bool { text.title != nil || text.message != nil }
+        return hasText(text) || localized.values.contains(where: hasText) || contentAvailable || badge != nil
+            || sound != nil
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import NotifiableCore
+
+/// The headers of an APNs request (all but `authorization`, which the sender adds for token
+/// authentication).
+public enum APNsRequestHeaders {
+    /// `apns-topic`, `apns-push-type`, `apns-priority`, `apns-expiration`, `apns-collapse-id`
+    /// (when set) and `apns-id`, in that order.
+    ///
+    /// - `apns-push-type`: `background` for a background-only notification, else `alert`.
+    /// - `apns-priority`: `5` for background-only or normal-priority notifications, else `10`
+    ///   (APNs rejects priority 10 on background pushes).
+    /// - `apns-expiration`: `expiresAt` in whole seconds since 1970, or `0` (deliver once, do not
+    ///   store) when there is none or it is not after `now`.
+    /// - `apns-id`: derived from the delivery id, so every retry of a delivery carries the same.
+    public static func make(content: NotificationContent, topic: String, deliveryID: Int64, now: Date) -> [(String, String)] {
+        let background = content.isBackgroundOnly
+        var headers: [(String, String)] = [
+            ("apns-topic", topic),
+            ("apns-push-type", background ? "background" : "alert"),
+            ("apns-priority", background || content.priority == .normal ? "5" : "10"),
+            ("apns-expiration", expiration(content.expiresAt, now: now)),
+        ]
+        if let collapseID = content.collapseID, !collapseID.isEmpty {
+            headers.append(("apns-collapse-id", collapseID))
+        }
+        headers.append(("apns-id", apnsID(forDelivery: deliveryID)))
+        return headers
+    }
+
+    /// A version-4-shaped UUID holding the delivery id's 64 bits:
+    /// `00000000-HHHH-4000-8000-LLLLLLLLLLLL`, with the id's upper 16 bits as `HHHH` and its lower
+    /// 48 bits as `LLLLLLLLLLLL` (lower-case hex). For ids below 2^48 that is
+    /// `00000000-0000-4000-8000-` followed by the id in 12 hex digits.
+    public static func apnsID(forDelivery deliveryID: Int64) -> String {
+        let bits = UInt64(bitPattern: deliveryID)
+        let high = hex(bits >> 48, digits: 4)
+        let low = hex(bits & 0xFFFF_FFFF_FFFF, digits: 12)
+        return "00000000-\(high)-4000-8000-\(low)"
+    }
+
+    static func expiration(_ expiresAt: Date?, now: Date) -> String {
+        guard let expiresAt, expiresAt > now else { return "0" }
+        let seconds = expiresAt.timeIntervalSince1970.rounded(.down)
+        // A date too far out for Int64 cannot come from validated input; saturate rather than trap.
+        guard seconds < 9.2e18 else { return String(Int64.max) }
+        return String(Int64(seconds))
+    }
+
+    private static func hex(_ value: UInt64, digits: Int) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+}

@@ -1,0 +1,80 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NotifiableCore
+import NotifiableStore
+
+/// Sends deliveries to APNs over HTTP/2 with token-based authentication.
+public final class APNsSender: PushSender {
+    private let connections: APNsConnections
+    private let requestTimeout: Duration
+    private let logger: Logger
+
+    public init(
+        settings: APNsSettingsStore, logger: Logger, requestTimeout: Duration = .seconds(15),
+        settingsMaxAge: Duration = .seconds(30)
+    ) {
+        self.connections = APNsConnections(
+            settings: settings, maxAge: settingsMaxAge, requestTimeout: requestTimeout, logger: logger
+        )
+        self.requestTimeout = requestTimeout
+        self.logger = logger
+    }
+
+    public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
+        let connection: APNsConnection
+        switch await connections.connection(appID: delivery.appID) {
+        case .ready(let ready): connection = ready
+        case .notConfigured:
+            return .misconfigured(reason: "apns_not_configured: set the app's APNs key with `notifiable apps set-apns`")
+        case .unusable(let reason): return .misconfigured(reason: reason)
+        }
+        if let misconfiguration = connection.misconfiguration {
+            return .misconfigured(reason: misconfiguration)
+        }
+
+        let payload: [UInt8]
+        do {
+            payload = try APNsPayload.encode(
+                content: delivery.content, language: delivery.language, country: delivery.country,
+                notificationID: delivery.notificationID
+            )
+        } catch {
+            return .failed(reason: error.description)
+        }
+
+        let jwt = await connection.tokens.token()
+        var request = HTTPClientRequest(url: "\(connection.baseURL)/3/device/\(delivery.token)")
+        request.method = .POST
+        request.headers.add(name: "authorization", value: "bearer \(jwt)")
+        for (name, value) in APNsRequestHeaders.make(content: delivery.content, topic: connection.topic, deliveryID: delivery.id, now: Date()) {
+            request.headers.add(name: name, value: value)
+        }
+        request.body = .bytes(ByteBuffer(bytes: payload))
+
+        do {
+            let response = try await connection.client.execute(request, timeout: .nanoseconds(Int64(requestTimeout.components.seconds) * 1_000_000_000))
+            let body = try await response.body.collect(upTo: 64 * 1024)
+            let outcome = APNsResponseClassifier.classify(
+                status: Int(response.status.code), body: Array(buffer: body),
+                retryAfter: response.headers.first(name: "retry-after"), apnsID: response.headers.first(name: "apns-id")
+            )
+            if case .refreshCredentialsAndRetry = outcome {
+                await connection.tokens.refresh(rejected: jwt)
+            }
+            return outcome
+        } catch {
+            logger.debug("APNs request failed", metadata: ["delivery_id": "\(delivery.id)", "error": "\(String(reflecting: error))"])
+            return APNsResponseClassifier.classify(transportError: error)
+        }
+    }
+
+    public func forget(appID: Int64) async {
+        await connections.forget(appID: appID)
+    }
+
+    public func shutdown() async {
+        await connections.shutdown()
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// The classified result of one attempt to hand a notification to a gateway (APNs, FCM, …).
+/// Gateway-neutral: each sender maps its gateway's answer (or transport failure) onto this, and
+/// the worker decides what to do with the delivery row from it alone.
+public enum DeliveryOutcome: Sendable, Equatable {
+    /// The gateway accepted the notification. `gatewayID` is its id for it, when it gives one
+    /// (APNs `apns-id`, FCM message name).
+    case sent(gatewayID: String?)
+    /// A transient failure (429, 5xx, gateway shutting down, timeout, connection loss): try
+    /// again later, no sooner than `retryAfter` when the gateway asked for a delay.
+    case retry(reason: String, retryAfter: Duration?)
+    /// A permanent failure of this notification for this device (bad payload, too large, …):
+    /// retrying would give the same answer.
+    case failed(reason: String)
+    /// The device token is invalid or no longer registered: fail the delivery and invalidate
+    /// the device. `at` is when the gateway last knew the token to be invalid (APNs 410
+    /// `timestamp`); a device that re-registered after `at` must not be invalidated.
+    case tokenDead(reason: String, at: Date?)
+    /// The gateway rejected the provider credentials as expired (APNs `ExpiredProviderToken`):
+    /// refresh them and retry; not counted against the app's configuration.
+    case refreshCredentialsAndRetry(reason: String)
+    /// The app's gateway settings are wrong (bad key, certificate, topic, environment): stop
+    /// sending for this app and tell operators.
+    case misconfigured(reason: String)
+
+    /// The reason text of any outcome but `.sent`.
+    public var reason: String? {
+        switch self {
+        case .sent: nil
+        case .retry(let reason, _), .failed(let reason), .tokenDead(let reason, _),
+            .refreshCredentialsAndRetry(let reason), .misconfigured(let reason):
+            reason
+        }
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import Logging
+import NotifiableCore
+import NotifiableStore
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// One worker process's share of the pipeline: fans notifications out into deliveries, claims
+/// ready deliveries, sends them through the provider's sender, and records what happened.
+/// Any number of workers on any number of machines share one database.
+///
+/// On graceful shutdown it stops claiming, lets batches in flight finish and be recorded,
+/// then returns; anything it could not finish comes back to the queue when its lease runs out.
+public final class DeliveryWorker: Service {
+    private let postgres: PostgresClient
+    private let queue: DeliveryQueue
+    private let fanOut: NotificationFanOut
+    private let apnsSettings: APNsSettingsStore
+    private let senders: [Provider: any PushSender]
+    private let configuration: DeliveryWorkerConfiguration
+    private let logger: Logger
+    private let doorbell = Doorbell()
+    private let stopping = Mutex(false)
+    /// Awaited before any work: the schema must be migrated first.
+    private let beforeStart: @Sendable () async throws -> Void
+
+    public init(
+        postgres: PostgresClient, apnsSettings: APNsSettingsStore, senders: [Provider: any PushSender],
+        configuration: DeliveryWorkerConfiguration, logger: Logger,
+        beforeStart: @escaping @Sendable () async throws -> Void = {}
+    ) {
+        self.beforeStart = beforeStart
+        self.postgres = postgres
+        self.queue = DeliveryQueue(client: postgres, logger: logger)
+        self.fanOut = NotificationFanOut(client: postgres, logger: logger)
+        self.apnsSettings = apnsSettings
+        self.senders = senders
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    private var isStopping: Bool { stopping.withLock { $0 } }
+
+    public func run() async throws {
+        try await beforeStart()
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.listenForWork() }
+                group.addTask { await self.maintain() }
+                group.addTask { await self.fanOutLoop() }
+                for _ in 0..<max(0, configuration.lanes) {
+                    group.addTask { await self.deliveryLane() }
+                }
+                // The listener blocks on its connection; once the working loops are done, stop it.
+                for _ in 0..<(2 + max(0, configuration.lanes)) { await group.next() }
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            self.stopping.withLock { $0 = true }
+            Task { await self.doorbell.ring() }
+        }
+        for sender in senders.values { await sender.shutdown() }
+        logger.info("delivery worker stopped")
+    }
+
+    // MARK: Loops
+
+    private func deliveryLane() async {
+        while !isStopping {
+            do {
+                let claimed = try await queue.claim(limit: configuration.batchSize, lease: configuration.lease)
+                guard !claimed.isEmpty else {
+                    await doorbell.wait(atMost: configuration.pollInterval)
+                    continue
+                }
+                let results = await withTaskGroup(of: DeliveryResult.self, returning: [DeliveryResult].self) { group in
+                    for delivery in claimed {
+                        group.addTask { await self.deliver(delivery) }
+                    }
+                    var results: [DeliveryResult] = []
+                    results.reserveCapacity(claimed.count)
+                    for await result in group { results.append(result) }
+                    return results
+                }
+                try await queue.record(results)
+            } catch {
+                logger.error("delivery lane failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    private func fanOutLoop() async {
+        while !isStopping {
+            do {
+                guard var job = try await fanOut.claim(lease: configuration.lease) else {
+                    await doorbell.wait(atMost: configuration.pollInterval)
+                    continue
+                }
+                var created = 0
+                while !isStopping, let batch = try await fanOut.advance(
+                    &job, batchSize: configuration.fanOutBatchSize, lease: configuration.lease
+                ) {
+                    created += batch
+                    if batch > 0 { await doorbell.ring() }
+                }
+                logger.debug("fan-out pass done", metadata: ["notification_id": "\(job.notificationID)", "created": "\(created)"])
+            } catch {
+                logger.error("fan-out failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    private func maintain() async {
+        while !isStopping {
+            do {
+                let rescued = try await queue.rescueExpiredLeases(maxAttempts: configuration.retryPolicy.maxAttempts)
+                let expired = try await queue.expireOverdue()
+                if rescued > 0 || expired > 0 {
+                    logger.info("queue maintenance", metadata: ["rescued": "\(rescued)", "expired": "\(expired)"])
+                    await doorbell.ring()
+                }
+            } catch {
+                logger.error("queue maintenance failed", metadata: ["error": "\(databaseErrorText(error))"])
+            }
+            await doorbell.wait(atMost: configuration.maintenanceInterval)
+        }
+    }
+
+    /// LISTEN on the channel the API and fan-out NOTIFY, so idle lanes start at once.
+    private func listenForWork() async {
+        while !isStopping && !Task.isCancelled {
+            do {
+                try await postgres.withConnection { connection in
+                    let notifications = try await connection.listen("notifiable_work")
+                    for try await _ in notifications {
+                        await self.doorbell.ring()
+                        if self.isStopping { break }
+                    }
+                }
+            } catch {
+                if isStopping || Task.isCancelled { return }
+                logger.warning("LISTEN for work failed; polling meanwhile", metadata: ["error": "\(databaseErrorText(error))"])
+                try? await Task.sleep(for: .seconds(2))
+            }
+        }
+    }
+
+    // MARK: One delivery
+
+    private func deliver(_ delivery: ClaimedDelivery) async -> DeliveryResult {
+        let now = Date()
+        if let expiresAt = delivery.expiresAt, expiresAt <= now {
+            return DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .dead, reason: "notification expired")
+        }
+        guard let sender = senders[delivery.provider] else {
+            return DeliveryResult(
+                deliveryID: delivery.id, attempt: delivery.attempt, state: .dead,
+                reason: "\(delivery.provider.rawValue)_not_supported: this server cannot send to \(delivery.provider.rawValue) yet"
+            )
+        }
+        let outcome = await sender.send(delivery)
+        return await result(of: outcome, for: delivery, sender: sender)
+    }
+
+    private func result(of outcome: DeliveryOutcome, for delivery: ClaimedDelivery, sender: any PushSender) async -> DeliveryResult {
+        let id = delivery.id, attempt = delivery.attempt
+        switch outcome {
+        case .sent(let gatewayID):
+            return DeliveryResult(deliveryID: id, attempt: attempt, state: .sent, gatewayID: gatewayID)
+        case .retry(let reason, let retryAfter):
+            return retry(delivery, reason: reason, retryAfter: retryAfter)
+        case .refreshCredentialsAndRetry(let reason):
+            return retry(delivery, reason: reason, retryAfter: .zero)
+        case .failed(let reason):
+            return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
+        case .tokenDead(let reason, let at):
+            do {
+                try await queue.invalidateDevice(id: delivery.deviceID, reason: reason, at: at)
+            } catch {
+                logger.error("could not invalidate device", metadata: ["device_id": "\(delivery.deviceID)", "error": "\(databaseErrorText(error))"])
+            }
+            return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
+        case .misconfigured(let reason):
+            do {
+                try await apnsSettings.markMisconfigured(appID: delivery.appID, reason: reason)
+            } catch {
+                logger.error("could not mark app misconfigured", metadata: ["app_id": "\(delivery.appID)", "error": "\(databaseErrorText(error))"])
+            }
+            await sender.forget(appID: delivery.appID)
+            logger.warning("app's gateway configuration refused; its deliveries go to dead until it is fixed", metadata: [
+                "app_id": "\(delivery.appID)", "reason": "\(reason)",
+            ])
+            return DeliveryResult(deliveryID: id, attempt: attempt, state: .dead, reason: reason)
+        }
+    }
+
+    private func retry(_ delivery: ClaimedDelivery, reason: String, retryAfter: Duration?) -> DeliveryResult {
+        let policy = configuration.retryPolicy
+        // A refresh of credentials retries at once, but still within the attempt budget.
+        let next: Date? = retryAfter == .zero
+            ? (delivery.attempt < policy.maxAttempts ? Date() : nil)
+            : policy.nextAttempt(after: delivery.attempt, retryAfter: retryAfter, now: Date(), expiresAt: delivery.expiresAt)
+        guard let next else {
+            return DeliveryResult(
+                deliveryID: delivery.id, attempt: delivery.attempt, state: .dead,
+                reason: "gave up after \(delivery.attempt) attempts: \(reason)"
+            )
+        }
+        return DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .retrying, runAt: next, reason: reason)
+    }
+}

@@ -1,0 +1,19 @@
+/// How a worker process paces itself.
+public struct DeliveryWorkerConfiguration: Sendable {
+    /// Deliveries claimed at once by one lane.
+    public var batchSize = 200
+    /// Lanes claim, send and record independently, so one lane's batch waiting on its
+    /// slowest push does not stall the others. 0 makes a fan-out-only worker.
+    public var lanes = 4
+    /// How long a claim holds a delivery; after it, a rescuer returns the delivery to the queue.
+    public var lease: Duration = .seconds(60)
+    /// Devices examined per fan-out transaction.
+    public var fanOutBatchSize = 1_000
+    /// Longest sleep when idle (NOTIFY usually wakes the worker sooner).
+    public var pollInterval: Duration = .milliseconds(500)
+    /// How often expired leases are rescued and expired notifications settled.
+    public var maintenanceInterval: Duration = .seconds(5)
+    public var retryPolicy = RetryPolicy()
+
+    public init() {}
+}

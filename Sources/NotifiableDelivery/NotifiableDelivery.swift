@@ -1,1 +1,0 @@
-// The delivery pipeline: fan-out, workers, retry policy and the gateway senders.

@@ -1,0 +1,365 @@
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP2
+import Synchronization
+
+/// The parts of an HTTP/2 request that APNs looks at, gathered by the stream handler.
+struct FakeAPNsRequest {
+    var method: String?
+    var path: String?
+    var authorization: String?
+    var topic: String?
+    var pushType: String?
+    var priority: String?
+    var expiration: String?
+    var apnsID: String?
+    var collapseID: String?
+    /// The request's HEADERS frame, turned into a dictionary only when an accepted push is recorded.
+    var headerFrame: HTTP2Frame.FramePayload.Headers?
+    var body: ByteBuffer?
+    var bodyLength = 0
+
+    /// Takes the fields APNs reads from the request's HEADERS frame.
+    mutating func read(_ frame: HTTP2Frame.FramePayload.Headers) {
+        headerFrame = frame
+        for (name, value, _) in frame.headers {
+            switch name {
+            case ":method": method = value
+            case ":path": path = value
+            case "authorization": authorization = value
+            case "apns-topic": topic = value
+            case "apns-push-type": pushType = value
+            case "apns-priority": priority = value
+            case "apns-expiration": expiration = value
+            case "apns-id": apnsID = value
+            case "apns-collapse-id": collapseID = value
+            default: break
+            }
+        }
+    }
+
+    /// Adds a DATA frame's bytes, keeping no more than one byte past the limit (enough to answer PayloadTooLarge).
+    mutating func append(body buffer: inout ByteBuffer) {
+        guard buffer.readableBytes > 0 else { return }
+        bodyLength += buffer.readableBytes
+        guard bodyLength <= FakeAPNsRules.maxPayloadBytes + 1 else { return }
+        if body == nil {
+            body = buffer
+        } else {
+            body!.writeBuffer(&buffer)
+        }
+    }
+
+    /// A request as the stream handler would gather it (for unit tests of the rules).
+    init(method: String, path: String, headers: [(String, String)], body: [UInt8]) {
+        var frame = HTTP2Frame.FramePayload.Headers(headers: [":method": method, ":path": path])
+        for (name, value) in headers { frame.headers.add(name: name, value: value) }
+        read(frame)
+        var buffer = ByteBuffer(bytes: body)
+        append(body: &buffer)
+    }
+
+    init() {}
+}
+
+/// An answer to write on the stream.
+struct FakeAPNsReply: Sendable, Equatable {
+    var status: Int
+    var apnsID: String
+    var reason: String?
+    var timestamp: Date?
+    var retryAfterSeconds: Int?
+
+    /// The JSON body APNs sends with an error, or nil for 200.
+    var body: String? {
+        guard let reason else { return nil }
+        if let timestamp {
+            let milliseconds = Int64((timestamp.timeIntervalSince1970 * 1000).rounded())
+            return #"{"reason":"\#(reason)","timestamp":\#(milliseconds)}"#
+        }
+        return #"{"reason":"\#(reason)"}"#
+    }
+}
+
+enum FakeAPNsDecision: Sendable, Equatable {
+    case answer(FakeAPNsReply, after: Duration)
+    case dropConnection
+}
+
+struct TrustedKeyID: Hashable, Sendable {
+    var teamID: String
+    var keyID: String
+}
+
+/// The gateway's state and APNs's rules; shared by every connection, guarded by one mutex held only briefly.
+final class FakeAPNsRules: Sendable {
+    static let maxPayloadBytes = 4096
+    static let tokenLifetimeSeconds: Int64 = 3600
+    static let maxCollapseIDBytes = 64
+    static let pushTypes: Set<String> = [
+        "alert", "background", "voip", "complication", "fileprovider", "mdm", "liveactivity", "location", "pushtotalk",
+    ]
+    /// Verified JWTs kept at most; past this the cache starts over (clients reuse one JWT for 20–60 minutes).
+    static let maxVerifiedTokens = 4096
+
+    struct RandomFailures {
+        var rate: Double
+        var generator: SplitMix64
+        var outcome: FakeAPNsOutcome
+    }
+
+    struct State {
+        var trustedKeys: [TrustedKeyID: P256.Signing.PublicKey] = [:]
+        /// JWT string → its `iat`, for JWTs whose signature was already checked.
+        var verifiedTokens: [String: Int64] = [:]
+        var allowedTopics: Set<String>?
+        /// Per lower-cased token, outcomes still to use, last one first.
+        var scripts: [String: [FakeAPNsOutcome]] = [:]
+        var randomFailures: RandomFailures?
+        var latency: Duration = .zero
+        var recording = true
+        var accepted: [AcceptedPush] = []
+        var acceptedCount = 0
+        var requestCount = 0
+    }
+
+    let state = Mutex(State())
+
+    // MARK: Configuration
+
+    func trust(teamID: String, keyID: String, publicKey: P256.Signing.PublicKey) {
+        state.withLock {
+            $0.trustedKeys[TrustedKeyID(teamID: teamID, keyID: keyID)] = publicKey
+            $0.verifiedTokens.removeAll()
+        }
+    }
+
+    func distrustAll() {
+        state.withLock {
+            $0.trustedKeys.removeAll()
+            $0.verifiedTokens.removeAll()
+        }
+    }
+
+    func allowTopics(_ topics: Set<String>?) {
+        state.withLock { $0.allowedTopics = topics }
+    }
+
+    func script(token: String, _ outcomes: [FakeAPNsOutcome]) {
+        state.withLock {
+            let key = token.lowercased()
+            if outcomes.isEmpty {
+                $0.scripts[key] = nil
+            } else {
+                $0.scripts[key] = outcomes.reversed()
+            }
+        }
+    }
+
+    func setRandomFailures(rate: Double, seed: UInt64, outcome: FakeAPNsOutcome) {
+        state.withLock {
+            $0.randomFailures =
+                rate > 0 ? RandomFailures(rate: min(rate, 1), generator: SplitMix64(seed: seed), outcome: outcome) : nil
+        }
+    }
+
+    func setLatency(_ duration: Duration) {
+        state.withLock { $0.latency = max(duration, .zero) }
+    }
+
+    func setRecording(_ enabled: Bool) {
+        state.withLock { $0.recording = enabled }
+    }
+
+    /// Forgets what happened and the per-test behaviour (scripts, random failures, latency);
+    /// keeps the trusted keys, allowed topics and recording setting.
+    func reset() {
+        state.withLock {
+            $0.scripts.removeAll()
+            $0.randomFailures = nil
+            $0.latency = .zero
+            $0.accepted.removeAll()
+            $0.acceptedCount = 0
+            $0.requestCount = 0
+        }
+    }
+
+    // MARK: Deciding
+
+    func decide(_ request: FakeAPNsRequest, now: Date = Date()) -> FakeAPNsDecision {
+        let jwt = Self.bearerToken(request.authorization)
+        let (cachedIssuedAt, keys, allowedTopics, latency, recording) = state.withLock { state in
+            state.requestCount += 1
+            let cached = jwt.flatMap { state.verifiedTokens[$0] }
+            return (cached, cached == nil ? state.trustedKeys : nil, state.allowedTopics, state.latency, state.recording)
+        }
+
+        var apnsID: String {
+            if let id = request.apnsID, UUID(uuidString: id) != nil { return id }
+            return UUID().uuidString
+        }
+
+        func reject(_ status: Int, _ reason: String) -> FakeAPNsDecision {
+            .answer(FakeAPNsReply(status: status, apnsID: apnsID, reason: reason), after: latency)
+        }
+
+        guard request.method == "POST" else { return reject(405, "MethodNotAllowed") }
+        let prefix = "/3/device/"
+        guard let path = request.path, path.hasPrefix(prefix) else { return reject(404, "BadPath") }
+        let token = path.dropFirst(prefix.utf8.count)
+        guard !token.contains("/") else { return reject(404, "BadPath") }
+
+        // Provider token (JWT).
+        guard let jwt else { return reject(403, "MissingProviderToken") }
+        let issuedAt: Int64
+        if let cachedIssuedAt {
+            issuedAt = cachedIssuedAt
+        } else {
+            guard let verified = Self.verify(jwt: jwt, keys: keys ?? [:]) else {
+                return reject(403, "InvalidProviderToken")
+            }
+            issuedAt = verified
+            state.withLock { state in
+                if state.verifiedTokens.count >= Self.maxVerifiedTokens { state.verifiedTokens.removeAll() }
+                state.verifiedTokens[jwt] = verified
+            }
+        }
+        if Int64(now.timeIntervalSince1970) - issuedAt > Self.tokenLifetimeSeconds {
+            return reject(403, "ExpiredProviderToken")
+        }
+
+        // Headers.
+        guard let topic = request.topic, !topic.isEmpty else { return reject(400, "MissingTopic") }
+        if let allowedTopics, !allowedTopics.contains(topic) { return reject(400, "TopicDisallowed") }
+        guard !token.isEmpty else { return reject(400, "MissingDeviceToken") }
+        guard Self.isHexToken(token) else { return reject(400, "BadDeviceToken") }
+        if let pushType = request.pushType, !Self.pushTypes.contains(pushType) {
+            return reject(400, "InvalidPushType")
+        }
+        if let priority = request.priority, priority != "10", priority != "5", priority != "1" {
+            return reject(400, "BadPriority")
+        }
+        if let expiration = request.expiration, Int64(expiration) == nil { return reject(400, "BadExpirationDate") }
+        if let id = request.apnsID, UUID(uuidString: id) == nil { return reject(400, "BadMessageId") }
+        if let collapseID = request.collapseID, collapseID.utf8.count > Self.maxCollapseIDBytes {
+            return reject(400, "BadCollapseId")
+        }
+
+        // Payload.
+        guard request.bodyLength > 0 else { return reject(400, "PayloadEmpty") }
+        guard request.bodyLength <= Self.maxPayloadBytes, let body = request.body else {
+            return reject(413, "PayloadTooLarge")
+        }
+        let payload = Array(body.readableBytesView)
+        guard Self.isJSONObject(payload) else { return reject(400, "BadPayload") }
+
+        // Outcome.
+        let normalizedToken = token.lowercased()
+        let answerID = apnsID
+        var headers: [String: String] = [:]
+        if recording, let frame = request.headerFrame {
+            for (name, value, _) in frame.headers where !name.hasPrefix(":") {
+                headers[name.lowercased()] = value
+            }
+        }
+        return state.withLock { state -> FakeAPNsDecision in
+            var outcome = FakeAPNsOutcome.accept
+            if var script = state.scripts[normalizedToken], let next = script.popLast() {
+                outcome = next
+                state.scripts[normalizedToken] = script.isEmpty ? nil : script
+            } else if var failures = state.randomFailures {
+                if failures.generator.nextUnit() < failures.rate { outcome = failures.outcome }
+                state.randomFailures = failures
+            }
+            var delay = Duration.zero
+            switch outcome {
+            case .dropConnection:
+                return .dropConnection
+            case .reject(let status, let reason, let timestamp, let retryAfterSeconds):
+                let reply = FakeAPNsReply(
+                    status: status, apnsID: answerID, reason: reason, timestamp: timestamp,
+                    retryAfterSeconds: retryAfterSeconds
+                )
+                return .answer(reply, after: latency)
+            case .delay(let duration):
+                delay = max(duration, .zero)
+            case .accept:
+                break
+            }
+            state.acceptedCount += 1
+            if state.recording {
+                state.accepted.append(
+                    AcceptedPush(
+                        token: normalizedToken, headers: headers, payload: payload, apnsID: answerID, receivedAt: now
+                    )
+                )
+            }
+            return .answer(FakeAPNsReply(status: 200, apnsID: answerID), after: latency + delay)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The JWT of `authorization: bearer <jwt>`, or nil when the header is missing or another scheme.
+    static func bearerToken(_ authorization: String?) -> String? {
+        guard let authorization else { return nil }
+        let utf8 = authorization.utf8
+        guard utf8.count > 7 else { return nil }
+        let scheme = authorization.prefix(7)
+        guard scheme.lowercased() == "bearer " else { return nil }
+        let token = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    static func isHexToken(_ token: Substring) -> Bool {
+        let utf8 = token.utf8
+        guard (64...200).contains(utf8.count) else { return false }
+        return utf8.allSatisfy { byte in
+            (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
+        }
+    }
+
+    static func isJSONObject(_ bytes: [UInt8]) -> Bool {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) else { return false }
+        return object is [String: Any]
+    }
+
+    private struct JWTHeader: Decodable {
+        var alg: String
+        var kid: String
+    }
+
+    private struct JWTClaims: Decodable {
+        var iss: String
+        var iat: Int64
+    }
+
+    /// Checks an ES256 provider token against the trusted keys; returns its `iat`, or nil when it is not valid.
+    static func verify(jwt: String, keys: [TrustedKeyID: P256.Signing.PublicKey]) -> Int64? {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3,
+            let headerData = base64URLDecode(parts[0]),
+            let claimsData = base64URLDecode(parts[1]),
+            let signatureData = base64URLDecode(parts[2]),
+            let header = try? JSONDecoder().decode(JWTHeader.self, from: headerData),
+            header.alg == "ES256",
+            let claims = try? JSONDecoder().decode(JWTClaims.self, from: claimsData),
+            let key = keys[TrustedKeyID(teamID: claims.iss, keyID: header.kid)],
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData)
+        else { return nil }
+        let signingInput = Data(jwt.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        guard key.isValidSignature(signature, for: signingInput) else { return nil }
+        return claims.iat
+    }
+
+    static func base64URLDecode(_ text: Substring) -> Data? {
+        var base64 = String(text)
+        guard !base64.contains("="), !base64.contains("+"), !base64.contains("/") else { return nil }
+        base64 = base64.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        let remainder = base64.utf8.count % 4
+        if remainder == 1 { return nil }
+        if remainder > 0 { base64 += String(repeating: "=", count: 4 - remainder) }
+        return Data(base64Encoded: base64)
+    }
+}

@@ -1,0 +1,131 @@
+import Logging
+import NIOCore
+import NIOHTTP2
+
+/// Serves one HTTP/2 stream (one push request): gathers HEADERS and DATA, asks the rules, writes the answer.
+final class FakeAPNsStreamHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias OutboundOut = HTTP2Frame.FramePayload
+
+    private let rules: FakeAPNsRules
+    private let logger: Logger
+    private var request = FakeAPNsRequest()
+    private var sawHeaders = false
+    private var answered = false
+
+    init(rules: FakeAPNsRules, logger: Logger) {
+        self.rules = rules
+        self.logger = logger
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .headers(let frame):
+            if !sawHeaders {
+                sawHeaders = true
+                request.read(frame)
+            }  // A second HEADERS frame carries trailers: APNs ignores them, and so do we.
+            if frame.endStream { answer(context: context) }
+        case .data(let frame):
+            if case .byteBuffer(var buffer) = frame.data { request.append(body: &buffer) }
+            if frame.endStream { answer(context: context) }
+        default:
+            break
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("fake APNs stream error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    private func answer(context: ChannelHandlerContext) {
+        guard !answered else { return }
+        answered = true
+        let decision = rules.decide(request)
+        request = FakeAPNsRequest()
+        let channel = context.channel
+        switch decision {
+        case .dropConnection:
+            logger.debug("fake APNs drops the connection")
+            let connection = channel.parent ?? channel
+            connection.triggerUserOutboundEvent(FakeGatewayConnectionDropper.Drop(), promise: nil)
+            connection.close(promise: nil)  // in case the dropper is not there
+        case .answer(let reply, let delay):
+            if reply.status != 200 {
+                logger.debug(
+                    "fake APNs rejects a push",
+                    metadata: ["status": "\(reply.status)", "reason": "\(reply.reason ?? "")"]
+                )
+            }
+            if delay > .zero {
+                channel.eventLoop.scheduleTask(in: delay.timeAmount) {
+                    Self.write(reply, on: channel)
+                }
+            } else {
+                Self.write(reply, on: channel)
+            }
+        }
+    }
+
+    private static func write(_ reply: FakeAPNsReply, on channel: any Channel) {
+        var headers = HTTP2Frame.FramePayload.Headers(headers: [":status": String(reply.status)])
+        headers.headers.add(name: "apns-id", value: reply.apnsID)
+        if let retryAfter = reply.retryAfterSeconds {
+            headers.headers.add(name: "retry-after", value: String(retryAfter))
+        }
+        guard let body = reply.body else {
+            headers.endStream = true
+            channel.writeAndFlush(HTTP2Frame.FramePayload.headers(headers), promise: nil)
+            return
+        }
+        let buffer = channel.allocator.buffer(string: body)
+        headers.headers.add(name: "content-type", value: "application/json")
+        headers.headers.add(name: "content-length", value: String(buffer.readableBytes))
+        channel.write(HTTP2Frame.FramePayload.headers(headers), promise: nil)
+        channel.writeAndFlush(
+            HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(buffer), endStream: true)),
+            promise: nil
+        )
+    }
+}
+
+/// Sits below TLS and, when sent ``Drop``, closes the socket at once: no TLS close_notify and no HTTP/2 GOAWAY,
+/// as when an APNs node dies.
+final class FakeGatewayConnectionDropper: ChannelOutboundHandler, Sendable {
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    struct Drop: Sendable {}
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        if event is Drop {
+            context.close(promise: promise)
+        } else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+        }
+    }
+}
+
+/// Closes a connection whose TLS or HTTP/2 layer failed (a client that went away, a protocol error).
+final class FakeGatewayConnectionErrorHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = Never
+
+    let logger: Logger
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("fake gateway connection error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+}
+
+extension Duration {
+    var timeAmount: TimeAmount {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

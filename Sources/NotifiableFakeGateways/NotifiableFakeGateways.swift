@@ -1,1 +1,0 @@
-// Fake push gateways for tests and local trials.

@@ -1,0 +1,129 @@
+import Foundation
+import Logging
+import NotifiableCore
+import PostgresNIO
+
+/// A notification a fan-out worker holds, and how far its fan-out has come.
+public struct FanOutJob: Sendable {
+    public let notificationID: Int64
+    public let appID: Int64
+    public let targeting: Targeting
+    public var cursor: Int64
+}
+
+/// Creates deliveries for a notification's audience, one committed batch at a time, walking
+/// the app's devices in id order from a cursor kept on the notification. Memory stays
+/// constant for any audience, a worker that dies mid-way is replaced after its lease, and the
+/// unique (notification, device) constraint makes a repeated batch harmless.
+public struct NotificationFanOut: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Takes the oldest notification waiting for fan-out that no live worker holds.
+    public func claim(lease: Duration) async throws -> FanOutJob? {
+        let rows = try await client.query(
+            """
+            UPDATE notifications SET fanout_locked_until = now() + make_interval(secs => \(lease.seconds))
+            WHERE id = (
+                SELECT id FROM notifications
+                WHERE state = 'fanning_out' AND (fanout_locked_until IS NULL OR fanout_locked_until < now())
+                ORDER BY id LIMIT 1
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING id, app_id, targeting::text, fanout_cursor
+            """,
+            logger: logger
+        )
+        for try await (id, appID, targeting, cursor) in rows.decode((Int64, Int64, String, Int64).self) {
+            return FanOutJob(
+                notificationID: id, appID: appID,
+                targeting: try StoredJSON.decode(Targeting.self, from: targeting), cursor: cursor
+            )
+        }
+        return nil
+    }
+
+    /// Creates the next batch of deliveries and advances the cursor, in one transaction.
+    /// Returns how many deliveries it created, or nil when the fan-out is over (finished, or the
+    /// notification was cancelled or taken over).
+    public func advance(_ job: inout FanOutJob, batchSize: Int, lease: Duration) async throws -> Int? {
+        var builder = SQLBuilder()
+        let notificationID = builder.bind(job.notificationID)
+        let appID = builder.bind(job.appID)
+        let cursor = builder.bind(job.cursor)
+        let limit = builder.bind(Int64(batchSize))
+        builder.append("""
+            WITH batch AS (
+                SELECT d.id FROM devices d
+                WHERE d.app_id = \(appID) AND d.id > \(cursor)
+                  AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
+                  AND 
+            """)
+        TargetingSQL.appendCondition(for: job.targeting, to: &builder)
+        builder.append("""
+
+                ORDER BY d.id LIMIT \(limit)
+            ),
+            created AS (
+                INSERT INTO deliveries (notification_id, app_id, device_id)
+                SELECT \(notificationID), \(appID), id FROM batch
+                ON CONFLICT (notification_id, device_id) DO NOTHING
+                RETURNING 1
+            )
+            SELECT (SELECT max(id) FROM batch), (SELECT count(*) FROM batch), (SELECT count(*) FROM created)
+            """)
+        let query = builder.query
+        let currentCursor = job.cursor
+        let notification = job.notificationID
+        let outcome: (next: Int64, created: Int, done: Bool)? = try await client.withTransaction(logger: logger) { connection in
+            // Hold the notification row for the batch: a cancel waits, and a batch never runs
+            // for a notification that is no longer fanning out.
+            let held = try await connection.query(
+                """
+                SELECT fanout_cursor FROM notifications
+                WHERE id = \(notification) AND state = 'fanning_out' FOR UPDATE
+                """,
+                logger: logger
+            )
+            var storedCursor: Int64?
+            for try await value in held.decode(Int64.self) { storedCursor = value }
+            guard storedCursor == currentCursor else { return nil }
+
+            var result: (Int64?, Int64, Int64) = (nil, 0, 0)
+            for try await row in try await connection.query(query, logger: logger).decode((Int64?, Int64, Int64).self) {
+                result = row
+            }
+            let (maxID, scanned, created) = result
+            let done = scanned < Int64(batchSize)
+            let next = maxID ?? currentCursor
+            try await connection.query(
+                """
+                UPDATE notifications SET
+                    fanout_cursor = \(next),
+                    fanout_locked_until = now() + make_interval(secs => \(lease.seconds)),
+                    state = CASE WHEN \(done) THEN 'fanned_out' ELSE state END,
+                    fanned_out_at = CASE WHEN \(done) THEN now() ELSE fanned_out_at END
+                WHERE id = \(notification)
+                """,
+                logger: logger
+            )
+            return (next, Int(created), done)
+        }
+        guard let outcome else { return nil }
+        job.cursor = outcome.next
+        if outcome.created > 0 {
+            try await client.query("SELECT pg_notify('notifiable_work', 'deliveries')", logger: logger)
+        }
+        return outcome.done && outcome.created == 0 ? nil : outcome.created
+    }
+}
+
+extension Duration {
+    /// Whole seconds, at least 1: leases are coarse.
+    var seconds: Int64 { max(1, components.seconds) }
+}

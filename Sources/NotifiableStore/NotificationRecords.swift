@@ -1,0 +1,66 @@
+import Foundation
+import NotifiableCore
+
+/// A notification as stored.
+public struct StoredNotification: Sendable, Equatable {
+    public enum State: String, Sendable {
+        case fanningOut = "fanning_out"
+        case fannedOut = "fanned_out"
+        case cancelled
+    }
+
+    public let id: Int64
+    public let appID: Int64
+    public let content: NotificationContent
+    public let targeting: Targeting
+    public let idempotencyKey: String?
+    public let state: State
+    public let createdAt: Date
+    public let fannedOutAt: Date?
+    public let cancelledAt: Date?
+}
+
+/// Exact counts of a notification's deliveries by what happened to them.
+public struct NotificationCounters: Sendable, Equatable {
+    public var targeted: Int64 = 0
+    /// Waiting for their first attempt or being sent right now.
+    public var pending: Int64 = 0
+    public var retrying: Int64 = 0
+    public var sent: Int64 = 0
+    public var failed: Int64 = 0
+    public var dead: Int64 = 0
+    public var cancelled: Int64 = 0
+    public var delivered: Int64 = 0
+    public var opened: Int64 = 0
+    public var lastError: String?
+
+    public init() {}
+}
+
+/// One delivery as operators and the API see it.
+public struct DeliveryRecord: Sendable, Equatable {
+    public let id: Int64
+    public let notificationID: Int64
+    public let deviceID: Int64
+    public let userAlias: String?
+    public let provider: Provider
+    public let state: String
+    public let attempts: Int
+    public let reason: String?
+    public let gatewayStatus: Int?
+    public let gatewayID: String?
+    public let runAt: Date
+    public let createdAt: Date
+    public let sentAt: Date?
+    public let failedAt: Date?
+    public let deadAt: Date?
+    public let cancelledAt: Date?
+    public let deliveredAt: Date?
+    public let openedAt: Date?
+}
+
+/// A status the SDKs report for a notification on a device.
+public enum DeliveryEvent: String, Sendable {
+    case delivered
+    case opened
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Logging
+import NotifiableCore
+import PostgresNIO
+
+/// Notifications of each app: creating them (idempotently), reading them with exact counters,
+/// listing and cancelling them, and recording the statuses the SDKs report.
+public struct NotificationStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    static let columns = """
+        n.id, n.app_id, n.content::text, n.targeting::text, n.idempotency_key, n.state,
+        n.created_at, n.fanned_out_at, n.cancelled_at
+        """
+
+    /// Stores a notification for fan-out. With an idempotency key the app has used before,
+    /// returns that notification instead and `created` is false.
+    public func create(appID: Int64, request: NotificationRequest) async throws -> (notification: StoredNotification, created: Bool) {
+        let content = try StoredJSON.text(request.content)
+        let targeting = try StoredJSON.text(request.targeting)
+        let inserted = try await first(client.query(
+            """
+            INSERT INTO notifications AS n (app_id, idempotency_key, content, targeting, expires_at)
+            VALUES (\(appID), \(request.idempotencyKey), \(content)::jsonb, \(targeting)::jsonb, \(request.content.expiresAt))
+            ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+            RETURNING \(unescaped: Self.columns)
+            """,
+            logger: logger
+        ))
+        if let inserted {
+            try await client.query("SELECT pg_notify('notifiable_work', 'fanout')", logger: logger)
+            return (inserted, true)
+        }
+        guard let key = request.idempotencyKey, let existing = try await first(client.query(
+            "SELECT \(unescaped: Self.columns) FROM notifications n WHERE n.app_id = \(appID) AND n.idempotency_key = \(key)",
+            logger: logger
+        )) else {
+            throw StoreError(description: "notification insert returned no row and no earlier notification has its key")
+        }
+        return (existing, false)
+    }
+
+    public func notification(id: Int64, appID: Int64) async throws -> StoredNotification? {
+        try await first(client.query(
+            "SELECT \(unescaped: Self.columns) FROM notifications n WHERE n.id = \(id) AND n.app_id = \(appID)",
+            logger: logger
+        ))
+    }
+
+    /// The app's notifications, newest first, older than `beforeID` when given.
+    public func list(appID: Int64, beforeID: Int64?, limit: Int) async throws -> [StoredNotification] {
+        let rows = try await client.query(
+            """
+            SELECT \(unescaped: Self.columns) FROM notifications n
+            WHERE n.app_id = \(appID) AND n.id < \(beforeID ?? Int64.max)
+            ORDER BY n.id DESC LIMIT \(limit)
+            """,
+            logger: logger
+        )
+        var notifications: [StoredNotification] = []
+        for try await row in rows { notifications.append(try Self.notification(from: row)) }
+        return notifications
+    }
+
+    public func counters(notificationID: Int64) async throws -> NotificationCounters {
+        var counters = NotificationCounters()
+        let rows = try await client.query(
+            """
+            SELECT state, count(*), count(delivered_at), count(opened_at)
+            FROM deliveries WHERE notification_id = \(notificationID) GROUP BY state
+            """,
+            logger: logger
+        )
+        for try await (state, count, delivered, opened) in rows.decode((String, Int64, Int64, Int64).self) {
+            counters.targeted += count
+            counters.delivered += delivered
+            counters.opened += opened
+            switch state {
+            case "available", "running": counters.pending += count
+            case "retrying": counters.retrying += count
+            case "sent": counters.sent += count
+            case "failed": counters.failed += count
+            case "dead": counters.dead += count
+            case "cancelled": counters.cancelled += count
+            default: break
+            }
+        }
+        let lastError = try await client.query(
+            """
+            SELECT reason FROM deliveries
+            WHERE notification_id = \(notificationID) AND reason IS NOT NULL AND state IN ('retrying', 'failed', 'dead')
+            ORDER BY updated_at DESC LIMIT 1
+            """,
+            logger: logger
+        )
+        for try await reason in lastError.decode(String.self) { counters.lastError = reason }
+        return counters
+    }
+
+    /// A notification's deliveries in id order, after `afterID`, optionally in one state.
+    public func deliveries(notificationID: Int64, state: String?, afterID: Int64?, limit: Int) async throws -> [DeliveryRecord] {
+        let rows = try await client.query(
+            """
+            SELECT \(unescaped: DeliveryQueue.recordColumns)
+            FROM deliveries q JOIN devices d ON d.id = q.device_id
+            WHERE q.notification_id = \(notificationID) AND q.id > \(afterID ?? 0)
+              AND (\(state)::text IS NULL OR q.state = \(state)::text)
+            ORDER BY q.id LIMIT \(limit)
+            """,
+            logger: logger
+        )
+        var records: [DeliveryRecord] = []
+        for try await row in rows { records.append(try DeliveryQueue.record(from: row)) }
+        return records
+    }
+
+    /// Cancels what has not been sent: the notification stops fanning out and its waiting
+    /// deliveries are cancelled. False when the app has no such notification.
+    public func cancel(id: Int64, appID: Int64) async throws -> Bool {
+        try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE notifications SET state = 'cancelled', cancelled_at = COALESCE(cancelled_at, now())
+                WHERE id = \(id) AND app_id = \(appID)
+                RETURNING id
+                """,
+                logger: logger
+            )
+            var found = false
+            for try await _ in rows.decode(Int64.self) { found = true }
+            guard found else { return false }
+            try await connection.query(
+                """
+                UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = 'notification cancelled'
+                WHERE notification_id = \(id) AND state IN ('available', 'retrying')
+                """,
+                logger: logger
+            )
+            return true
+        }
+    }
+
+    /// Records that the device reported the notification delivered or opened. Idempotent: the
+    /// first report's time stays. Opened implies delivered. With `userAlias`, the device must
+    /// belong to that user. False when there was no such delivery to that device in the app.
+    public func record(
+        _ event: DeliveryEvent, notificationID: Int64, deviceID: Int64, appID: Int64, userAlias: String?
+    ) async throws -> Bool {
+        let opened = event == .opened
+        let rows = try await client.query(
+            """
+            UPDATE deliveries q SET
+                delivered_at = COALESCE(q.delivered_at, now()),
+                opened_at = CASE WHEN \(opened) THEN COALESCE(q.opened_at, now()) ELSE q.opened_at END
+            FROM devices d
+            WHERE q.notification_id = \(notificationID) AND q.device_id = \(deviceID) AND q.app_id = \(appID)
+              AND d.id = q.device_id
+              AND (\(userAlias)::text IS NULL OR d.user_alias = \(userAlias)::text)
+            RETURNING q.id
+            """,
+            logger: logger
+        )
+        for try await _ in rows.decode(Int64.self) { return true }
+        return false
+    }
+
+    private func first(_ rows: PostgresRowSequence) async throws -> StoredNotification? {
+        for try await row in rows { return try Self.notification(from: row) }
+        return nil
+    }
+
+    static func notification(from row: PostgresRow) throws -> StoredNotification {
+        let (id, appID, content, targeting, key, state, createdAt, fannedOutAt, cancelledAt) = try row.decode(
+            (Int64, Int64, String, String, String?, String, Date, Date?, Date?).self
+        )
+        return StoredNotification(
+            id: id, appID: appID,
+            content: try StoredJSON.decode(NotificationContent.self, from: content),
+            targeting: try StoredJSON.decode(Targeting.self, from: targeting),
+            idempotencyKey: key,
+            state: StoredNotification.State(rawValue: state) ?? .fanningOut,
+            createdAt: createdAt, fannedOutAt: fannedOutAt, cancelledAt: cancelledAt
+        )
+    }
+}

@@ -1,0 +1,68 @@
+import Crypto
+import Foundation
+import HummingbirdTesting
+import NotifiableCore
+import NotifiableFakeGateways
+import NotifiableStore
+import PostgresNIO
+
+/// Runs `body` with a fake APNs gateway on a loopback port, stopped afterwards.
+public func withFakeAPNs<T: Sendable>(_ body: @Sendable (FakeAPNsGateway) async throws -> T) async throws -> T {
+    let gateway = try await FakeAPNsGateway.start()
+    do {
+        let result = try await body(gateway)
+        try await gateway.stop()
+        return result
+    } catch {
+        try? await gateway.stop()
+        throw error
+    }
+}
+
+extension TestService {
+    /// Points the app at `gateway` with a new signing key that the gateway trusts.
+    public func connectAPNs(appID: Int64, to gateway: FakeAPNsGateway, bundleID: String = "com.example.app") async throws {
+        let key = P256.Signing.PrivateKey()
+        let keyID = "KEY\(appID)"
+        let teamID = "TEAM\(appID)"
+        gateway.trust(teamID: teamID, keyID: keyID, publicKey: key.publicKey)
+        let settings = APNsSettings(
+            keyID: keyID, teamID: teamID, bundleID: bundleID, privateKeyPEM: key.pemRepresentation,
+            environment: .sandbox, endpoint: gateway.baseURL, trustedCAPEM: gateway.certificatePEM
+        )
+        let saved = try await APNsSettingsStore(client: postgres, masterKey: configuration.masterKey, logger: TestDatabase.logger)
+            .save(settings, appID: appID)
+        precondition(saved, "no app \(appID)")
+    }
+
+    /// Registers `count` APNs devices straight in the database (for audiences too large to
+    /// register one request at a time); tokens are the hex of `tokenPrefix` and a counter.
+    public func insertDevices(appID: Int64, count: Int, tokenSeed: Int64, userAlias: String? = nil) async throws {
+        try await postgres.query(
+            """
+            INSERT INTO devices (app_id, provider, token, user_alias)
+            SELECT \(appID), 'apns', lpad(to_hex(\(tokenSeed)::int8), 32, '0') || lpad(to_hex(n), 32, '0'), \(userAlias)
+            FROM generate_series(1, \(count)) AS n
+            """,
+            logger: TestDatabase.logger
+        )
+    }
+
+    /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
+    public func eventually(
+        timeout: Duration = .seconds(20), every interval: Duration = .milliseconds(50),
+        _ condition: @Sendable () async throws -> Bool
+    ) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: interval)
+        }
+        return try await condition()
+    }
+
+    /// Count of a notification's deliveries in `state`.
+    public func deliveries(of notificationID: Int64, in state: String) async throws -> Int64 {
+        try await integer("SELECT count(*) FROM deliveries WHERE notification_id = \(notificationID) AND state = \(state)") ?? 0
+    }
+}

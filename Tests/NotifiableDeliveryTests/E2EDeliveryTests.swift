@@ -1,0 +1,295 @@
+import Foundation
+import NIOCore
+import HummingbirdTesting
+import NotifiableCore
+import NotifiableFakeGateways
+import NotifiableStore
+import NotifiableTesting
+import Testing
+
+/// The whole pipeline over real PostgreSQL and a real HTTP/2 fake APNs: API → fan-out →
+/// queue → worker → sender → gateway, and the SDKs' status reports back.
+@Suite struct E2EDeliveryTests {
+    static func token(_ n: Int) -> String { String(format: "%064x", n) }
+
+    static func register(_ client: some TestClientProtocol, _ credential: Credential, token: String, alias: String? = nil,
+                         language: String? = nil, country: String? = nil) async throws -> Int64 {
+        var fields = [#""provider": "apns""#, #""token": "\#(token)""#]
+        if let alias { fields.append(#""user_alias": "\#(alias)""#) }
+        if let language { fields.append(#""language": "\#(language)""#) }
+        if let country { fields.append(#""country": "\#(country)""#) }
+        let response = try await client.signed(.post, "/api/v1/device_tokens", body: "{\"device_token\": {\(fields.joined(separator: ", "))}}", as: credential)
+        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
+    }
+
+    static func send(_ client: some TestClientProtocol, _ credential: Credential, _ body: String) async throws -> Int64 {
+        let response = try await client.signed(.post, "/api/v1/notifications", body: body, as: credential)
+        #expect(response.status == .accepted, "\(String(buffer: response.body))")
+        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
+    }
+
+    static func counters(_ client: some TestClientProtocol, _ credential: Credential, _ id: Int64) async throws -> JSONValue {
+        try await client.signed(.get, "/api/v1/notifications/\(id)", as: credential).json
+    }
+
+    /// Waits until the notification has nothing left in flight.
+    static func settled(_ service: TestService, _ id: Int64) async throws -> Bool {
+        try await service.eventually {
+            let waiting = try await service.integer(
+                """
+                SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state IN ('available', 'running', 'retrying')
+                """
+            )
+            let fanningOut = try await service.integer("SELECT count(*) FROM notifications WHERE id = \(id) AND state = 'fanning_out'")
+            return waiting == 0 && fanningOut == 0
+        }
+    }
+
+    @Test func aUsersTwoDevicesGetItOnceEachWithNIDAndTheirLocale() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let french = Self.token(0xF1), brazilian = Self.token(0xB2), other = Self.token(0x07)
+                _ = try await Self.register(client, app.deviceCredential, token: french, alias: "alice", language: "fr")
+                _ = try await Self.register(client, app.deviceCredential, token: brazilian, alias: "alice", language: "pt", country: "BR")
+                _ = try await Self.register(client, app.deviceCredential, token: other, alias: "bob")
+
+                let id = try await Self.send(client, app.serverCredential, #"""
+                    {"title": "Hello", "message": "Default", "user_aliases": ["alice"],
+                     "localized": {"fr": {"title": "Bonjour", "message": "Défaut"}, "pt-BR": {"title": "Olá"}},
+                     "parameters": {"screen": "inbox"}, "badge": 3}
+                    """#)
+                #expect(try await Self.settled(service, id))
+
+                let toFrench = gateway.pushes(to: french), toBrazilian = gateway.pushes(to: brazilian)
+                #expect(toFrench.count == 1)
+                #expect(toBrazilian.count == 1)
+                #expect(gateway.pushes(to: other).isEmpty)
+                let frenchPayload = try JSONValue.decode(toFrench.first?.payload ?? [])
+                #expect(frenchPayload["n_id"]?.intValue == id)
+                #expect(frenchPayload["aps"]?["alert"]?["title"]?.stringValue == "Bonjour")
+                #expect(frenchPayload["aps"]?["badge"]?.intValue == 3)
+                #expect(frenchPayload["screen"]?.stringValue == "inbox")
+                let brazilianPayload = try JSONValue.decode(toBrazilian.first?.payload ?? [])
+                #expect(brazilianPayload["aps"]?["alert"]?["title"]?.stringValue == "Olá")
+                #expect(toFrench.first?.headers["apns-topic"] == "com.example.app")
+                #expect(toFrench.first?.headers["apns-push-type"] == "alert")
+
+                let counters = try await Self.counters(client, app.serverCredential, id)
+                #expect(counters["counters"]?["targeted"]?.intValue == 2)
+                #expect(counters["counters"]?["sent"]?.intValue == 2)
+                #expect(counters["state"]?.stringValue == "completed")
+            }
+        }
+    }
+
+    @Test func deliveredAndOpenedCountOnceHoweverOftenReported() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let device = try await Self.register(client, app.deviceCredential, token: Self.token(0xD1), alias: "alice")
+                let id = try await Self.send(client, app.serverCredential, #"{"message": "Hi", "device_ids": [\#(device)]}"#)
+                #expect(try await Self.settled(service, id))
+
+                for _ in 0..<3 {
+                    let delivered = try await client.signed(.post, "/api/v1/notifications/\(id)/delivered", body: #"{"device_token_id": "\#(device)"}"#, as: app.deviceCredential)
+                    #expect(delivered.status == .ok)
+                }
+                var counters = try await Self.counters(client, app.serverCredential, id)["counters"]
+                #expect(counters?["delivered"]?.intValue == 1)
+                #expect(counters?["opened"]?.intValue == 0)
+                for _ in 0..<2 {
+                    let opened = try await client.signed(.post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(device), "user": {"alias": "alice"}}"#, as: app.deviceCredential)
+                    #expect(opened.status == .ok)
+                }
+                counters = try await Self.counters(client, app.serverCredential, id)["counters"]
+                #expect(counters?["delivered"]?.intValue == 1)
+                #expect(counters?["opened"]?.intValue == 1)
+
+                // Unknown notification, another device, another user: 404.
+                let unknown = try await client.signed(.post, "/api/v1/notifications/999999999/opened", body: #"{"device_token_id": \#(device)}"#, as: app.deviceCredential)
+                #expect(unknown.status == .notFound)
+                let stranger = try await Self.register(client, app.deviceCredential, token: Self.token(0xD2), alias: "eve")
+                let notTheirs = try await client.signed(.post, "/api/v1/notifications/\(id)/delivered", body: #"{"device_token_id": \#(stranger)}"#, as: app.deviceCredential)
+                #expect(notTheirs.status == .notFound)
+                let wrongUser = try await client.signed(.post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(device), "user": {"alias": "eve"}}"#, as: app.deviceCredential)
+                #expect(wrongUser.status == .notFound)
+            }
+        }
+    }
+
+    @Test func aDeviceTargetedByAliasAndByIDGetsOnePush() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let token = Self.token(0xA1)
+                let device = try await Self.register(client, app.deviceCredential, token: token, alias: "alice", language: "en")
+                let id = try await Self.send(client, app.serverCredential, #"""
+                    {"message": "Once", "user_aliases": ["alice"], "device_ids": [\#(device)],
+                     "filters": [{"field": "language", "op": "=", "value": "en"}]}
+                    """#)
+                #expect(try await Self.settled(service, id))
+                #expect(gateway.pushes(to: token).count == 1)
+                #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id)") == 1)
+            }
+        }
+    }
+
+    @Test func unregisteredTokenInvalidatesTheDeviceAndTheNextNotificationSkipsIt() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let dead = Self.token(0x410), alive = Self.token(0x200)
+                let deadID = try await Self.register(client, app.deviceCredential, token: dead, alias: "alice")
+                _ = try await Self.register(client, app.deviceCredential, token: alive, alias: "alice")
+                gateway.script(token: dead, [.unregistered(since: Date())])
+
+                let first = try await Self.send(client, app.serverCredential, #"{"message": "1", "user_aliases": ["alice"]}"#)
+                #expect(try await Self.settled(service, first))
+                #expect(try await service.integer("SELECT count(*) FROM devices WHERE id = \(deadID) AND invalidated_at IS NOT NULL") == 1)
+                let failed = try await client.signed(.get, "/api/v1/notifications/\(first)/deliveries?state=failed", as: app.serverCredential)
+                #expect(failed.json["data"]?[0]?["reason"]?.stringValue?.contains("Unregistered") == true)
+
+                let second = try await Self.send(client, app.serverCredential, #"{"message": "2", "user_aliases": ["alice"]}"#)
+                #expect(try await Self.settled(service, second))
+                #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(second)") == 1)
+                #expect(gateway.pushes(to: dead).isEmpty)
+                #expect(gateway.pushes(to: alive).count == 2)
+            }
+        }
+    }
+
+    @Test func anUnregisteredVerdictOlderThanARegistrationIsIgnored() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let token = Self.token(0x411)
+                let id = try await Self.register(client, app.deviceCredential, token: token, alias: "alice")
+                // APNs last knew the token invalid an hour before the app registered it again.
+                gateway.script(token: token, [.unregistered(since: Date().addingTimeInterval(-3600))])
+                let notification = try await Self.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(id)]}"#)
+                #expect(try await Self.settled(service, notification))
+                #expect(try await service.integer("SELECT count(*) FROM devices WHERE id = \(id) AND invalidated_at IS NULL") == 1)
+            }
+        }
+    }
+
+    @Test func aTransientFailureIsRetriedUntilSent() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let token = Self.token(0x503)
+                let device = try await Self.register(client, app.deviceCredential, token: token)
+                gateway.script(token: token, [.serviceUnavailable])
+                let id = try await Self.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+                #expect(try await Self.settled(service, id))
+                #expect(try await service.integer("SELECT attempts FROM deliveries WHERE notification_id = \(id) AND state = 'sent'") == 2)
+                #expect(gateway.pushes(to: token).count == 1)
+            }
+        }
+    }
+
+    @Test func exhaustedRetriesEndDeadAndARequeueSendsThem() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let token = Self.token(0x8503)
+                let device = try await Self.register(client, app.deviceCredential, token: token)
+                gateway.script(token: token, Array(repeating: .serviceUnavailable, count: 8))
+                let id = try await Self.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+                #expect(try await Self.settled(service, id))
+                #expect(try await service.integer("SELECT attempts FROM deliveries WHERE notification_id = \(id) AND state = 'dead'") == 8)
+                #expect(gateway.pushes(to: token).isEmpty)
+
+                let admin = try #require(service.configuration.adminToken)
+                let dead = try await client.execute(uri: "/admin/deliveries/dead?app_id=\(app.app.id)", method: .get, headers: [.authorization: "Bearer \(admin)"], body: nil)
+                #expect(dead.json["data"]?.arrayValue?.count == 1)
+                let requeue = try await client.execute(
+                    uri: "/admin/deliveries/dead/requeue", method: .post, headers: [.authorization: "Bearer \(admin)"],
+                    body: ByteBuffer(string: #"{"app_id": \#(app.app.id)}"#)
+                )
+                #expect(requeue.json["requeued"]?.intValue == 1)
+                #expect(try await Self.settled(service, id))
+                #expect(gateway.pushes(to: token).count == 1)
+                #expect(try await service.deliveries(of: id, in: "sent") == 1)
+            }
+        }
+    }
+
+    @Test func anExpiredNotificationIsNotSent() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let token = Self.token(0xE1)
+                let device = try await Self.register(client, app.deviceCredential, token: token)
+                // Stored directly: the API refuses a notification that has already expired.
+                let request = NotificationRequest(
+                    content: NotificationContent(text: LocalizedText(message: "late"), expiresAt: Date().addingTimeInterval(-1)),
+                    targeting: Targeting(deviceIDs: [device])
+                )
+                let (notification, _) = try await NotificationStore(client: service.postgres, logger: TestDatabase.logger)
+                    .create(appID: app.app.id, request: request)
+                #expect(try await Self.settled(service, notification.id))
+                #expect(try await service.deliveries(of: notification.id, in: "dead") == 1)
+                #expect(gateway.pushes(to: token).isEmpty)
+            }
+        }
+    }
+
+    @Test func theSameIdempotencyKeyReturnsTheSameNotification() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let body = #"{"message": "x", "all": true, "idempotency_key": "order-42"}"#
+            let first = try await client.signed(.post, "/api/v1/notifications", body: body, as: app.serverCredential)
+            #expect(first.status == .accepted)
+            let again = try await client.signed(.post, "/api/v1/notifications", body: body, as: app.serverCredential)
+            #expect(again.status == .ok)
+            #expect(again.json["id"] == first.json["id"])
+            let headerKey = try await client.signed(.post, "/api/v1/notifications", body: #"{"message": "y", "all": true}"#, as: app.serverCredential)
+            #expect(headerKey.json["id"] != first.json["id"])
+            #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 2)
+        }
+    }
+
+    @Test func cancelStopsWhatHasNotBeenSent() async throws {
+        try await withTestService { client, service in
+            // No workers run here, so everything is still pending when it is cancelled.
+            let app = try await service.createApp()
+            try await service.insertDevices(appID: app.app.id, count: 50, tokenSeed: 0xCA)
+            let id = try await Self.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
+            var job = try #require(try await NotificationFanOut(client: service.postgres, logger: TestDatabase.logger).claim(lease: .seconds(5)))
+            _ = try await NotificationFanOut(client: service.postgres, logger: TestDatabase.logger).advance(&job, batchSize: 20, lease: .seconds(5))
+            #expect(try await service.deliveries(of: id, in: "available") == 20)
+
+            let cancelled = try await client.signed(.delete, "/api/v1/notifications/\(id)", as: app.serverCredential)
+            #expect(cancelled.status == .ok)
+            #expect(cancelled.json["state"]?.stringValue == "cancelled")
+            #expect(cancelled.json["counters"]?["cancelled"]?.intValue == 20)
+            // The fan-out stops: no more deliveries are created for it.
+            #expect(try await NotificationFanOut(client: service.postgres, logger: TestDatabase.logger).advance(&job, batchSize: 20, lease: .seconds(5)) == nil)
+            #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id)") == 20)
+        }
+    }
+
+    @Test func deviceCredentialsCannotSendOrReadNotifications() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let send = try await client.signed(.post, "/api/v1/notifications", body: #"{"message": "x", "all": true}"#, as: app.deviceCredential)
+            #expect(send.status == .forbidden)
+            #expect(send.errorCode == "server_credentials_required")
+            let list = try await client.signed(.get, "/api/v1/notifications", as: app.deviceCredential)
+            #expect(list.status == .forbidden)
+            let noTarget = try await client.signed(.post, "/api/v1/notifications", body: #"{"message": "x"}"#, as: app.serverCredential)
+            #expect(noTarget.status == .unprocessableContent)
+            #expect(noTarget.errorCode == "no_target")
+        }
+    }
+}

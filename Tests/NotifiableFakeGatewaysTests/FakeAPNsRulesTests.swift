@@ -1,0 +1,84 @@
+import Crypto
+import Foundation
+import Testing
+
+@testable import NotifiableFakeGateways
+
+/// The rules without sockets, where time can be chosen.
+@Suite("Fake APNs rules")
+struct FakeAPNsRulesTests {
+    func request(jwt: String, token: String = deviceToken()) -> FakeAPNsRequest {
+        FakeAPNsRequest(
+            method: "POST", path: "/3/device/\(token)",
+            headers: [("authorization", "bearer \(jwt)"), ("apns-topic", topic)],
+            body: Array(alertPayload.utf8)
+        )
+    }
+
+    func reason(_ decision: FakeAPNsDecision) -> String? {
+        guard case .answer(let reply, _) = decision else { return nil }
+        return reply.reason
+    }
+
+    @Test("A provider token verified once still expires an hour after its iat")
+    func cachedTokenExpires() throws {
+        let rules = FakeAPNsRules()
+        let key = ProviderKey()
+        rules.trust(teamID: key.teamID, keyID: key.keyID, publicKey: key.privateKey.publicKey)
+        let issuedAt = Date(timeIntervalSince1970: 1_700_000_000)
+        let jwt = try key.token(issuedAt: issuedAt)
+
+        let first = rules.decide(request(jwt: jwt), now: issuedAt.addingTimeInterval(10))
+        #expect(reason(first) == nil)
+        #expect(rules.state.withLock { $0.verifiedTokens[jwt] } == 1_700_000_000)
+        #expect(reason(rules.decide(request(jwt: jwt), now: issuedAt.addingTimeInterval(3600))) == nil)
+        #expect(reason(rules.decide(request(jwt: jwt), now: issuedAt.addingTimeInterval(3601))) == "ExpiredProviderToken")
+        #expect(rules.state.withLock { $0.requestCount } == 3)
+        #expect(rules.state.withLock { $0.acceptedCount } == 2)
+    }
+
+    @Test("Trusting again forgets verified tokens, and distrusting refuses them")
+    func distrustForgetsCache() throws {
+        let rules = FakeAPNsRules()
+        let key = ProviderKey()
+        rules.trust(teamID: key.teamID, keyID: key.keyID, publicKey: key.privateKey.publicKey)
+        let jwt = try key.token()
+        #expect(reason(rules.decide(request(jwt: jwt))) == nil)
+        rules.distrustAll()
+        #expect(reason(rules.decide(request(jwt: jwt))) == "InvalidProviderToken")
+    }
+
+    @Test("Error bodies are APNs's JSON; the timestamp is in milliseconds")
+    func replyBodies() {
+        #expect(FakeAPNsReply(status: 400, apnsID: "x", reason: "BadPriority").body == #"{"reason":"BadPriority"}"#)
+        let gone = FakeAPNsReply(
+            status: 410, apnsID: "x", reason: "Unregistered", timestamp: Date(timeIntervalSince1970: 1.5)
+        )
+        #expect(gone.body == #"{"reason":"Unregistered","timestamp":1500}"#)
+        #expect(FakeAPNsReply(status: 200, apnsID: "x").body == nil)
+    }
+
+    @Test("Bearer tokens and base64url")
+    func parsing() {
+        #expect(FakeAPNsRules.bearerToken("bearer abc") == "abc")
+        #expect(FakeAPNsRules.bearerToken("Bearer abc") == "abc")
+        #expect(FakeAPNsRules.bearerToken("bearer ") == nil)
+        #expect(FakeAPNsRules.bearerToken("Basic abc") == nil)
+        #expect(FakeAPNsRules.bearerToken(nil) == nil)
+        #expect(FakeAPNsRules.base64URLDecode("_-8") == Data([0xFF, 0xEF]))
+        #expect(FakeAPNsRules.base64URLDecode("YQ==") == nil)
+        #expect(FakeAPNsRules.base64URLDecode("Y") == nil)
+    }
+
+    @Test("SplitMix64 gives the reference sequence")
+    func splitMix() {
+        var generator = SplitMix64(seed: 0)
+        #expect(generator.next() == 0xE220_A839_7B1D_CDAF)
+        #expect(generator.next() == 0x6E78_9E6A_A1B9_65F4)
+        var unit = SplitMix64(seed: 99)
+        for _ in 0..<1000 {
+            let value = unit.nextUnit()
+            #expect(value >= 0 && value < 1)
+        }
+    }
+}
