@@ -62,11 +62,14 @@ public final class FakeAPNsGateway: Sendable {
         tls.applicationProtocols = ["h2"]
         let sslContext = try NIOSSLContext(configuration: tls)
 
-        var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
-        connectionConfiguration.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: 1000),  // what APNs announces
-            HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
-        ]
+        let connectionConfiguration = {
+            var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+            configuration.initialSettings = [
+                HTTP2Setting(parameter: .maxConcurrentStreams, value: 1000),  // what APNs announces
+                HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
+            ]
+            return configuration
+        }()
         let streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
 
         let rules = FakeAPNsRules()

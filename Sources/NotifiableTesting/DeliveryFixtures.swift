@@ -61,6 +61,27 @@ extension TestService {
         return try await condition()
     }
 
+    /// Each delivery of a notification as "state attempts reason", for failure messages.
+    public func describeDeliveries(of notificationID: Int64) async throws -> String {
+        var lines: [String] = []
+        let rows = try await postgres.query(
+            """
+            SELECT state, attempts, coalesce(reason, '') || ' created ' || created_at::time || ' claimed ' || coalesce(claimed_at::time::text, '-')
+                   || ' updated ' || updated_at::time || ' locked ' || coalesce(locked_until::time::text, '-') || ' now ' || clock_timestamp()::time
+            FROM deliveries WHERE notification_id = \(notificationID) ORDER BY id
+            """,
+            logger: TestDatabase.logger
+        )
+        for try await (state, attempts, reason) in rows.decode((String, Int32, String).self) {
+            lines.append("\(state) \(attempts) \(reason)")
+        }
+        let notification = try await postgres.query(
+            "SELECT state FROM notifications WHERE id = \(notificationID)", logger: TestDatabase.logger
+        )
+        for try await state in notification.decode(String.self) { lines.append("notification: \(state)") }
+        return lines.joined(separator: "; ")
+    }
+
     /// Count of a notification's deliveries in `state`.
     public func deliveries(of notificationID: Int64, in state: String) async throws -> Int64 {
         try await integer("SELECT count(*) FROM deliveries WHERE notification_id = \(notificationID) AND state = \(state)") ?? 0

@@ -28,10 +28,10 @@ public enum TestDatabase {
         configuration.adminToken = "test-admin-token-\(UInt64.random(in: 0...UInt64.max))"
         configuration.worker.pollInterval = .milliseconds(50)
         configuration.worker.maintenanceInterval = .milliseconds(200)
-        configuration.worker.retryPolicy.baseDelay = .milliseconds(20)
-        configuration.worker.retryPolicy.maxDelay = .milliseconds(200)
-        configuration.worker.lease = .seconds(10)
-        configuration.apnsRequestTimeout = .seconds(5)
+        configuration.worker.retryPolicy.baseDelay = .milliseconds(50)
+        configuration.worker.retryPolicy.maxDelay = .seconds(1)
+        configuration.worker.lease = .seconds(20)
+        configuration.apnsRequestTimeout = .seconds(10)
         return configuration
     }
 

@@ -36,14 +36,17 @@ public struct TestService: Sendable {
 ///
 /// With `workers`, the service runs delivery workers too, over a database of its own: workers
 /// take any app's deliveries, so sharing a database would let tests send each other's work.
+/// `isolatedDatabase` gives a database of its own without workers (for tests that drive the
+/// queue by hand).
 public func withTestService<T: Sendable>(
     _ mode: TestingSetup = .router,
     workers: Bool = false,
+    isolatedDatabase: Bool = false,
     _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
 ) async throws -> T {
     var configuration = try TestDatabase.serverConfiguration()
     configuration.runsWorkers = workers
-    guard workers else { return try await runTestService(configuration, mode, body) }
+    guard workers || isolatedDatabase else { return try await runTestService(configuration, mode, body) }
     let shared = configuration
     return try await TestDatabase.withFreshDatabase { url in
         var isolated = shared

@@ -32,16 +32,17 @@ import Testing
         try await client.signed(.get, "/api/v1/notifications/\(id)", as: credential).json
     }
 
-    /// Waits until the notification has nothing left in flight.
+    /// Waits until the notification has nothing left in flight. One statement, so both counts
+    /// come from one snapshot (a fan-out committing between two queries would fool it).
     static func settled(_ service: TestService, _ id: Int64) async throws -> Bool {
         try await service.eventually {
-            let waiting = try await service.integer(
+            try await service.integer(
                 """
-                SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state IN ('available', 'running', 'retrying')
+                SELECT (SELECT count(*) FROM deliveries
+                        WHERE notification_id = \(id) AND state IN ('available', 'running', 'retrying'))
+                     + (SELECT count(*) FROM notifications WHERE id = \(id) AND state = 'fanning_out')
                 """
-            )
-            let fanningOut = try await service.integer("SELECT count(*) FROM notifications WHERE id = \(id) AND state = 'fanning_out'")
-            return waiting == 0 && fanningOut == 0
+            ) == 0
         }
     }
 
@@ -132,7 +133,8 @@ import Testing
                      "filters": [{"field": "language", "op": "=", "value": "en"}]}
                     """#)
                 #expect(try await Self.settled(service, id))
-                #expect(gateway.pushes(to: token).count == 1)
+                let story = try await service.describeDeliveries(of: id)
+                #expect(gateway.pushes(to: token).count == 1, "\(story)")
                 #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id)") == 1)
             }
         }
@@ -158,7 +160,8 @@ import Testing
                 #expect(try await Self.settled(service, second))
                 #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(second)") == 1)
                 #expect(gateway.pushes(to: dead).isEmpty)
-                #expect(gateway.pushes(to: alive).count == 2)
+                let story = try await service.describeDeliveries(of: first) + " / " + service.describeDeliveries(of: second)
+                #expect(gateway.pushes(to: alive).count == 2, "\(story) pushes \(gateway.acceptedPushes.map { "\($0.token.suffix(4)) \($0.receivedAt)" })")
             }
         }
     }
@@ -189,7 +192,8 @@ import Testing
                 gateway.script(token: token, [.serviceUnavailable])
                 let id = try await Self.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
                 #expect(try await Self.settled(service, id))
-                #expect(try await service.integer("SELECT attempts FROM deliveries WHERE notification_id = \(id) AND state = 'sent'") == 2)
+                let story = try await service.describeDeliveries(of: id)
+                #expect(try await service.integer("SELECT attempts FROM deliveries WHERE notification_id = \(id) AND state = 'sent'") == 2, "\(story)")
                 #expect(gateway.pushes(to: token).count == 1)
             }
         }
@@ -205,7 +209,8 @@ import Testing
                 gateway.script(token: token, Array(repeating: .serviceUnavailable, count: 8))
                 let id = try await Self.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
                 #expect(try await Self.settled(service, id))
-                #expect(try await service.integer("SELECT attempts FROM deliveries WHERE notification_id = \(id) AND state = 'dead'") == 8)
+                let story = try await service.describeDeliveries(of: id)
+                #expect(try await service.integer("SELECT attempts FROM deliveries WHERE notification_id = \(id) AND state = 'dead'") == 8, "\(story)")
                 #expect(gateway.pushes(to: token).isEmpty)
 
                 let admin = try #require(service.configuration.adminToken)
@@ -238,7 +243,8 @@ import Testing
                 let (notification, _) = try await NotificationStore(client: service.postgres, logger: TestDatabase.logger)
                     .create(appID: app.app.id, request: request)
                 #expect(try await Self.settled(service, notification.id))
-                #expect(try await service.deliveries(of: notification.id, in: "dead") == 1)
+                let story = try await service.describeDeliveries(of: notification.id)
+                #expect(try await service.deliveries(of: notification.id, in: "dead") == 1, "\(story)")
                 #expect(gateway.pushes(to: token).isEmpty)
             }
         }
@@ -260,7 +266,7 @@ import Testing
     }
 
     @Test func cancelStopsWhatHasNotBeenSent() async throws {
-        try await withTestService { client, service in
+        try await withTestService(isolatedDatabase: true) { client, service in
             // No workers run here, so everything is still pending when it is cancelled.
             let app = try await service.createApp()
             try await service.insertDevices(appID: app.app.id, count: 50, tokenSeed: 0xCA)
