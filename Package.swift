@@ -141,6 +141,7 @@ let package = Package(
                 "NotifiableTesting", "NotifiableDelivery", "NotifiableStore", "NotifiableCore", "NotifiableFakeGateways",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -70,6 +70,15 @@ public struct ServerConfiguration: Sendable {
         if let base = try reader.integer("NOTIFIABLE_RETRY_BASE_MS", in: 1...3_600_000) { configuration.worker.retryPolicy.baseDelay = .milliseconds(base) }
         if let lease = try reader.integer("NOTIFIABLE_LEASE_SECONDS", in: 1...3600) { configuration.worker.lease = .seconds(lease) }
         if let poll = try reader.integer("NOTIFIABLE_POLL_MS", in: 1...60_000) { configuration.worker.pollInterval = .milliseconds(poll) }
+        if let timeout = try reader.integer("NOTIFIABLE_APNS_TIMEOUT_SECONDS", in: 1...300) { configuration.apnsRequestTimeout = .seconds(timeout) }
+        // A lease shorter than a send could outlive would hand in-flight deliveries to another
+        // worker and push them twice.
+        guard configuration.worker.lease > configuration.apnsRequestTimeout * 2 else {
+            throw ConfigurationError(
+                variable: "NOTIFIABLE_LEASE_SECONDS",
+                problem: "must be more than twice NOTIFIABLE_APNS_TIMEOUT_SECONDS (\(configuration.apnsRequestTimeout.components.seconds) s), or deliveries still being sent would be handed to another worker"
+            )
+        }
         if let directory = reader.optional("NOTIFIABLE_MIGRATIONS_DIR") {
             configuration.migrationsDirectory = URL(fileURLWithPath: directory)
         }

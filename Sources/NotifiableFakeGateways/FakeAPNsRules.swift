@@ -196,8 +196,8 @@ final class FakeAPNsRules: Sendable {
         }
 
         var apnsID: String {
-            if let id = request.apnsID, UUID(uuidString: id) != nil { return id }
-            return UUID().uuidString
+            if let id = request.apnsID, APNsID.isValid(id) { return id }
+            return APNsID.random()
         }
 
         func reject(_ status: Int, _ reason: String) -> FakeAPNsDecision {
@@ -208,7 +208,7 @@ final class FakeAPNsRules: Sendable {
         let prefix = "/3/device/"
         guard let path = request.path, path.hasPrefix(prefix) else { return reject(404, "BadPath") }
         let token = path.dropFirst(prefix.utf8.count)
-        guard !token.contains("/") else { return reject(404, "BadPath") }
+        guard !token.utf8.contains(UInt8(ascii: "/")) else { return reject(404, "BadPath") }
 
         // Provider token (JWT).
         guard let jwt else { return reject(403, "MissingProviderToken") }
@@ -241,7 +241,7 @@ final class FakeAPNsRules: Sendable {
             return reject(400, "BadPriority")
         }
         if let expiration = request.expiration, Int64(expiration) == nil { return reject(400, "BadExpirationDate") }
-        if let id = request.apnsID, UUID(uuidString: id) == nil { return reject(400, "BadMessageId") }
+        if let id = request.apnsID, !APNsID.isValid(id) { return reject(400, "BadMessageId") }
         if let collapseID = request.collapseID, collapseID.utf8.count > Self.maxCollapseIDBytes {
             return reject(400, "BadCollapseId")
         }
@@ -260,7 +260,7 @@ final class FakeAPNsRules: Sendable {
         var headers: [String: String] = [:]
         if recording, let frame = request.headerFrame {
             for (name, value, _) in frame.headers where !name.hasPrefix(":") {
-                headers[name.lowercased()] = value
+                headers[name] = value  // HTTP/2 header names are lower-case
             }
         }
         return state.withLock { state -> FakeAPNsDecision in
@@ -305,11 +305,16 @@ final class FakeAPNsRules: Sendable {
     static func bearerToken(_ authorization: String?) -> String? {
         guard let authorization else { return nil }
         let utf8 = authorization.utf8
-        guard utf8.count > 7 else { return nil }
-        let scheme = authorization.prefix(7)
-        guard scheme.lowercased() == "bearer " else { return nil }
-        let token = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        var index = utf8.startIndex
+        for expected in "bearer ".utf8 {
+            guard index != utf8.endIndex, utf8[index] | 0x20 == expected | 0x20 else { return nil }
+            index = utf8.index(after: index)
+        }
+        var end = utf8.endIndex
+        while index != end, utf8[index] == UInt8(ascii: " ") { index = utf8.index(after: index) }
+        while index != end, utf8[utf8.index(before: end)] == UInt8(ascii: " ") { end = utf8.index(before: end) }
+        guard index != end else { return nil }
+        return String(authorization[index..<end])
     }
 
     static func isHexToken(_ token: Substring) -> Bool {
@@ -321,8 +326,7 @@ final class FakeAPNsRules: Sendable {
     }
 
     static func isJSONObject(_ bytes: [UInt8]) -> Bool {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) else { return false }
-        return object is [String: Any]
+        JSONObjectValidator.isJSONObject(bytes)
     }
 
     private struct JWTHeader: Decodable {
@@ -361,5 +365,44 @@ final class FakeAPNsRules: Sendable {
         if remainder == 1 { return nil }
         if remainder > 0 { base64 += String(repeating: "=", count: 4 - remainder) }
         return Data(base64Encoded: base64)
+    }
+}
+
+/// `apns-id` values: canonical UUIDs (8-4-4-4-12 hex digits), made without Foundation's per-call cost.
+enum APNsID {
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// A new random (version 4) UUID, upper-case as APNs writes them.
+    static func random() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let high = generator.next() & 0xFFFF_FFFF_FFFF_0FFF | 0x0000_0000_0000_4000
+        let low = generator.next() & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000
+        return String(unsafeUninitializedCapacity: 36) { buffer in
+            var position = 0
+            for nibble in 0..<32 {
+                if position == 8 || position == 13 || position == 18 || position == 23 {
+                    buffer[position] = UInt8(ascii: "-")
+                    position += 1
+                }
+                let word = nibble < 16 ? high : low
+                buffer[position] = hexDigits[Int(word >> UInt64(60 - 4 * (nibble % 16)) & 0xF)]
+                position += 1
+            }
+            return position
+        }
+    }
+
+    /// Whether `text` is a UUID in its canonical text form (either case).
+    static func isValid(_ text: String) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.count == 36 else { return false }
+        for (offset, byte) in utf8.enumerated() {
+            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte) else { return false }
+            }
+        }
+        return true
     }
 }

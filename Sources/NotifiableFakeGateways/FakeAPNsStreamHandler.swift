@@ -70,7 +70,8 @@ final class FakeAPNsStreamHandler: ChannelInboundHandler {
 
     private static func write(_ reply: FakeAPNsReply, on channel: any Channel) {
         var headers = HTTP2Frame.FramePayload.Headers(headers: [":status": String(reply.status)])
-        headers.headers.add(name: "apns-id", value: reply.apnsID)
+        // Every answer has a new apns-id: keep it out of the HPACK dynamic table, where it would only evict others.
+        headers.headers.add(name: "apns-id", value: reply.apnsID, indexing: .nonIndexable)
         if let retryAfter = reply.retryAfterSeconds {
             headers.headers.add(name: "retry-after", value: String(retryAfter))
         }

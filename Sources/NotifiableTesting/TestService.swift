@@ -12,6 +12,11 @@ public struct TestService: Sendable {
     public let postgres: PostgresClient
     public let configuration: ServerConfiguration
 
+    public init(postgres: PostgresClient, configuration: ServerConfiguration) {
+        self.postgres = postgres
+        self.configuration = configuration
+    }
+
     public var apps: AppRegistry {
         AppRegistry(client: postgres, masterKey: configuration.masterKey, logger: TestDatabase.logger)
     }

@@ -35,6 +35,7 @@ import Testing
         ("LOG_LEVEL", "loud"),
         ("NOTIFIABLE_ADMIN_TOKEN", "short"),
         ("NOTIFIABLE_MIGRATE_ON_START", "maybe"),
+        ("NOTIFIABLE_LEASE_SECONDS", "20"),
     ] as [(String, String?)])
     func aBadVariableIsNamedInTheError(variable: String, value: String?) {
         var environment = Self.valid

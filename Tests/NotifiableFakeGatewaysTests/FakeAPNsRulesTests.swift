@@ -63,6 +63,9 @@ struct FakeAPNsRulesTests {
         #expect(FakeAPNsRules.bearerToken("bearer abc") == "abc")
         #expect(FakeAPNsRules.bearerToken("Bearer abc") == "abc")
         #expect(FakeAPNsRules.bearerToken("bearer ") == nil)
+        #expect(FakeAPNsRules.bearerToken("BEARER  abc ") == "abc")
+        #expect(FakeAPNsRules.bearerToken("bearerabc") == nil)
+        #expect(FakeAPNsRules.bearerToken("bear") == nil)
         #expect(FakeAPNsRules.bearerToken("Basic abc") == nil)
         #expect(FakeAPNsRules.bearerToken(nil) == nil)
         #expect(FakeAPNsRules.base64URLDecode("_-8") == Data([0xFF, 0xEF]))
@@ -80,5 +83,29 @@ struct FakeAPNsRulesTests {
             let value = unit.nextUnit()
             #expect(value >= 0 && value < 1)
         }
+    }
+}
+
+@Suite("apns-id values")
+struct APNsIDTests {
+    @Test("New ids are distinct version-4 UUIDs that Foundation parses")
+    func randomIDs() {
+        let ids = (0..<500).map { _ in APNsID.random() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids {
+            #expect(UUID(uuidString: id)?.uuidString == id)
+            #expect(APNsID.isValid(id))
+            #expect(Array(id.utf8)[14] == UInt8(ascii: "4"))
+        }
+    }
+
+    @Test("Only the canonical text form is valid")
+    func validation() {
+        #expect(APNsID.isValid("123e4567-e89b-12d3-a456-426614174000"))
+        #expect(APNsID.isValid("123E4567-E89B-12D3-A456-426614174000"))
+        #expect(!APNsID.isValid("123e4567e89b12d3a456426614174000"))
+        #expect(!APNsID.isValid("123e4567-e89b-12d3-a456-42661417400g"))
+        #expect(!APNsID.isValid("{123e4567-e89b-12d3-a456-426614174000}"))
+        #expect(!APNsID.isValid(""))
     }
 }

@@ -6,24 +6,10 @@ import PostgresNIO
 import Testing
 
 @Suite struct MigratorTests {
-    /// The `notifiable` executable that scripts/test built.
-    static var executable: URL {
-        if let path = ProcessInfo.processInfo.environment["NOTIFIABLE_BIN"] {
-            return URL(fileURLWithPath: path)
-        }
-        return TestDatabase.migrationsDirectory.deletingLastPathComponent().appendingPathComponent(".build/debug/notifiable")
-    }
-
-    static func runMigrate(databaseURL: String) throws -> Process {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["migrate", "--directory", TestDatabase.migrationsDirectory.path]
-        var environment = ProcessInfo.processInfo.environment
-        environment["DATABASE_URL"] = databaseURL
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        return process
+    static func runMigrate(databaseURL: String) throws -> NotifiableProcess {
+        try NotifiableProcess(
+            ["migrate", "--directory", TestDatabase.migrationsDirectory.path], environment: ["DATABASE_URL": databaseURL]
+        )
     }
 
     static func appliedVersions(_ client: PostgresClient) async throws -> [String] {
@@ -40,8 +26,8 @@ import Testing
             let second = try Self.runMigrate(databaseURL: url)
             first.waitUntilExit()
             second.waitUntilExit()
-            #expect(first.terminationStatus == 0)
-            #expect(second.terminationStatus == 0)
+            #expect(first.exitStatus == 0)
+            #expect(second.exitStatus == 0)
             let versions = try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { client in
                 try await Self.appliedVersions(client)
             }

@@ -1,0 +1,55 @@
+import Foundation
+
+/// The `notifiable` executable run as a child process, for tests that need real processes:
+/// concurrent migrations, a worker killed mid-batch, memory of a worker under load.
+public final class NotifiableProcess: @unchecked Sendable {
+    private let process: Process
+
+    /// The executable that scripts/test built (`NOTIFIABLE_BIN`), else the debug build.
+    public static var executable: URL {
+        if let path = ProcessInfo.processInfo.environment["NOTIFIABLE_BIN"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        return TestDatabase.migrationsDirectory.deletingLastPathComponent().appendingPathComponent(".build/debug/notifiable")
+    }
+
+    /// Starts `notifiable ARGUMENTS` with this process's environment plus `environment`.
+    public init(_ arguments: [String], environment: [String: String] = [:], output: FileHandle? = FileHandle.nullDevice) throws {
+        process = Process()
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+    public var isRunning: Bool { process.isRunning }
+    public var exitStatus: Int32 { process.terminationStatus }
+
+    /// SIGKILL: the process gets no chance to finish anything.
+    public func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM, then waits for the process to exit.
+    public func terminate() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    public func waitUntilExit() {
+        process.waitUntilExit()
+    }
+
+    /// The most memory the process has held so far (VmHWM), in KiB; nil when unreadable.
+    public func peakRSSKilobytes() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        }
+        return nil
+    }
+}

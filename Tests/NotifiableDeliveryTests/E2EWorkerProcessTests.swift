@@ -1,0 +1,106 @@
+import Foundation
+import NotifiableCore
+import NotifiableFakeGateways
+import NotifiableStore
+import NotifiableTesting
+import PostgresNIO
+import Testing
+
+/// Worker processes as operators run them (`notifiable work`), over a database of their own.
+@Suite(.serialized) struct E2EWorkerProcessTests {
+    /// Environment for a `notifiable work` child over `databaseURL`.
+    static func workerEnvironment(_ databaseURL: String, _ extra: [String: String] = [:]) -> [String: String] {
+        [
+            "DATABASE_URL": databaseURL,
+            "NOTIFIABLE_MASTER_KEY": TestDatabase.masterKey.base64,
+            "NOTIFIABLE_MIGRATIONS_DIR": TestDatabase.migrationsDirectory.path,
+            "NOTIFIABLE_LEASE_SECONDS": "7",
+            "NOTIFIABLE_APNS_TIMEOUT_SECONDS": "3",
+            "NOTIFIABLE_POLL_MS": "50",
+            "LOG_LEVEL": "error",
+        ].merging(extra) { _, new in new }
+    }
+
+    /// A service over a fresh database with migrations applied, but no workers of its own.
+    static func withDatabase<T: Sendable>(_ body: @Sendable (String, TestService) async throws -> T) async throws -> T {
+        try await TestDatabase.withFreshDatabase { url in
+            var settings = try TestDatabase.serverConfiguration()
+            settings.databaseURL = url
+            let configuration = settings
+            return try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { postgres in
+                try await Migrator(client: postgres, logger: TestDatabase.logger).migrate(try Migrator.load(from: TestDatabase.migrationsDirectory))
+                return try await body(url, TestService(postgres: postgres, configuration: configuration))
+            }
+        }
+    }
+
+    @Test func aWorkerKilledMidWayLosesNothingAndSendsNothingTwiceInTheDatabase() async throws {
+        let devices = 5_000
+        try await withFakeAPNs { gateway in
+            try await Self.withDatabase { url, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                try await service.insertDevices(appID: app.app.id, count: devices, tokenSeed: 0xC4A5)
+                // A little latency per push keeps the first worker busy long enough to be killed mid-way.
+                gateway.setLatency(.milliseconds(2))
+                let (notification, _) = try await NotificationStore(client: service.postgres, logger: TestDatabase.logger).create(
+                    appID: app.app.id,
+                    request: NotificationRequest(content: NotificationContent(text: LocalizedText(message: "crash")), targeting: Targeting(all: true))
+                )
+
+                let first = try NotifiableProcess(["work"], environment: Self.workerEnvironment(url))
+                let midway = try await service.eventually(timeout: .seconds(60), every: .milliseconds(20)) {
+                    try await service.deliveries(of: notification.id, in: "sent") >= Int64(devices / 5)
+                }
+                #expect(midway)
+                first.kill9()
+                let sentAtKill = try await service.deliveries(of: notification.id, in: "sent")
+                let leasedAtKill = try await service.deliveries(of: notification.id, in: "running")
+
+                let second = try NotifiableProcess(["work"], environment: Self.workerEnvironment(url))
+                let finished = try await service.eventually(timeout: .seconds(120), every: .milliseconds(100)) {
+                    try await service.deliveries(of: notification.id, in: "sent") == Int64(devices)
+                }
+                second.terminate()
+                #expect(finished)
+
+                // The database: one delivery per device, every one sent once.
+                #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(notification.id)") == Int64(devices))
+                #expect(try await service.integer("SELECT count(DISTINCT device_id) FROM deliveries WHERE notification_id = \(notification.id) AND state = 'sent'") == Int64(devices))
+
+                // The gateway: at-least-once across a crash, at most twice per device.
+                let perToken = Dictionary(grouping: gateway.acceptedPushes, by: \.token).mapValues(\.count)
+                #expect(perToken.count == devices)
+                #expect(perToken.values.allSatisfy { $0 <= 2 })
+                let duplicates = perToken.values.reduce(0) { $0 + $1 - 1 }
+                print("crash test: killed with \(sentAtKill) sent and \(leasedAtKill) leased of \(devices); gateway saw \(duplicates) duplicate pushes; second worker exit \(second.exitStatus)")
+            }
+        }
+    }
+
+    @Test func aHundredThousandDeviceFanOutStaysUnder100MB() async throws {
+        let devices = 100_000
+        try await Self.withDatabase { url, service in
+            let app = try await service.createApp()
+            try await service.insertDevices(appID: app.app.id, count: devices, tokenSeed: 0xFA11)
+            let (notification, _) = try await NotificationStore(client: service.postgres, logger: TestDatabase.logger).create(
+                appID: app.app.id,
+                request: NotificationRequest(content: NotificationContent(text: LocalizedText(message: "all")), targeting: Targeting(all: true))
+            )
+            // A fan-out-only worker: no sending lanes.
+            let worker = try NotifiableProcess(["work"], environment: Self.workerEnvironment(url, ["NOTIFIABLE_WORKER_LANES": "0"]))
+            let start = ContinuousClock.now
+            let fannedOut = try await service.eventually(timeout: .seconds(180), every: .milliseconds(100)) {
+                try await service.integer("SELECT count(*) FROM notifications WHERE id = \(notification.id) AND state = 'fanned_out'") == 1
+            }
+            let elapsed = ContinuousClock.now - start
+            let peak = worker.peakRSSKilobytes()
+            worker.terminate()
+            #expect(fannedOut)
+            #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(notification.id)") == Int64(devices))
+            let peakMB = Double(try #require(peak)) / 1024
+            print("fan-out of \(devices) devices: \(elapsed) in a worker process, peak RSS \(String(format: "%.1f", peakMB)) MB")
+            #expect(peakMB < 100)
+        }
+    }
+}
