@@ -41,7 +41,10 @@ actor APNsConnections {
     }
 
     func connection(appID: Int64) async -> Lookup {
-        if let cached = connections[appID], cached.loadedAt.duration(to: .now) < maxAge {
+        // A refused configuration is looked at again soon: an operator fixing it should not
+        // have to wait out the usual cache age.
+        if let cached = connections[appID],
+           cached.loadedAt.duration(to: .now) < (cached.misconfiguration == nil ? maxAge : min(maxAge, .seconds(2))) {
             return .ready(cached)
         }
         do {
