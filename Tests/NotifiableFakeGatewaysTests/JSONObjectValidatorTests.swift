@@ -52,11 +52,39 @@ struct JSONObjectValidatorTests {
                 default: bytes.remove(at: position)
                 }
             }
+            // Foundation's parser allows a trailing comma ({"a":1,}); RFC 8259, and this check, do not.
+            if Self.hasTrailingComma(bytes) {
+                #expect(!JSONObjectValidator.isJSONObject(bytes))
+                continue
+            }
             let foundation = (try? JSONSerialization.jsonObject(with: Data(bytes))) is [String: Any]
             #expect(
                 JSONObjectValidator.isJSONObject(bytes) == foundation,
                 "\(String(decoding: bytes, as: UTF8.self))"
             )
         }
+    }
+
+    static func hasTrailingComma(_ bytes: [UInt8]) -> Bool {
+        var lastSignificant: UInt8?
+        var inString = false
+        for byte in bytes {
+            if inString {
+                if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: " "), 0x09, 0x0A, 0x0D:
+                continue
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                if lastSignificant == UInt8(ascii: ",") { return true }
+            case UInt8(ascii: "\""):
+                inString = true
+            default:
+                break
+            }
+            lastSignificant = byte
+        }
+        return false
     }
 }
