@@ -251,8 +251,9 @@ final class FakeAPNsRules: Sendable {
         guard request.bodyLength <= Self.maxPayloadBytes, let body = request.body else {
             return reject(413, "PayloadTooLarge")
         }
-        let payload = Array(body.readableBytesView)
-        guard Self.isJSONObject(payload) else { return reject(400, "BadPayload") }
+        let isObject = body.withUnsafeReadableBytes { JSONObjectValidator.isJSONObject($0.assumingMemoryBound(to: UInt8.self)) }
+        guard isObject else { return reject(400, "BadPayload") }
+        let payload = recording ? Array(body.readableBytesView) : []
 
         // Outcome.
         let normalizedToken = token.lowercased()
@@ -265,9 +266,9 @@ final class FakeAPNsRules: Sendable {
         }
         return state.withLock { state -> FakeAPNsDecision in
             var outcome = FakeAPNsOutcome.accept
-            if var script = state.scripts[normalizedToken], let next = script.popLast() {
+            if !state.scripts.isEmpty, let next = state.scripts[normalizedToken]?.popLast() {
                 outcome = next
-                state.scripts[normalizedToken] = script.isEmpty ? nil : script
+                if state.scripts[normalizedToken]?.isEmpty == true { state.scripts[normalizedToken] = nil }
             } else if var failures = state.randomFailures {
                 if failures.generator.nextUnit() < failures.rate { outcome = failures.outcome }
                 state.randomFailures = failures
@@ -323,10 +324,6 @@ final class FakeAPNsRules: Sendable {
         return utf8.allSatisfy { byte in
             (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
         }
-    }
-
-    static func isJSONObject(_ bytes: [UInt8]) -> Bool {
-        JSONObjectValidator.isJSONObject(bytes)
     }
 
     private struct JWTHeader: Decodable {

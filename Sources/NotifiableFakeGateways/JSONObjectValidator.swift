@@ -4,13 +4,15 @@ enum JSONObjectValidator {
     static let maxDepth = 512
 
     static func isJSONObject(_ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBufferPointer { buffer in
-            var parser = Parser(bytes: buffer)
-            parser.skipWhitespace()
-            guard parser.peek() == UInt8(ascii: "{"), parser.value(depth: 0) else { return false }
-            parser.skipWhitespace()
-            return parser.index == buffer.count
-        }
+        bytes.withUnsafeBufferPointer { isJSONObject($0) }
+    }
+
+    static func isJSONObject(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        var parser = Parser(bytes: buffer)
+        parser.skipWhitespace()
+        guard parser.peek() == UInt8(ascii: "{"), parser.value(depth: 0) else { return false }
+        parser.skipWhitespace()
+        return parser.index == buffer.count
     }
 
     private struct Parser {

@@ -1,16 +1,12 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOCore
-import NIOSSL
 import NotifiableStore
 
-/// What the sender needs to reach APNs for one app: a long-lived HTTP/2 client (one TLS
-/// connection multiplexing many streams), the app's JWT cache, and its topic.
+/// What the sender needs to reach APNs for one app: a long-lived HTTP/2 transport (TLS
+/// connections multiplexing many streams), the app's JWT cache, and its topic.
 struct APNsConnection: Sendable {
-    let client: HTTPClient
+    let transport: any APNsTransport
     let tokens: APNsTokenCache
-    let baseURL: String
     let topic: String
     /// Set when APNs refused the app's configuration; nothing is sent until settings change.
     let misconfiguration: String?
@@ -28,16 +24,19 @@ actor APNsConnections {
 
     private let settings: APNsSettingsStore
     private let maxAge: Duration
-    private let requestTimeout: Duration
     private let logger: Logger
+    private let makeTransport: @Sendable (_ baseURL: String, _ trustedCAPEM: String?) throws -> any APNsTransport
     private var connections: [Int64: APNsConnection] = [:]
-    private var retired: [HTTPClient] = []
+    private var retired: [any APNsTransport] = []
 
-    init(settings: APNsSettingsStore, maxAge: Duration, requestTimeout: Duration, logger: Logger) {
+    init(
+        settings: APNsSettingsStore, maxAge: Duration, logger: Logger,
+        makeTransport: @escaping @Sendable (_ baseURL: String, _ trustedCAPEM: String?) throws -> any APNsTransport
+    ) {
         self.settings = settings
         self.maxAge = maxAge
-        self.requestTimeout = requestTimeout
         self.logger = logger
+        self.makeTransport = makeTransport
     }
 
     func connection(appID: Int64) async -> Lookup {
@@ -54,7 +53,7 @@ actor APNsConnections {
             let previous = connections[appID]
             let connection = try makeConnection(settings)
             connections[appID] = connection
-            if let previous { retire(previous.client) }
+            if let previous { retire(previous.transport) }
             return .ready(connection)
         } catch {
             logger.error("cannot prepare APNs for app", metadata: ["app_id": "\(appID)", "error": "\(String(reflecting: error))"])
@@ -63,36 +62,27 @@ actor APNsConnections {
     }
 
     func forget(appID: Int64) {
-        if let connection = connections.removeValue(forKey: appID) { retire(connection.client) }
+        if let connection = connections.removeValue(forKey: appID) { retire(connection.transport) }
     }
 
     func shutdown() async {
-        let clients = connections.values.map(\.client) + retired
+        let transports = connections.values.map(\.transport) + retired
         connections = [:]
         retired = []
-        for client in clients { try? await client.shutdown() }
+        for transport in transports { await transport.shutdown() }
     }
 
-    /// Old clients may still carry requests in flight; they are shut down with the sender.
-    private func retire(_ client: HTTPClient) {
-        retired.append(client)
+    /// Old transports may still carry requests in flight; they are shut down with the sender.
+    private func retire(_ transport: any APNsTransport) {
+        retired.append(transport)
     }
 
     private func makeConnection(_ settings: APNsSettings) throws -> APNsConnection {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let pem = settings.trustedCAPEM {
-            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
-        }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.httpVersion = .automatic
-        configuration.timeout = .init(connect: .seconds(10), read: .nanoseconds(Int64(requestTimeout.components.seconds) * 1_000_000_000))
-        configuration.connectionPool = .init(idleTimeout: .minutes(10))
-        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        let baseURL = settings.baseURL.hasSuffix("/") ? String(settings.baseURL.dropLast()) : settings.baseURL
         let key = try APNsJWT.privateKey(fromP8: settings.privateKeyPEM)
         return APNsConnection(
-            client: client,
+            transport: try makeTransport(baseURL, settings.trustedCAPEM),
             tokens: APNsTokenCache(keyID: settings.keyID, teamID: settings.teamID, privateKey: key),
-            baseURL: settings.baseURL.hasSuffix("/") ? String(settings.baseURL.dropLast()) : settings.baseURL,
             topic: settings.bundleID,
             misconfiguration: settings.misconfigurationReason,
             loadedAt: .now

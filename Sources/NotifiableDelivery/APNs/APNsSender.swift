@@ -1,7 +1,5 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOCore
 import NotifiableCore
 import NotifiableStore
 
@@ -15,9 +13,9 @@ public final class APNsSender: PushSender {
         settings: APNsSettingsStore, logger: Logger, requestTimeout: Duration = .seconds(15),
         settingsMaxAge: Duration = .seconds(30)
     ) {
-        self.connections = APNsConnections(
-            settings: settings, maxAge: settingsMaxAge, requestTimeout: requestTimeout, logger: logger
-        )
+        self.connections = APNsConnections(settings: settings, maxAge: settingsMaxAge, logger: logger) { baseURL, ca in
+            try APNsAsyncHTTPClientTransport(baseURL: baseURL, trustedCAPEM: ca)
+        }
         self.requestTimeout = requestTimeout
         self.logger = logger
     }
@@ -45,20 +43,14 @@ public final class APNsSender: PushSender {
         }
 
         let jwt = await connection.tokens.token()
-        var request = HTTPClientRequest(url: "\(connection.baseURL)/3/device/\(delivery.token)")
-        request.method = .POST
-        request.headers.add(name: "authorization", value: "bearer \(jwt)")
-        for (name, value) in APNsRequestHeaders.make(content: delivery.content, topic: connection.topic, deliveryID: delivery.id, now: Date()) {
-            request.headers.add(name: name, value: value)
-        }
-        request.body = .bytes(ByteBuffer(bytes: payload))
-
+        var headers = APNsRequestHeaders.make(content: delivery.content, topic: connection.topic, deliveryID: delivery.id, now: Date())
+        headers.append(("authorization", "bearer \(jwt)"))
         do {
-            let response = try await connection.client.execute(request, timeout: .nanoseconds(Int64(requestTimeout.components.seconds) * 1_000_000_000))
-            let body = try await response.body.collect(upTo: 64 * 1024)
+            let response = try await connection.transport.send(
+                APNsWireRequest(deviceToken: delivery.token, headers: headers, payload: payload), deadline: requestTimeout
+            )
             let outcome = APNsResponseClassifier.classify(
-                status: Int(response.status.code), body: Array(buffer: body),
-                retryAfter: response.headers.first(name: "retry-after"), apnsID: response.headers.first(name: "apns-id")
+                status: response.status, body: response.body, retryAfter: response.retryAfter, apnsID: response.apnsID
             )
             if case .refreshCredentialsAndRetry = outcome {
                 await connection.tokens.refresh(rejected: jwt)
