@@ -75,8 +75,7 @@ public struct APNsSettingsStore: Sendable {
             """,
             logger: logger
         )
-        for try await _ in rows.decode(Int64.self) { return true }
-        return false
+        return try await rows.count() > 0
     }
 
     public func settings(appID: Int64) async throws -> APNsSettings? {

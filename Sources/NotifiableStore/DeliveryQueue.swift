@@ -147,8 +147,7 @@ public struct DeliveryQueue: Sendable {
                 """,
                 logger: logger
             )
-            var invalidated = false
-            for try await _ in rows.decode(Int64.self) { invalidated = true }
+            let invalidated = try await rows.count() > 0
             if invalidated {
                 try await connection.query(
                     """
@@ -181,9 +180,7 @@ public struct DeliveryQueue: Sendable {
             """,
             logger: logger
         )
-        var count = 0
-        for try await _ in rows.decode(Int64.self) { count += 1 }
-        return count
+        return try await rows.count()
     }
 
     /// Settles waiting deliveries of expired notifications as dead: they can no longer be sent.
@@ -198,9 +195,7 @@ public struct DeliveryQueue: Sendable {
             """,
             logger: logger
         )
-        var count = 0
-        for try await _ in rows.decode(Int64.self) { count += 1 }
-        return count
+        return try await rows.count()
     }
 
     public func stats() async throws -> QueueStats {
@@ -260,8 +255,7 @@ public struct DeliveryQueue: Sendable {
             """,
             logger: logger
         )
-        var count = 0
-        for try await _ in rows.decode(Int64.self) { count += 1 }
+        let count = try await rows.count()
         if count > 0 { try await client.query("SELECT pg_notify('notifiable_work', 'deliveries')", logger: logger) }
         return count
     }

@@ -170,9 +170,7 @@ public struct DeviceRegistry: Sendable {
                 """,
                 logger: logger
             )
-            var found = false
-            for try await _ in rows.decode(Int64.self) { found = true }
-            guard found else { return false }
+            guard try await rows.count() > 0 else { return false }
             try await connection.query(
                 """
                 UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = 'device unregistered'

@@ -132,9 +132,7 @@ public struct NotificationStore: Sendable {
                 """,
                 logger: logger
             )
-            var found = false
-            for try await _ in rows.decode(Int64.self) { found = true }
-            guard found else { return false }
+            guard try await rows.count() > 0 else { return false }
             try await connection.query(
                 """
                 UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = 'notification cancelled'
@@ -166,8 +164,7 @@ public struct NotificationStore: Sendable {
             """,
             logger: logger
         )
-        for try await _ in rows.decode(Int64.self) { return true }
-        return false
+        return try await rows.count() > 0
     }
 
     private func first(_ rows: PostgresRowSequence) async throws -> StoredNotification? {
