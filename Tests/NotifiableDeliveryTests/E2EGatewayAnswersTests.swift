@@ -88,3 +88,33 @@ import Testing
         }
     }
 }
+
+/// A wrong APNs environment makes every token "bad"; that must not invalidate a whole app.
+@Suite struct E2EBadDeviceTokenTests {
+    @Test func aBadTokenIsOnlyBelievedOnceAPNsHasAcceptedAPushForTheApp() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let bad = E2EDeliveryTests.token(0xBAD), good = E2EDeliveryTests.token(0x600D)
+                let badID = try await E2EDeliveryTests.register(client, app.deviceCredential, token: bad)
+                let goodID = try await E2EDeliveryTests.register(client, app.deviceCredential, token: good)
+                gateway.script(token: bad, Array(repeating: .badDeviceToken, count: 20))
+
+                let first = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "1", "device_ids": [\#(badID)]}"#)
+                let retried = try await service.eventually {
+                    try await service.integer("SELECT attempts FROM deliveries WHERE notification_id = \(first)") ?? 0 >= 2
+                }
+                #expect(retried)
+                #expect(try await service.integer("SELECT count(*) FROM devices WHERE id = \(badID) AND invalidated_at IS NULL") == 1)
+
+                // Once a push is accepted, APNs' verdict on the bad token is believed.
+                let second = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "2", "device_ids": [\#(goodID)]}"#)
+                #expect(try await E2EDeliveryTests.settled(service, second))
+                #expect(try await E2EDeliveryTests.settled(service, first))
+                #expect(try await service.integer("SELECT count(*) FROM devices WHERE id = \(badID) AND invalidated_at IS NOT NULL") == 1)
+                #expect(try await service.deliveries(of: first, in: "failed") == 1)
+            }
+        }
+    }
+}

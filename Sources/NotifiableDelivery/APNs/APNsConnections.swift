@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NotifiableStore
+import Synchronization
 
 /// What the sender needs to reach APNs for one app: a long-lived HTTP/2 transport (TLS
 /// connections multiplexing many streams), the app's JWT cache, and its topic.
@@ -11,6 +12,14 @@ struct APNsConnection: Sendable {
     /// Set when APNs refused the app's configuration; nothing is sent until settings change.
     let misconfiguration: String?
     let loadedAt: ContinuousClock.Instant
+    /// Whether APNs has accepted any push over these settings (see `APNsSender`).
+    let hasAccepted = AcceptanceFlag()
+}
+
+final class AcceptanceFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }
 
 /// The apps' APNs connections, made on first use and re-read after `maxAge` so that changed

@@ -52,8 +52,21 @@ public final class APNsSender: PushSender {
             let outcome = APNsResponseClassifier.classify(
                 status: response.status, body: response.body, retryAfter: response.retryAfter, apnsID: response.apnsID
             )
-            if case .refreshCredentialsAndRetry = outcome {
+            switch outcome {
+            case .sent:
+                connection.hasAccepted.set()
+            case .refreshCredentialsAndRetry:
                 await connection.tokens.refresh(rejected: jwt)
+            case .tokenDead(let reason, nil) where reason == APNsReason.badDeviceToken.rawValue && !connection.hasAccepted.isSet:
+                // Every token of an app looks bad when its settings name the wrong environment
+                // (sandbox tokens sent to production). Until APNs has accepted one push over these
+                // settings, a bad token is retried rather than invalidated.
+                return .retry(
+                    reason: "BadDeviceToken before APNs accepted any push for this app; held back in case the environment (sandbox/production) is wrong",
+                    retryAfter: nil
+                )
+            default:
+                break
             }
             return outcome
         } catch {
