@@ -124,4 +124,11 @@ struct Page<Item: Encodable & Sendable>: Encodable, Sendable {
         case data
         case nextCursor = "next_cursor"
     }
+
+    /// `next_cursor` is written as null on the last page, so clients can test for it.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(data, forKey: .data)
+        try container.encode(nextCursor, forKey: .nextCursor)
+    }
 }

@@ -43,10 +43,8 @@ struct NotificationsController {
         let caller = try context.requireServerCaller()
         let limit = try request.limit(default: 50, maximum: 200)
         let page = try await notifications.list(appID: caller.appID, beforeID: try request.cursor(), limit: limit)
-        var items: [NotificationJSON] = []
-        for notification in page {
-            items.append(NotificationJSON(notification, counters: try await notifications.counters(notificationID: notification.id)))
-        }
+        let counters = try await notifications.counters(notificationIDs: page.map(\.id))
+        let items = page.map { NotificationJSON($0, counters: counters[$0.id]) }
         return JSONResponse(Page(data: items, nextCursor: page.count == limit ? page.last.map { String($0.id) } : nil))
     }
 

@@ -35,6 +35,21 @@ public struct NotificationCounters: Sendable, Equatable {
     public var lastError: String?
 
     public init() {}
+
+    mutating func add(state: String, count: Int64, delivered: Int64, opened: Int64) {
+        targeted += count
+        self.delivered += delivered
+        self.opened += opened
+        switch state {
+        case "available", "running": pending += count
+        case "retrying": retrying += count
+        case "sent": sent += count
+        case "failed": failed += count
+        case "dead": dead += count
+        case "cancelled": cancelled += count
+        default: break
+        }
+    }
 }
 
 /// One delivery as operators and the API see it.

@@ -69,38 +69,33 @@ public struct NotificationStore: Sendable {
     }
 
     public func counters(notificationID: Int64) async throws -> NotificationCounters {
-        var counters = NotificationCounters()
+        try await counters(notificationIDs: [notificationID])[notificationID] ?? NotificationCounters()
+    }
+
+    /// Counters of several notifications in two queries, whatever their number.
+    public func counters(notificationIDs ids: [Int64]) async throws -> [Int64: NotificationCounters] {
+        var all: [Int64: NotificationCounters] = [:]
+        for id in ids { all[id] = NotificationCounters() }
         let rows = try await client.query(
             """
-            SELECT state, count(*), count(delivered_at), count(opened_at)
-            FROM deliveries WHERE notification_id = \(notificationID) GROUP BY state
+            SELECT notification_id, state, count(*), count(delivered_at), count(opened_at)
+            FROM deliveries WHERE notification_id = ANY(\(ids)::int8[]) GROUP BY notification_id, state
             """,
             logger: logger
         )
-        for try await (state, count, delivered, opened) in rows.decode((String, Int64, Int64, Int64).self) {
-            counters.targeted += count
-            counters.delivered += delivered
-            counters.opened += opened
-            switch state {
-            case "available", "running": counters.pending += count
-            case "retrying": counters.retrying += count
-            case "sent": counters.sent += count
-            case "failed": counters.failed += count
-            case "dead": counters.dead += count
-            case "cancelled": counters.cancelled += count
-            default: break
-            }
+        for try await (id, state, count, delivered, opened) in rows.decode((Int64, String, Int64, Int64, Int64).self) {
+            all[id, default: NotificationCounters()].add(state: state, count: count, delivered: delivered, opened: opened)
         }
-        let lastError = try await client.query(
+        let lastErrors = try await client.query(
             """
-            SELECT reason FROM deliveries
-            WHERE notification_id = \(notificationID) AND reason IS NOT NULL AND state IN ('retrying', 'failed', 'dead')
-            ORDER BY updated_at DESC LIMIT 1
+            SELECT DISTINCT ON (notification_id) notification_id, reason FROM deliveries
+            WHERE notification_id = ANY(\(ids)::int8[]) AND reason IS NOT NULL AND state IN ('retrying', 'failed', 'dead')
+            ORDER BY notification_id, updated_at DESC
             """,
             logger: logger
         )
-        for try await reason in lastError.decode(String.self) { counters.lastError = reason }
-        return counters
+        for try await (id, reason) in lastErrors.decode((Int64, String).self) { all[id]?.lastError = reason }
+        return all
     }
 
     /// A notification's deliveries in id order, after `afterID`, optionally in one state.

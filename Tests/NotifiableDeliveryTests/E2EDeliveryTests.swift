@@ -299,3 +299,31 @@ import Testing
         }
     }
 }
+
+@Suite struct NotificationListingTests {
+    @Test func listingIsNewestFirstPagedAndCarriesEachNotificationsCounters() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x1157))
+            var ids: [Int64] = []
+            for n in 0..<5 {
+                ids.append(try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "\#(n)", "device_ids": [\#(device)]}"#))
+            }
+            // Fan out by hand (no workers here) so each has one pending delivery.
+            let fanOut = NotificationFanOut(client: service.postgres, logger: TestDatabase.logger)
+            while var job = try await fanOut.claim(lease: .seconds(5)) {
+                while try await fanOut.advance(&job, batchSize: 100, lease: .seconds(5)) != nil {}
+            }
+            let first = try await client.signed(.get, "/api/v1/notifications?limit=3", as: app.serverCredential)
+            let page = try #require(first.json["data"]?.arrayValue)
+            #expect(page.compactMap { $0["id"]?.intValue } == Array(ids.reversed().prefix(3)))
+            #expect(page.allSatisfy { $0["counters"]?["pending"]?.intValue == 1 })
+            let cursor = try #require(first.json["next_cursor"]?.stringValue)
+            let second = try await client.signed(.get, "/api/v1/notifications?limit=3&cursor=\(cursor)", as: app.serverCredential)
+            #expect(second.json["data"]?.arrayValue?.compactMap { $0["id"]?.intValue } == Array(ids.reversed().dropFirst(3)))
+            #expect(second.json["next_cursor"] == .null)
+            let bad = try await client.signed(.get, "/api/v1/notifications?cursor=abc", as: app.serverCredential)
+            #expect(bad.status == .unprocessableContent)
+        }
+    }
+}
