@@ -8,7 +8,7 @@ import NIOSSL
 import Synchronization
 
 /// A fake of Apple's APNs provider API: a real HTTP/2-over-TLS server on a local port, with a self-signed
-/// certificate made at start, that checks provider tokens (ES256 JWTs) and the request as APNs does,
+/// certificate made with `openssl` at the first start in the process (and reused by later ones), that checks provider tokens (ES256 JWTs) and the request as APNs does,
 /// answers with APNs's status codes and reasons, and records the pushes it accepts.
 ///
 /// Tests drive failures with ``script(token:_:)`` (outcomes for one device token, used in order),
@@ -54,7 +54,7 @@ public final class FakeAPNsGateway: Sendable {
         threads: Int = System.coreCount,
         logger: Logger = Logger(label: "notifiable.fake-apns")
     ) async throws -> FakeAPNsGateway {
-        let certificate = try await SelfSignedCertificate.make(extraHosts: [host])
+        let certificate = try await SelfSignedCertificate.shared(for: host)
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificate.certificatePEM.utf8)).map { .certificate($0) },
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificate.privateKeyPEM.utf8), format: .pem))

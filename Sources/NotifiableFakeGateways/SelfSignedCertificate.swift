@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Errors of the fake gateways.
 public struct FakeGatewayError: Error, CustomStringConvertible, Sendable {
@@ -13,6 +14,29 @@ public struct FakeGatewayError: Error, CustomStringConvertible, Sendable {
 struct SelfSignedCertificate: Sendable {
     var certificatePEM: String
     var privateKeyPEM: String
+
+    /// Certificates made in this process, by host: gateways started later (a test suite starts many) reuse them
+    /// instead of running openssl again. Each is valid for 3 days, far longer than any test run or benchmark.
+    private static let made = Mutex<[String: Task<SelfSignedCertificate, any Error>]>([:])
+
+    /// A certificate for `localhost`, `127.0.0.1`, `::1` and `host`, made once per process and host
+    /// (gateways starting at the same time wait for the same openssl run; a failed run is not kept).
+    static func shared(for host: String) async throws -> SelfSignedCertificate {
+        let task = made.withLock { made in
+            if let task = made[host] { return task }
+            let task = Task { try await make(extraHosts: [host]) }
+            made[host] = task
+            return task
+        }
+        do {
+            return try await task.value
+        } catch {
+            made.withLock { made in
+                if made[host] == task { made[host] = nil }
+            }
+            throw error
+        }
+    }
 
     static func make(commonName: String = "localhost", extraHosts: [String] = []) async throws -> SelfSignedCertificate {
         let directory = FileManager.default.temporaryDirectory
