@@ -8,12 +8,15 @@ import Synchronization
 struct APNsConnection: Sendable {
     let transport: any APNsTransport
     let tokens: APNsTokenCache
+    let baseURL: String
+    let trustedCAPEM: String?
+    let signingKey: String
     let topic: String
     /// Set when APNs refused the app's configuration; nothing is sent until settings change.
     let misconfiguration: String?
     let loadedAt: ContinuousClock.Instant
     /// Whether APNs has accepted any push over these settings (see `APNsSender`).
-    let hasAccepted = AcceptanceFlag()
+    var hasAccepted = AcceptanceFlag()
 }
 
 final class AcceptanceFlag: Sendable {
@@ -59,10 +62,8 @@ actor APNsConnections {
             guard let settings = try await settings.settings(appID: appID) else {
                 return .notConfigured
             }
-            let previous = connections[appID]
-            let connection = try makeConnection(settings)
+            let connection = try makeConnection(settings, reusing: connections[appID])
             connections[appID] = connection
-            if let previous { retire(previous.transport) }
             return .ready(connection)
         } catch {
             logger.error("cannot prepare APNs for app", metadata: ["app_id": "\(appID)", "error": "\(String(reflecting: error))"])
@@ -86,15 +87,36 @@ actor APNsConnections {
         retired.append(transport)
     }
 
-    private func makeConnection(_ settings: APNsSettings) throws -> APNsConnection {
+    /// The connection for `settings`. The previous one's transport (its open TLS connections)
+    /// and JWT cache carry over when what they were made from has not changed.
+    private func makeConnection(_ settings: APNsSettings, reusing previous: APNsConnection?) throws -> APNsConnection {
         let baseURL = settings.baseURL.hasSuffix("/") ? String(settings.baseURL.dropLast()) : settings.baseURL
-        let key = try APNsJWT.privateKey(fromP8: settings.privateKeyPEM)
-        return APNsConnection(
-            transport: try makeTransport(baseURL, settings.trustedCAPEM),
-            tokens: APNsTokenCache(keyID: settings.keyID, teamID: settings.teamID, privateKey: key),
-            topic: settings.bundleID,
-            misconfiguration: settings.misconfigurationReason,
-            loadedAt: .now
+        let transport: any APNsTransport
+        if let previous, previous.baseURL == baseURL, previous.trustedCAPEM == settings.trustedCAPEM {
+            transport = previous.transport
+        } else {
+            transport = try makeTransport(baseURL, settings.trustedCAPEM)
+            if let previous { retire(previous.transport) }
+        }
+        let tokens: APNsTokenCache
+        if let previous, previous.signingKey == settings.signingKey {
+            tokens = previous.tokens
+        } else {
+            tokens = APNsTokenCache(keyID: settings.keyID, teamID: settings.teamID, privateKey: try APNsJWT.privateKey(fromP8: settings.privateKeyPEM))
+        }
+        var connection = APNsConnection(
+            transport: transport, tokens: tokens, baseURL: baseURL, trustedCAPEM: settings.trustedCAPEM,
+            signingKey: settings.signingKey, topic: settings.bundleID,
+            misconfiguration: settings.misconfigurationReason, loadedAt: .now
         )
+        if let previous, previous.baseURL == baseURL, previous.topic == settings.bundleID {
+            connection.hasAccepted = previous.hasAccepted
+        }
+        return connection
     }
+}
+
+extension APNsSettings {
+    /// What a JWT is made from.
+    var signingKey: String { "\(keyID)|\(teamID)|\(privateKeyPEM)" }
 }

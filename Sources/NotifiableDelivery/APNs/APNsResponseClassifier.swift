@@ -112,6 +112,15 @@ public enum APNsResponseClassifier {
             default: return "HTTP client error: \(short(String(describing: error)))"
             }
         }
+        if let error = error as? APNsHTTP2Error {
+            switch error {
+            case .deadlineExceeded: return "request deadline exceeded"
+            case .connectTimeout: return "connect timeout"
+            case .connectionClosed: return "connection closed"
+            case .shutDown: return "APNs client shut down"
+            default: return short(error.description)
+            }
+        }
         if let error = error as? ChannelError {
             switch error {
             case .connectTimeout: return "connect timeout"
