@@ -30,7 +30,7 @@ public enum APNsSettingsInput {
         let keyID = try identifier("key_id")
         let teamID = try identifier("team_id")
         let bundleID = try string("bundle_id")!
-        guard bundleID.count <= 255, !bundleID.contains(where: { $0.isWhitespace }) else {
+        guard bundleID.unicodeScalars.count <= 255, bundleID.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) else {
             throw APIError(status: .unprocessableContent, code: "invalid_bundle_id", message: "bundle_id is the app's bundle identifier, e.g. com.example.app.", field: "bundle_id")
         }
         let key = try string("private_key")!
@@ -45,7 +45,8 @@ public enum APNsSettingsInput {
         }
         let endpoint = try string("endpoint", required: false)
         if let endpoint {
-            guard let url = URL(string: endpoint), url.scheme == "https", url.host != nil else {
+            guard let url = URL(string: endpoint), url.scheme == "https", url.host != nil, (url.path.isEmpty || url.path == "/"),
+                  url.user == nil, url.query == nil, (try? APNsHTTP2Client.validate(baseURL: endpoint)) != nil else {
                 throw APIError(status: .unprocessableContent, code: "invalid_endpoint", message: "endpoint must be an https URL such as https://127.0.0.1:2197.", field: "endpoint")
             }
         }

@@ -54,7 +54,7 @@ struct DeviceTokensController {
                 message: "Say whose devices to list: ?user_alias=ALIAS.", field: "user_alias"
             )
         }
-        guard alias.count <= DeviceFields.maxTextLength, !alias.utf8.contains(0) else {
+        guard alias.unicodeScalars.count <= DeviceFields.maxTextLength, !alias.utf8.contains(0) else {
             throw APIError(
                 status: .unprocessableContent, code: "invalid_user_alias",
                 message: "user_alias must be 1 to \(DeviceFields.maxTextLength) characters, without NUL.", field: "user_alias"

@@ -24,7 +24,7 @@ struct NotificationsController {
         var request = request
         var parsed = try NotificationRequest.parse(try await request.jsonBody(context: context), now: Date())
         if parsed.idempotencyKey == nil, let header = request.headers[.idempotencyKey], !header.isEmpty {
-            guard header.count <= 255 else {
+            guard header.unicodeScalars.count <= 255, !header.utf8.contains(0) else {
                 throw APIError(status: .unprocessableContent, code: "too_long", message: "Idempotency-Key is at most 255 characters.", field: "Idempotency-Key")
             }
             parsed.idempotencyKey = header
@@ -93,7 +93,7 @@ struct NotificationsController {
         }
         var alias: String?
         if case .string(let text)? = object["user"]?.objectValue?["alias"], !text.isEmpty { alias = text }
-        guard alias.map({ $0.count <= 255 && !$0.utf8.contains(0) }) ?? true else {
+        guard alias.map({ $0.unicodeScalars.count <= 255 && !$0.utf8.contains(0) }) ?? true else {
             throw APIError(status: .unprocessableContent, code: "invalid_user_alias", message: "user.alias must be at most 255 characters.", field: "user.alias")
         }
         guard try await notifications.record(event, notificationID: notificationID, deviceID: deviceID, appID: caller.appID, userAlias: alias) else {

@@ -142,10 +142,11 @@ struct DeviceFieldReader {
     func text(_ key: String) throws(ValidationError) -> FieldUpdate<String> {
         guard fields[key] != nil else { return .unchanged }
         guard let value = try string(key), !value.isEmpty else { return .set(nil) }
-        guard value.count <= DeviceFields.maxTextLength else {
+        // Counted as PostgreSQL counts characters (code points), not as grapheme clusters.
+        guard value.unicodeScalars.count <= DeviceFields.maxTextLength else {
             throw ValidationError(
                 code: "too_long",
-                message: "\(path(key)) is \(value.count) characters; at most \(DeviceFields.maxTextLength) are allowed.",
+                message: "\(path(key)) is \(value.unicodeScalars.count) characters; at most \(DeviceFields.maxTextLength) are allowed.",
                 field: path(key)
             )
         }

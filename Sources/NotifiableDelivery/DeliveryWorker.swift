@@ -21,6 +21,8 @@ public final class DeliveryWorker: Service {
     private let configuration: DeliveryWorkerConfiguration
     private let logger: Logger
     private let doorbell = Doorbell()
+    /// Rung only to stop: maintenance keeps its own pace, not the pace of work arriving.
+    private let maintenanceBell = Doorbell()
     private let stopping = Mutex(false)
     /// Awaited before any work: the schema must be migrated first.
     private let beforeStart: @Sendable () async throws -> Void
@@ -45,20 +47,23 @@ public final class DeliveryWorker: Service {
     public func run() async throws {
         try await beforeStart()
         await withGracefulShutdownHandler {
+            // The listener only wakes the loops; it ends when they have.
+            let listener = Task { await self.listenForWork() }
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.listenForWork() }
                 group.addTask { await self.maintain() }
                 group.addTask { await self.fanOutLoop() }
                 for _ in 0..<max(0, configuration.lanes) {
                     group.addTask { await self.deliveryLane() }
                 }
-                // The listener blocks on its connection; once the working loops are done, stop it.
-                for _ in 0..<(2 + max(0, configuration.lanes)) { await group.next() }
-                group.cancelAll()
             }
+            listener.cancel()
+            await listener.value
         } onGracefulShutdown: {
             self.stopping.withLock { $0 = true }
-            Task { await self.doorbell.ring() }
+            Task {
+                await self.doorbell.ring()
+                await self.maintenanceBell.ring()
+            }
         }
         for sender in senders.values { await sender.shutdown() }
         logger.info("delivery worker stopped")
@@ -83,10 +88,34 @@ public final class DeliveryWorker: Service {
                     for await result in group { results.append(result) }
                     return results
                 }
-                try await queue.record(results)
+                await recordUntilStored(results)
             } catch {
                 logger.error("delivery lane failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
                 try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Pushes that went out must be recorded, or they would be sent again when their lease
+    /// runs out: keep trying (also while stopping) until the database takes them, or the lease
+    /// is about to end anyway.
+    private func recordUntilStored(_ results: [DeliveryResult]) async {
+        let giveUp = ContinuousClock.now + configuration.lease
+        var delay = Duration.milliseconds(100)
+        while true {
+            do {
+                try await queue.record(results)
+                return
+            } catch {
+                guard ContinuousClock.now + delay < giveUp else {
+                    logger.error("could not record a batch; its deliveries will be retried after their lease", metadata: [
+                        "count": "\(results.count)", "error": "\(databaseErrorText(error))",
+                    ])
+                    return
+                }
+                logger.warning("recording a batch failed; trying again", metadata: ["error": "\(databaseErrorText(error))"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
             }
         }
     }
@@ -125,23 +154,22 @@ public final class DeliveryWorker: Service {
             } catch {
                 logger.error("queue maintenance failed", metadata: ["error": "\(databaseErrorText(error))"])
             }
-            await doorbell.wait(atMost: configuration.maintenanceInterval)
+            await maintenanceBell.wait(atMost: configuration.maintenanceInterval)
         }
     }
 
     /// LISTEN on the channel the API and fan-out NOTIFY, so idle lanes start at once.
     private func listenForWork() async {
-        while !isStopping && !Task.isCancelled {
+        while !Task.isCancelled {
             do {
                 try await postgres.withConnection { connection in
                     let notifications = try await connection.listen("notifiable_work")
                     for try await _ in notifications {
                         await self.doorbell.ring()
-                        if self.isStopping { break }
                     }
                 }
             } catch {
-                if isStopping || Task.isCancelled { return }
+                if Task.isCancelled { return }
                 logger.warning("LISTEN for work failed; polling meanwhile", metadata: ["error": "\(databaseErrorText(error))"])
                 try? await Task.sleep(for: .seconds(2))
             }
@@ -184,15 +212,18 @@ public final class DeliveryWorker: Service {
             }
             return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
         case .misconfigured(let reason):
+            var newlyMarked = false
             do {
-                try await apnsSettings.markMisconfigured(appID: delivery.appID, reason: reason)
+                newlyMarked = try await apnsSettings.markMisconfigured(appID: delivery.appID, reason: reason)
             } catch {
                 logger.error("could not mark app misconfigured", metadata: ["app_id": "\(delivery.appID)", "error": "\(databaseErrorText(error))"])
             }
-            await sender.forget(appID: delivery.appID)
-            logger.warning("app's gateway configuration refused; its deliveries go to dead until it is fixed", metadata: [
-                "app_id": "\(delivery.appID)", "reason": "\(reason)",
-            ])
+            if newlyMarked {
+                // Once per app, not once per delivery: a big notification would flood the log.
+                logger.warning("app's gateway configuration refused; its deliveries go to dead until it is fixed", metadata: [
+                    "app_id": "\(delivery.appID)", "reason": "\(reason)",
+                ])
+            }
             return DeliveryResult(deliveryID: id, attempt: attempt, state: .dead, reason: reason)
         }
     }

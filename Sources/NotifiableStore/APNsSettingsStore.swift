@@ -105,13 +105,16 @@ public struct APNsSettingsStore: Sendable {
 
     /// Records that APNs refused the app's configuration itself, so sending stops and
     /// operators see why. The mark stays until the settings are saved again.
-    public func markMisconfigured(appID: Int64, reason: String) async throws {
+    /// True when this call set the mark (it was not set already).
+    @discardableResult
+    public func markMisconfigured(appID: Int64, reason: String) async throws -> Bool {
         try await client.query(
             """
             UPDATE apns_settings SET misconfigured_at = now(), misconfiguration_reason = \(reason)
             WHERE app_id = \(appID) AND misconfigured_at IS NULL
+            RETURNING app_id
             """,
             logger: logger
-        )
+        ).count() > 0
     }
 }

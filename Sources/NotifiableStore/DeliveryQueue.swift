@@ -66,42 +66,63 @@ public struct DeliveryQueue: Sendable {
         self.logger = logger
     }
 
-    /// Claims up to `limit` ready deliveries for `lease`. Deliveries of notifications that
-    /// expired meanwhile are not claimed (`expireOverdue` settles them).
+    /// Claims up to `limit` ready deliveries for `lease`. Ready deliveries whose notification
+    /// was cancelled, or whose device was unregistered, invalidated or merged away since they
+    /// were queued, are settled as `cancelled` in the same statement and not returned.
     public func claim(limit: Int, lease: Duration) async throws -> [ClaimedDelivery] {
         let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         let rows = try await client.query(
             """
             WITH ready AS (
-                SELECT q.id FROM deliveries q
+                SELECT q.id,
+                       (n.state = 'cancelled' OR d.unregistered_at IS NOT NULL OR d.invalidated_at IS NOT NULL
+                        OR d.merged_into IS NOT NULL) AS gone
+                FROM deliveries q
+                JOIN devices d ON d.id = q.device_id
+                JOIN notifications n ON n.id = q.notification_id
                 WHERE q.state IN ('available', 'retrying') AND q.run_at <= now()
                 ORDER BY q.run_at
                 LIMIT \(limit)
-                FOR UPDATE SKIP LOCKED
+                FOR UPDATE OF q SKIP LOCKED
             )
             UPDATE deliveries q SET
-                state = 'running', attempts = q.attempts + 1, updated_at = now(), claimed_at = clock_timestamp(),
-                locked_until = now() + make_interval(secs => \(leaseSeconds))
+                state = CASE WHEN ready.gone THEN 'cancelled' ELSE 'running' END,
+                attempts = CASE WHEN ready.gone THEN q.attempts ELSE q.attempts + 1 END,
+                locked_until = CASE WHEN ready.gone THEN NULL ELSE now() + make_interval(secs => \(leaseSeconds)) END,
+                cancelled_at = CASE WHEN ready.gone THEN now() ELSE q.cancelled_at END,
+                reason = CASE WHEN ready.gone THEN 'notification cancelled or device gone before sending' ELSE q.reason END,
+                claimed_at = CASE WHEN ready.gone THEN q.claimed_at ELSE clock_timestamp() END,
+                updated_at = now()
             FROM ready, devices d, notifications n
             WHERE q.id = ready.id AND d.id = q.device_id AND n.id = q.notification_id
-            RETURNING q.id, q.notification_id, q.app_id, q.device_id, q.attempts, d.provider, d.token,
+            RETURNING q.id, q.state, q.notification_id, q.app_id, q.device_id, q.attempts, d.provider, d.token,
                       d.language, d.country, n.content::text, n.expires_at
             """,
             logger: logger
         )
         var claimed: [ClaimedDelivery] = []
+        var unreadable: [DeliveryResult] = []
         var contents: [Int64: NotificationContent] = [:]
         for try await row in rows {
-            let (id, notificationID, appID, deviceID, attempt, provider, token, language, country, contentText, expiresAt) =
-                try row.decode((Int64, Int64, Int64, Int64, Int32, String, String, String?, String?, String, Date?).self)
-            let content = try contents[notificationID] ?? StoredJSON.decode(NotificationContent.self, from: contentText)
+            let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, contentText, expiresAt) =
+                try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, String, Date?).self)
+            guard state == "running" else { continue }
+            // One unreadable notification must not hold the rest of the batch until its lease runs out.
+            guard let content = contents[notificationID] ?? (try? StoredJSON.decode(NotificationContent.self, from: contentText)),
+                  let provider = Provider(rawValue: provider)
+            else {
+                logger.error("stored notification content is unreadable", metadata: ["notification_id": "\(notificationID)"])
+                unreadable.append(DeliveryResult(deliveryID: id, attempt: Int(attempt), state: .failed, reason: "stored notification content is unreadable"))
+                continue
+            }
             contents[notificationID] = content
             claimed.append(ClaimedDelivery(
                 id: id, notificationID: notificationID, appID: appID, deviceID: deviceID, attempt: Int(attempt),
-                provider: Provider(rawValue: provider) ?? .apns, token: token, language: language, country: country,
+                provider: provider, token: token, language: language, country: country,
                 content: content, expiresAt: expiresAt
             ))
         }
+        try await record(unreadable)
         return claimed
     }
 
@@ -256,7 +277,7 @@ public struct DeliveryQueue: Sendable {
             logger: logger
         )
         let count = try await rows.count()
-        if count > 0 { try await client.query("SELECT pg_notify('notifiable_work', 'deliveries')", logger: logger) }
+        if count > 0 { await wakeWorkers(client, logger: logger) }
         return count
     }
 

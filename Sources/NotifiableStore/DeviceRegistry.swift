@@ -77,6 +77,20 @@ public struct DeviceRegistry: Sendable {
     /// being updated survives (the SDK holds its id) and the other row is removed, so the
     /// token is reached through one device only.
     public func update(id: Int64, appID: Int64, fields: DeviceFields) async throws -> Device? {
+        // A registration of the same token committing meanwhile (23505), or two devices swapping
+        // tokens (40P01), makes the transaction fail; run it again on the new state.
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await updateOnce(id: id, appID: appID, fields: fields)
+            } catch let error as PostgresTransactionError where attempt < 4 {
+                guard let cause = error.closureError as? PSQLError, cause.isUniqueViolation || cause.isDeadlock else { throw error }
+            }
+        }
+    }
+
+    private func updateOnce(id: Int64, appID: Int64, fields: DeviceFields) async throws -> Device? {
         let binds = ColumnBinds(fields)
         return try await client.withTransaction(logger: logger) { connection in
             let locked = try await Self.first(connection.query(
@@ -135,6 +149,19 @@ public struct DeviceRegistry: Sendable {
             logger: logger
         )
         for try await mergedID in merged.decode(Int64.self) {
+            // What the token already got (or is getting) through the retired row, it must not get
+            // again through the survivor.
+            try await connection.query(
+                """
+                UPDATE deliveries AS pending SET state = 'cancelled', cancelled_at = now(), updated_at = now(),
+                                                 reason = 'device merged: the token already had this notification'
+                WHERE pending.device_id = \(survivorID) AND pending.state IN ('available', 'retrying')
+                  AND EXISTS (SELECT 1 FROM deliveries AS other
+                              WHERE other.notification_id = pending.notification_id AND other.device_id = \(mergedID)
+                                AND other.state IN ('running', 'sent'))
+                """,
+                logger: logger
+            )
             try await connection.query(
                 """
                 UPDATE deliveries AS moved SET device_id = \(survivorID), updated_at = now()

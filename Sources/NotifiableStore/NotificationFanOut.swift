@@ -117,7 +117,7 @@ public struct NotificationFanOut: Sendable {
         guard let outcome else { return nil }
         job.cursor = outcome.next
         if outcome.created > 0 {
-            try await client.query("SELECT pg_notify('notifiable_work', 'deliveries')", logger: logger)
+            await wakeWorkers(client, logger: logger)
         }
         return outcome.done && outcome.created == 0 ? nil : outcome.created
     }

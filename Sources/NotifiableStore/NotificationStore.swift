@@ -34,7 +34,7 @@ public struct NotificationStore: Sendable {
             logger: logger
         ))
         if let inserted {
-            try await client.query("SELECT pg_notify('notifiable_work', 'fanout')", logger: logger)
+            await wakeWorkers(client, logger: logger)
             return (inserted, true)
         }
         guard let key = request.idempotencyKey, let existing = try await first(client.query(

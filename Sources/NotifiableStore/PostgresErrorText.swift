@@ -16,4 +16,6 @@ public func databaseErrorText(_ error: any Error) -> String {
 extension PSQLError {
     /// SQLSTATE 23505: a unique constraint refused the write.
     var isUniqueViolation: Bool { serverInfo?[.sqlState] == "23505" }
+    /// SQLSTATE 40P01: two transactions waited on each other; one was rolled back.
+    var isDeadlock: Bool { serverInfo?[.sqlState] == "40P01" }
 }

@@ -107,7 +107,7 @@ struct NotificationFieldReader {
             }
             return nil
         }
-        guard value.count <= maxLength else { throw Self.tooLong(path(key), length: value.count, max: maxLength) }
+        guard value.unicodeScalars.count <= maxLength else { throw Self.tooLong(path(key), length: value.unicodeScalars.count, max: maxLength) }
         return value
     }
 

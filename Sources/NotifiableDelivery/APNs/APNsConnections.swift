@@ -31,7 +31,10 @@ actor APNsConnections {
     enum Lookup {
         case ready(APNsConnection)
         case notConfigured
+        /// The settings cannot work (a key or CA that does not parse): the app is misconfigured.
         case unusable(String)
+        /// The settings could not be read just now (the database): try again later.
+        case unavailable(String)
     }
 
     private let settings: APNsSettingsStore
@@ -39,14 +42,16 @@ actor APNsConnections {
     private let logger: Logger
     private let makeTransport: @Sendable (_ baseURL: String, _ trustedCAPEM: String?) throws -> any APNsTransport
     private var connections: [Int64: APNsConnection] = [:]
-    private var retired: [any APNsTransport] = []
+    /// Longer than any request's deadline.
+    private let retireAfter: Duration
 
     init(
-        settings: APNsSettingsStore, maxAge: Duration, logger: Logger,
+        settings: APNsSettingsStore, maxAge: Duration, retireAfter: Duration, logger: Logger,
         makeTransport: @escaping @Sendable (_ baseURL: String, _ trustedCAPEM: String?) throws -> any APNsTransport
     ) {
         self.settings = settings
         self.maxAge = maxAge
+        self.retireAfter = retireAfter
         self.logger = logger
         self.makeTransport = makeTransport
     }
@@ -58,11 +63,16 @@ actor APNsConnections {
            cached.loadedAt.duration(to: .now) < (cached.misconfiguration == nil ? maxAge : min(maxAge, .seconds(2))) {
             return .ready(cached)
         }
+        let loaded: APNsSettings?
         do {
-            guard let settings = try await settings.settings(appID: appID) else {
-                return .notConfigured
-            }
-            let connection = try makeConnection(settings, reusing: connections[appID])
+            loaded = try await settings.settings(appID: appID)
+        } catch {
+            logger.warning("cannot read APNs settings", metadata: ["app_id": "\(appID)", "error": "\(databaseErrorText(error))"])
+            return .unavailable("APNs settings could not be read: \(databaseErrorText(error))")
+        }
+        guard let loaded else { return .notConfigured }
+        do {
+            let connection = try makeConnection(loaded, reusing: connections[appID])
             connections[appID] = connection
             return .ready(connection)
         } catch {
@@ -76,15 +86,19 @@ actor APNsConnections {
     }
 
     func shutdown() async {
-        let transports = connections.values.map(\.transport) + retired
+        let transports = connections.values.map(\.transport)
         connections = [:]
-        retired = []
         for transport in transports { await transport.shutdown() }
     }
 
-    /// Old transports may still carry requests in flight; they are shut down with the sender.
+    /// An old transport may still carry requests in flight: it is shut down once they are
+    /// past their deadline, so retired transports never pile up.
     private func retire(_ transport: any APNsTransport) {
-        retired.append(transport)
+        let delay = retireAfter
+        Task {
+            try? await Task.sleep(for: delay)
+            await transport.shutdown()
+        }
     }
 
     /// The connection for `settings`. The previous one's transport (its open TLS connections)

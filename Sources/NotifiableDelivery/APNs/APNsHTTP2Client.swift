@@ -159,6 +159,13 @@ public enum APNsHTTP2Error: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Where the connections go: parsed once from the base URL.
+extension APNsHTTP2Client {
+    /// Throws when `baseURL` is not an endpoint this client can reach (`https://host[:port]`).
+    public static func validate(baseURL: String) throws {
+        _ = try APNsHTTP2Endpoint(baseURL: baseURL)
+    }
+}
+
 struct APNsHTTP2Endpoint: Sendable {
     /// Host name or IP address (IPv6 without brackets), for connecting.
     let host: String

@@ -16,7 +16,9 @@ public final class APNsSender: PushSender {
         settings: APNsSettingsStore, logger: Logger, requestTimeout: Duration = .seconds(15),
         settingsMaxAge: Duration = .seconds(30)
     ) {
-        self.connections = APNsConnections(settings: settings, maxAge: settingsMaxAge, logger: logger) { baseURL, ca in
+        self.connections = APNsConnections(
+            settings: settings, maxAge: settingsMaxAge, retireAfter: requestTimeout * 2, logger: logger
+        ) { baseURL, ca in
             try APNsHTTP2Client(baseURL: baseURL, trustedCAPEM: ca, logger: logger)
         }
         self.requestTimeout = requestTimeout
@@ -30,6 +32,7 @@ public final class APNsSender: PushSender {
         case .notConfigured:
             return .misconfigured(reason: "apns_not_configured: set the app's APNs key with `notifiable apps set-apns`")
         case .unusable(let reason): return .misconfigured(reason: reason)
+        case .unavailable(let reason): return .retry(reason: reason, retryAfter: .seconds(5))
         }
         if let misconfiguration = connection.misconfiguration {
             return .misconfigured(reason: misconfiguration)
@@ -60,6 +63,10 @@ public final class APNsSender: PushSender {
                 connection.hasAccepted.set()
             case .refreshCredentialsAndRetry:
                 await connection.tokens.refresh(rejected: jwt)
+            case .misconfigured:
+                // APNs itself refused the settings: read them again (the worker marks them), so
+                // the app's other deliveries stop here instead of going to APNs.
+                await connections.forget(appID: delivery.appID)
             case .tokenDead(let reason, nil) where reason == APNsReason.badDeviceToken.rawValue && !connection.hasAccepted.isSet:
                 // Every token of an app looks bad when its settings name the wrong environment
                 // (sandbox tokens sent to production). Until APNs has accepted one push over these
@@ -76,10 +83,6 @@ public final class APNsSender: PushSender {
             logger.debug("APNs request failed", metadata: ["delivery_id": "\(delivery.id)", "error": "\(String(reflecting: error))"])
             return APNsResponseClassifier.classify(transportError: error)
         }
-    }
-
-    public func forget(appID: Int64) async {
-        await connections.forget(appID: appID)
     }
 
     public func shutdown() async {

@@ -1,0 +1,88 @@
+import Foundation
+import HummingbirdTesting
+import NotifiableCore
+import NotifiableStore
+import NotifiableTesting
+import Testing
+
+/// Queue rules driven by hand (no workers), over a database of its own.
+@Suite struct QueueRulesTests {
+    static func fanOut(_ service: TestService) async throws {
+        let fanOut = NotificationFanOut(client: service.postgres, logger: TestDatabase.logger)
+        while var job = try await fanOut.claim(lease: .seconds(5)) {
+            while try await fanOut.advance(&job, batchSize: 100, lease: .seconds(5)) != nil {}
+        }
+    }
+
+    @Test func aDeliveryWhoseDeviceWentAwayWhileItWasInFlightIsNotSentAgain() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x60E))
+            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+            try await Self.fanOut(service)
+            let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let claimed = try await queue.claim(limit: 10, lease: .seconds(30))
+            #expect(claimed.count == 1)
+
+            // Unregistered while its push was in flight; the push then failed transiently.
+            let deleted = try await client.signed(.delete, "/api/v1/device_tokens/\(device)", as: app.deviceCredential)
+            #expect(deleted.status == .noContent)
+            let delivery = try #require(claimed.first)
+            try await queue.record([DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .retrying, runAt: Date(), reason: "503")])
+
+            #expect(try await queue.claim(limit: 10, lease: .seconds(30)).isEmpty)
+            #expect(try await service.deliveries(of: id, in: "cancelled") == 1)
+        }
+    }
+
+    @Test func aCancelledNotificationsRetryingDeliveriesAreNotSentAgain() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0xCA1))
+            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+            try await Self.fanOut(service)
+            let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let delivery = try #require(try await queue.claim(limit: 10, lease: .seconds(30)).first)
+            _ = try await client.signed(.delete, "/api/v1/notifications/\(id)", as: app.serverCredential)
+            try await queue.record([DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .retrying, runAt: Date(), reason: "503")])
+            #expect(try await queue.claim(limit: 10, lease: .seconds(30)).isEmpty)
+            #expect(try await service.deliveries(of: id, in: "cancelled") == 1)
+        }
+    }
+
+    @Test func mergingOntoATokenThatAlreadyHadTheNotificationDoesNotSendItAgain() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let tokenX = E2EDeliveryTests.token(0xAA), tokenY = E2EDeliveryTests.token(0xBB)
+            let holder = try await E2EDeliveryTests.register(client, app.deviceCredential, token: tokenX, alias: "alice")
+            let mover = try await E2EDeliveryTests.register(client, app.deviceCredential, token: tokenY, alias: "alice")
+            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "user_aliases": ["alice"]}"#)
+            try await Self.fanOut(service)
+            // Token X already got it; Y's delivery is still waiting.
+            try await service.postgres.query(
+                "UPDATE deliveries SET state = 'sent', sent_at = now() WHERE notification_id = \(id) AND device_id = \(holder)",
+                logger: TestDatabase.logger
+            )
+            let moved = try await client.signed(.patch, "/api/v1/device_tokens/\(mover)", body: #"{"token": "\#(tokenX)"}"#, as: app.deviceCredential)
+            #expect(moved.status == .ok)
+            #expect(try await service.integer(
+                "SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state IN ('available', 'retrying')"
+            ) == 0)
+        }
+    }
+
+    @Test func lengthsAreCountedAsPostgreSQLCountsThem() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            // 200 flags: 200 characters to a person, 400 code points to PostgreSQL.
+            let flags = String(repeating: "🇬🇧", count: 200)
+            let response = try await client.signed(
+                .post, "/api/v1/device_tokens",
+                body: #"{"provider": "apns", "token": "\#(E2EDeliveryTests.token(0xF1A6))", "name": "\#(flags)"}"#,
+                as: app.deviceCredential
+            )
+            #expect(response.status == .unprocessableContent)
+            #expect(response.errorField == "name")
+        }
+    }
+}
