@@ -74,26 +74,23 @@ public struct DeliveryQueue: Sendable {
         let rows = try await client.query(
             """
             WITH ready AS (
-                SELECT q.id,
-                       (n.state = 'cancelled' OR d.unregistered_at IS NOT NULL OR d.invalidated_at IS NOT NULL
-                        OR d.merged_into IS NOT NULL) AS gone
-                FROM deliveries q
-                JOIN devices d ON d.id = q.device_id
-                JOIN notifications n ON n.id = q.notification_id
+                SELECT q.id FROM deliveries q
                 WHERE q.state IN ('available', 'retrying') AND q.run_at <= now()
                 ORDER BY q.run_at
                 LIMIT \(limit)
-                FOR UPDATE OF q SKIP LOCKED
+                FOR UPDATE SKIP LOCKED
             )
             UPDATE deliveries q SET
-                state = CASE WHEN ready.gone THEN 'cancelled' ELSE 'running' END,
-                attempts = CASE WHEN ready.gone THEN q.attempts ELSE q.attempts + 1 END,
-                locked_until = CASE WHEN ready.gone THEN NULL ELSE now() + make_interval(secs => \(leaseSeconds)) END,
-                cancelled_at = CASE WHEN ready.gone THEN now() ELSE q.cancelled_at END,
-                reason = CASE WHEN ready.gone THEN 'notification cancelled or device gone before sending' ELSE q.reason END,
-                claimed_at = CASE WHEN ready.gone THEN q.claimed_at ELSE clock_timestamp() END,
+                state = CASE WHEN target.gone THEN 'cancelled' ELSE 'running' END,
+                attempts = CASE WHEN target.gone THEN q.attempts ELSE q.attempts + 1 END,
+                locked_until = CASE WHEN target.gone THEN NULL ELSE now() + make_interval(secs => \(leaseSeconds)) END,
+                cancelled_at = CASE WHEN target.gone THEN now() ELSE q.cancelled_at END,
+                reason = CASE WHEN target.gone THEN 'notification cancelled or device gone before sending' ELSE q.reason END,
+                claimed_at = CASE WHEN target.gone THEN q.claimed_at ELSE clock_timestamp() END,
                 updated_at = now()
-            FROM ready, devices d, notifications n
+            FROM ready, devices d, notifications n,
+                 LATERAL (SELECT n.state = 'cancelled' OR d.unregistered_at IS NOT NULL OR d.invalidated_at IS NOT NULL
+                                 OR d.merged_into IS NOT NULL AS gone) AS target
             WHERE q.id = ready.id AND d.id = q.device_id AND n.id = q.notification_id
             RETURNING q.id, q.state, q.notification_id, q.app_id, q.device_id, q.attempts, d.provider, d.token,
                       d.language, d.country, n.content::text, n.expires_at
