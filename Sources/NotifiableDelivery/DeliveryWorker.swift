@@ -122,11 +122,13 @@ public final class DeliveryWorker: Service {
 
     private func fanOutLoop() async {
         while !isStopping {
+            var held: FanOutJob?
             do {
                 guard var job = try await fanOut.claim(lease: configuration.lease) else {
                     await doorbell.wait(atMost: configuration.pollInterval)
                     continue
                 }
+                held = job
                 var created = 0
                 while !isStopping, let batch = try await fanOut.advance(
                     &job, batchSize: configuration.fanOutBatchSize, lease: configuration.lease
@@ -134,9 +136,11 @@ public final class DeliveryWorker: Service {
                     created += batch
                     if batch > 0 { await doorbell.ring() }
                 }
+                if isStopping { try await fanOut.release(job) }
                 logger.debug("fan-out pass done", metadata: ["notification_id": "\(job.notificationID)", "created": "\(created)"])
             } catch {
                 logger.error("fan-out failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
+                if let held { try? await fanOut.release(held) }
                 try? await Task.sleep(for: .seconds(1))
             }
         }

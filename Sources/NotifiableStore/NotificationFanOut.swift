@@ -123,6 +123,20 @@ public struct NotificationFanOut: Sendable {
     }
 }
 
+extension NotificationFanOut {
+    /// Gives up a held fan-out before its lease ends (the worker is stopping, or failed), so
+    /// another worker can carry on from the cursor at once.
+    public func release(_ job: FanOutJob) async throws {
+        try await client.query(
+            """
+            UPDATE notifications SET fanout_locked_until = NULL
+            WHERE id = \(job.notificationID) AND state = 'fanning_out'
+            """,
+            logger: logger
+        )
+    }
+}
+
 extension Duration {
     /// Whole seconds, at least 1: leases are coarse.
     var seconds: Int64 { max(1, components.seconds) }

@@ -86,3 +86,23 @@ import Testing
         }
     }
 }
+
+@Suite struct FanOutLeaseTests {
+    @Test func aReleasedFanOutCanBeTakenOverAtOnceAndResumesFromItsCursor() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            try await service.insertDevices(appID: app.app.id, count: 30, tokenSeed: 0x1EA5E)
+            _ = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
+            let fanOut = NotificationFanOut(client: service.postgres, logger: TestDatabase.logger)
+            var job = try #require(try await fanOut.claim(lease: .seconds(60)))
+            #expect(try await fanOut.advance(&job, batchSize: 10, lease: .seconds(60)) == 10)
+            // Held: nobody else may take it.
+            #expect(try await fanOut.claim(lease: .seconds(60)) == nil)
+            try await fanOut.release(job)
+            var resumed = try #require(try await fanOut.claim(lease: .seconds(60)))
+            #expect(resumed.cursor == job.cursor)
+            while try await fanOut.advance(&resumed, batchSize: 10, lease: .seconds(60)) != nil {}
+            #expect(try await service.integer("SELECT count(*) FROM deliveries") == 30)
+        }
+    }
+}
