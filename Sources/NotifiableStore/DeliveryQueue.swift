@@ -167,12 +167,8 @@ public struct DeliveryQueue: Sendable {
             )
             let invalidated = try await rows.count() > 0
             if invalidated {
-                try await connection.query(
-                    """
-                    UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = 'device token invalid: ' || \(reason)
-                    WHERE device_id = \(id) AND state IN ('available', 'retrying')
-                    """,
-                    logger: logger
+                try await WaitingDeliveries.cancel(
+                    of: .device(id), reason: "device token invalid: \(reason)", on: connection, logger: logger
                 )
             }
             return invalidated

@@ -171,13 +171,8 @@ public struct DeviceRegistry: Sendable {
                 """,
                 logger: logger
             )
-            try await connection.query(
-                """
-                UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(),
-                                      reason = 'device merged into \(unescaped: String(survivorID))'
-                WHERE device_id = \(mergedID) AND state IN ('available', 'retrying')
-                """,
-                logger: logger
+            try await WaitingDeliveries.cancel(
+                of: .device(mergedID), reason: "device merged into \(survivorID)", on: connection, logger: logger
             )
             logger.info("merged device into the one taking its token", metadata: [
                 "app_id": "\(appID)", "device_id": "\(survivorID)", "merged_device_id": "\(mergedID)",
@@ -198,13 +193,7 @@ public struct DeviceRegistry: Sendable {
                 logger: logger
             )
             guard try await rows.count() > 0 else { return false }
-            try await connection.query(
-                """
-                UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = 'device unregistered'
-                WHERE device_id = \(id) AND state IN ('available', 'retrying')
-                """,
-                logger: logger
-            )
+            try await WaitingDeliveries.cancel(of: .device(id), reason: "device unregistered", on: connection, logger: logger)
             return true
         }
     }

@@ -128,13 +128,7 @@ public struct NotificationStore: Sendable {
                 logger: logger
             )
             guard try await rows.count() > 0 else { return false }
-            try await connection.query(
-                """
-                UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = 'notification cancelled'
-                WHERE notification_id = \(id) AND state IN ('available', 'retrying')
-                """,
-                logger: logger
-            )
+            try await WaitingDeliveries.cancel(of: .notification(id), reason: "notification cancelled", on: connection, logger: logger)
             return true
         }
     }
