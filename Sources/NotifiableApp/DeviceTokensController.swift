@@ -27,28 +27,26 @@ struct DeviceTokensController {
 
     @Sendable func update(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<DeviceJSON> {
         let caller = try context.requireCaller()
-        let id = try deviceID(context)
+        let id = try context.pathID("id", what: "registered device of this app")
         var request = request
         let body = try await request.jsonBody(context: context)
-        guard let current = try await devices.device(id: id, appID: caller.appID) else { throw noSuchDevice(id) }
+        guard let current = try await devices.device(id: id, appID: caller.appID) else { throw APIError.notFound("There is no registered device of this app \(id).") }
         let fields = try DeviceFields.update(from: body, provider: current.provider)
-        guard let device = try await devices.update(id: id, appID: caller.appID, fields: fields) else { throw noSuchDevice(id) }
+        guard let device = try await devices.update(id: id, appID: caller.appID, fields: fields) else { throw APIError.notFound("There is no registered device of this app \(id).") }
         return JSONResponse(DeviceJSON(device))
     }
 
     @Sendable func unregister(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let caller = try context.requireCaller()
-        let id = try deviceID(context)
-        guard try await devices.unregister(id: id, appID: caller.appID) else { throw noSuchDevice(id) }
+        let id = try context.pathID("id", what: "registered device of this app")
+        guard try await devices.unregister(id: id, appID: caller.appID) else { throw APIError.notFound("There is no registered device of this app \(id).") }
         return Response(status: .noContent)
     }
 
     @Sendable func list(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<[DeviceJSON]> {
         let caller = try context.requireCaller()
-        let query = request.uri.queryParameters
-        // Rails-style clients send user[alias], percent-encoded or not.
-        let aliasValue = query["user_alias"] ?? query["user[alias]"] ?? query["user%5Balias%5D"] ?? query["user%5balias%5d"]
-        guard let alias = aliasValue.map(String.init), !alias.isEmpty else {
+        // Rails-style clients send user[alias].
+        guard let alias = request.queryValue(named: "user_alias", "user[alias]"), !alias.isEmpty else {
             throw APIError(
                 status: .unprocessableContent, code: "missing_field",
                 message: "Say whose devices to list: ?user_alias=ALIAS.", field: "user_alias"
@@ -62,17 +60,5 @@ struct DeviceTokensController {
         }
         let found = try await devices.devices(userAlias: alias, appID: caller.appID)
         return JSONResponse(found.map(DeviceJSON.init))
-    }
-
-    /// The `:id` of the path; an id that is not a number names no device.
-    private func deviceID(_ context: NotifiableRequestContext) throws -> Int64 {
-        var text = context.parameters.get("id") ?? ""
-        if text.hasSuffix(".json") { text.removeLast(5) }
-        guard let id = Int64(text), id > 0 else { throw noSuchDevice(text) }
-        return id
-    }
-
-    private func noSuchDevice(_ id: some CustomStringConvertible) -> APIError {
-        .notFound("This app has no registered device \(id).")
     }
 }

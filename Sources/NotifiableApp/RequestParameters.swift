@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 
 /// Reading path and query values with the service's errors.
@@ -24,6 +25,16 @@ extension NotifiableRequestContext {
 }
 
 extension Request {
+    /// The first query value under any of `names`, comparing keys percent-decoded
+    /// (`user%5Balias%5D` is `user[alias]`).
+    func queryValue(named names: String...) -> String? {
+        for (key, value) in uri.queryParameters {
+            let decoded = String(key).removingPercentEncoding ?? String(key)
+            if names.contains(decoded) { return String(value) }
+        }
+        return nil
+    }
+
     /// `?cursor=` as an id, or nil; a malformed cursor is a 422.
     func cursor() throws -> Int64? {
         guard let text = uri.queryParameters["cursor"].map(String.init), !text.isEmpty else { return nil }

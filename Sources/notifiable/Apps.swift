@@ -89,11 +89,8 @@ func withAppRegistry<T: Sendable>(_ body: @Sendable (AppRegistry) async throws -
     let environment = ProcessInfo.processInfo.environment
     let configuration = try ServerConfiguration.fromEnvironment(environment)
     let logger = bootstrapLogging(level: .notice)
-    let directory = configuration.migrationsDirectory ?? Migrator.defaultDirectory()
     return try await withPostgresClient(try postgresConfiguration(configuration), logger: logger) { client in
-        if let directory {
-            try await Migrator(client: client, logger: logger).migrate(try Migrator.load(from: directory))
-        }
+        try await migrate(configuration, postgres: client, logger: logger)
         return try await body(AppRegistry(client: client, masterKey: configuration.masterKey, logger: logger))
     }
 }
