@@ -194,18 +194,18 @@ public final class DeliveryWorker: Service {
             )
         }
         let outcome = await sender.send(delivery)
-        return await result(of: outcome, for: delivery, sender: sender)
+        return await result(of: outcome, for: delivery)
     }
 
-    private func result(of outcome: DeliveryOutcome, for delivery: ClaimedDelivery, sender: any PushSender) async -> DeliveryResult {
+    private func result(of outcome: DeliveryOutcome, for delivery: ClaimedDelivery) async -> DeliveryResult {
         let id = delivery.id, attempt = delivery.attempt
         switch outcome {
         case .sent(let gatewayID):
             return DeliveryResult(deliveryID: id, attempt: attempt, state: .sent, gatewayID: gatewayID)
         case .retry(let reason, let retryAfter):
-            return retry(delivery, reason: reason, retryAfter: retryAfter)
+            return retry(delivery, reason: reason, .afterBackoff(retryAfter: retryAfter))
         case .refreshCredentialsAndRetry(let reason):
-            return retry(delivery, reason: reason, retryAfter: .zero)
+            return retry(delivery, reason: reason, .immediately)
         case .failed(let reason):
             return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
         case .tokenDead(let reason, let at):
@@ -232,12 +232,24 @@ public final class DeliveryWorker: Service {
         }
     }
 
-    private func retry(_ delivery: ClaimedDelivery, reason: String, retryAfter: Duration?) -> DeliveryResult {
+    private enum RetryTiming {
+        /// The policy's backoff, no sooner than the gateway's Retry-After.
+        case afterBackoff(retryAfter: Duration?)
+        /// At once (fresh credentials), still within the attempt budget and before expiry.
+        case immediately
+    }
+
+    private func retry(_ delivery: ClaimedDelivery, reason: String, _ timing: RetryTiming) -> DeliveryResult {
         let policy = configuration.retryPolicy
-        // A refresh of credentials retries at once, but still within the attempt budget.
-        let next: Date? = retryAfter == .zero
-            ? (delivery.attempt < policy.maxAttempts ? Date() : nil)
-            : policy.nextAttempt(after: delivery.attempt, retryAfter: retryAfter, now: Date(), expiresAt: delivery.expiresAt)
+        let now = Date()
+        let next: Date?
+        switch timing {
+        case .afterBackoff(let retryAfter):
+            next = policy.nextAttempt(after: delivery.attempt, retryAfter: retryAfter, now: now, expiresAt: delivery.expiresAt)
+        case .immediately:
+            let withinBudget = delivery.attempt < policy.maxAttempts && (delivery.expiresAt.map { now < $0 } ?? true)
+            next = withinBudget ? now : nil
+        }
         guard let next else {
             return DeliveryResult(
                 deliveryID: delivery.id, attempt: delivery.attempt, state: .dead,
