@@ -199,6 +199,26 @@ import Testing
         }
     }
 
+    @Test func aRetryWaitsAtLeastAsLongAsRetryAfterAsks() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let token = Self.token(0x429)
+                let device = try await Self.register(client, app.deviceCredential, token: token)
+                // The test policy's own backoff is 50 ms; APNs asks for 2 s.
+                gateway.script(token: token, [.tooManyRequests(retryAfterSeconds: 2)])
+                let id = try await Self.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+                #expect(try await Self.settled(service, id))
+                let waited = try await service.integer(
+                    "SELECT (1000 * extract(epoch FROM sent_at - created_at))::int8 FROM deliveries WHERE notification_id = \(id) AND state = 'sent'"
+                )
+                #expect((waited ?? 0) >= 2000, "waited \(String(describing: waited)) ms")
+                #expect(gateway.pushes(to: token).count == 1)
+            }
+        }
+    }
+
     @Test func exhaustedRetriesEndDeadAndARequeueSendsThem() async throws {
         try await withFakeAPNs { gateway in
             try await withTestService(workers: true) { client, service in

@@ -87,6 +87,36 @@ import Testing
     }
 }
 
+@Suite struct AdminQueueTests {
+    @Test func queueDepthByStateAndTheAgeOfTheOldestReadyDelivery() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let admin = try #require(service.configuration.adminToken)
+            let unauthenticated = try await client.execute(uri: "/admin/queue", method: .get, headers: [:], body: nil)
+            #expect(unauthenticated.status == .unauthorized)
+            let wrong = try await client.execute(uri: "/admin/queue", method: .get, headers: [.authorization: "Bearer not-the-token"], body: nil)
+            #expect(wrong.errorCode == "invalid_admin_token")
+
+            let app = try await service.createApp()
+            try await service.insertDevices(appID: app.app.id, count: 3, tokenSeed: 0xDE97)
+            _ = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
+            let queued = try await client.execute(uri: "/admin/queue", method: .get, headers: [.authorization: "Bearer \(admin)"], body: nil)
+            #expect(queued.json["notifications_fanning_out"]?.intValue == 1)
+            #expect(queued.json["deliveries"]?["available"]?.intValue == 0)
+
+            try await QueueRulesTests.fanOut(service)
+            // Make the deliveries ready for a while, as if no worker had come by.
+            try await service.postgres.query("UPDATE deliveries SET run_at = now() - interval '90 seconds'", logger: TestDatabase.logger)
+            let stats = try await client.execute(uri: "/admin/queue", method: .get, headers: [.authorization: "Bearer \(admin)"], body: nil)
+            #expect(stats.json["notifications_fanning_out"]?.intValue == 0)
+            #expect(stats.json["deliveries"]?["available"]?.intValue == 3)
+            #expect(stats.json["deliveries"]?["sent"]?.intValue == 0)
+            let age = try #require(stats.json["oldest_ready_age_seconds"])
+            let seconds: Double = switch age { case .number(let value): value; case .integer(let value): Double(value); default: -1 }
+            #expect(seconds >= 90 && seconds < 120, "\(seconds)")
+        }
+    }
+}
+
 @Suite struct FanOutLeaseTests {
     @Test func aReleasedFanOutCanBeTakenOverAtOnceAndResumesFromItsCursor() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
