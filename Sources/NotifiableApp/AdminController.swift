@@ -4,18 +4,14 @@ import NotifiableCore
 import NotifiableDelivery
 import NotifiableStore
 
-/// Operator endpoints: the queue's depth, dead deliveries and their re-queueing, and the apps'
-/// APNs settings.
+/// Operator endpoints for the queue: its depth, dead deliveries and their re-queueing.
 struct AdminController {
     let queue: DeliveryQueue
-    let apnsSettings: APNsSettingsStore
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
         group.get("queue", use: queueStats)
         group.get("deliveries/dead", use: dead)
         group.post("deliveries/dead/requeue", use: requeue)
-        group.put("apps/:id/apns", use: setAPNs)
-        group.get("apps/:id/apns", use: showAPNs)
     }
 
     struct QueueJSON: Encodable, Sendable {
@@ -74,49 +70,6 @@ struct AdminController {
         default: throw APIError(status: .unprocessableContent, code: "invalid_type", message: "delivery_ids must be an array of numbers.", field: "delivery_ids")
         }
         return JSONResponse(RequeueJSON(requeued: try await queue.requeueDead(appID: appID, ids: ids)))
-    }
-
-    struct APNsJSON: Encodable, Sendable {
-        let appID: Int64
-        let keyID: String
-        let teamID: String
-        let bundleID: String
-        let environment: String
-        let endpoint: String
-        let misconfiguration: String?
-        enum CodingKeys: String, CodingKey {
-            case appID = "app_id"
-            case keyID = "key_id"
-            case teamID = "team_id"
-            case bundleID = "bundle_id"
-            case environment, endpoint, misconfiguration
-        }
-
-        init(appID: Int64, _ settings: APNsSettings) {
-            self.appID = appID
-            keyID = settings.keyID
-            teamID = settings.teamID
-            bundleID = settings.bundleID
-            environment = settings.environment.rawValue
-            endpoint = settings.baseURL
-            misconfiguration = settings.misconfigurationReason
-        }
-    }
-
-    @Sendable func setAPNs(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<APNsJSON> {
-        let appID = try context.pathID("id", what: "app")
-        var request = request
-        let settings = try APNsSettingsInput.parse(try await request.jsonBody(context: context))
-        guard try await apnsSettings.save(settings, appID: appID) else { throw APIError.notFound("There is no app \(appID).") }
-        return JSONResponse(APNsJSON(appID: appID, settings))
-    }
-
-    @Sendable func showAPNs(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<APNsJSON> {
-        let appID = try context.pathID("id", what: "app")
-        guard let settings = try await apnsSettings.settings(appID: appID) else {
-            throw APIError.notFound("App \(appID) has no APNs settings.")
-        }
-        return JSONResponse(APNsJSON(appID: appID, settings))
     }
 
     private func appIDQuery(_ request: Request) throws -> Int64? {

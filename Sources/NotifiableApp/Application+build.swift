@@ -22,9 +22,10 @@ public func buildApplication(_ configuration: ServerConfiguration, logger: Logge
 public func buildApplication(
     _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger
 ) throws -> some ApplicationProtocol {
-    let apps = AppRegistry(client: postgres, masterKey: configuration.masterKey, logger: logger)
+    let apps = AppRegistry(client: postgres, keys: configuration.keys, logger: logger)
     let devices = DeviceRegistry(client: postgres, logger: logger)
-    let apnsSettings = APNsSettingsStore(client: postgres, masterKey: configuration.masterKey, logger: logger)
+    let apnsSettings = APNsSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
+    let fcmSettings = FCMSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
 
     let router = Router(context: NotifiableRequestContext.self)
     // The log sees every answer, error answers included, because errors become responses inside it.
@@ -37,7 +38,9 @@ public func buildApplication(
     NotificationsController(notifications: NotificationStore(client: postgres, logger: logger)).addRoutes(to: api)
 
     let admin = router.group("admin").add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
-    AdminController(queue: DeliveryQueue(client: postgres, logger: logger), apnsSettings: apnsSettings).addRoutes(to: admin)
+    AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)
+    AppsAdminController(apps: apps, apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
+    GatewaySettingsAdminController(apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
 
     let migrated = OneTimeSignal()
     var services: [any Service] = [postgres]
@@ -68,7 +71,7 @@ public func makeDeliveryWorker(
     _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger,
     beforeStart: @escaping @Sendable () async throws -> Void = {}
 ) -> DeliveryWorker {
-    let apnsSettings = APNsSettingsStore(client: postgres, masterKey: configuration.masterKey, logger: logger)
+    let apnsSettings = APNsSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
     let apns = APNsSender(settings: apnsSettings, logger: logger, requestTimeout: configuration.apnsRequestTimeout)
     return DeliveryWorker(
         postgres: postgres, apnsSettings: apnsSettings, senders: [.apns: apns],

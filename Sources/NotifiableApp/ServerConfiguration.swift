@@ -11,7 +11,10 @@ public struct ServerConfiguration: Sendable {
     public var port: Int = 8080
     /// Bearer token for the admin endpoints; they are closed when it is not set.
     public var adminToken: String?
+    /// Seals new secrets.
     public var masterKey: MasterKey
+    /// Earlier master keys, still able to open what they sealed until `notifiable keys rotate`.
+    public var previousMasterKeys: [MasterKey] = []
     public var logLevel: Logger.Level = .info
     public var migrateOnStart: Bool = true
     public var migrationsDirectory: URL?
@@ -26,6 +29,8 @@ public struct ServerConfiguration: Sendable {
         self.databaseURL = databaseURL
         self.masterKey = masterKey
     }
+
+    public var keys: MasterKeyring { MasterKeyring(current: masterKey, previous: previousMasterKeys) }
 
     /// Reads the variables the README's configuration table lists.
     public static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> ServerConfiguration {
@@ -44,6 +49,17 @@ public struct ServerConfiguration: Sendable {
             )
         }
         var configuration = ServerConfiguration(databaseURL: databaseURL, masterKey: masterKey)
+        if let previous = reader.optional("NOTIFIABLE_PREVIOUS_MASTER_KEYS") {
+            configuration.previousMasterKeys = try previous.split(separator: ",").enumerated().map { index, text throws(ConfigurationError) in
+                guard let key = MasterKey(base64: String(text)) else {
+                    throw ConfigurationError(
+                        variable: "NOTIFIABLE_PREVIOUS_MASTER_KEYS",
+                        problem: "entry \(index + 1) is not the base64 of 32 bytes; list the earlier master keys separated by commas"
+                    )
+                }
+                return key
+            }
+        }
         configuration.host = reader.optional("HOST") ?? configuration.host
         configuration.port = try reader.integer("PORT", in: 1...65535) ?? configuration.port
         configuration.databasePoolSize = try reader.integer("NOTIFIABLE_DATABASE_POOL_SIZE", in: 1...1000) ?? configuration.databasePoolSize

@@ -4,13 +4,32 @@ import Foundation
 public struct App: Sendable, Equatable {
     public var id: Int64
     public var name: String
+    public var deliveryMode: DeliveryMode
     public var createdAt: Date
+    public var updatedAt: Date
 
-    public init(id: Int64, name: String, createdAt: Date) {
+    public init(id: Int64, name: String, deliveryMode: DeliveryMode = .live, createdAt: Date, updatedAt: Date? = nil) {
         self.id = id
         self.name = name
+        self.deliveryMode = deliveryMode
         self.createdAt = createdAt
+        self.updatedAt = updatedAt ?? createdAt
     }
 
     public static let maxNameLength = 255
+
+    /// The name as stored: trimmed; nil when that leaves nothing or too much.
+    public static func normalizedName(_ name: String) -> String? {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= maxNameLength, !trimmed.unicodeScalars.contains("\0") else { return nil }
+        return trimmed
+    }
+}
+
+/// Where an app's pushes go.
+public enum DeliveryMode: String, Sendable, Codable, CaseIterable {
+    /// To Apple and Google (or the endpoints its settings name).
+    case live
+    /// To fake gateways built into the worker; every push is recorded for the operator to read.
+    case sandbox
 }

@@ -23,6 +23,16 @@ public struct MasterKey: Sendable {
 
     public var base64: String { key.withUnsafeBytes { Data($0).base64EncodedString() } }
 
+    /// A short fingerprint recorded beside every secret this key seals, so that after a master
+    /// key rotation each secret is opened with the key that sealed it. Derived one-way: it
+    /// reveals nothing about the key.
+    public var id: String {
+        var hasher = SHA256()
+        hasher.update(data: Data("NotifiableServer master key id".utf8))
+        key.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        return hasher.finalize().prefix(6).map { String(format: "%02x", $0) }.joined()
+    }
+
     public func seal(_ secret: String, boundTo context: String) throws -> [UInt8] {
         let box = try AES.GCM.seal(Data(secret.utf8), using: key, authenticating: Data(context.utf8))
         guard let combined = box.combined else { throw MasterKeyError.cannotSeal }
@@ -43,11 +53,14 @@ public struct MasterKey: Sendable {
 public enum MasterKeyError: Error, CustomStringConvertible {
     case cannotSeal
     case cannotOpen
+    case unknownKey(id: String)
 
     public var description: String {
         switch self {
         case .cannotSeal: "could not encrypt a secret"
         case .cannotOpen: "a stored secret does not open with NOTIFIABLE_MASTER_KEY; is it the key the secrets were stored with?"
+        case .unknownKey(let id):
+            "a stored secret was sealed with master key \(id), which is neither NOTIFIABLE_MASTER_KEY nor in NOTIFIABLE_PREVIOUS_MASTER_KEYS; add that key to NOTIFIABLE_PREVIOUS_MASTER_KEYS and run `notifiable keys rotate`"
         }
     }
 }

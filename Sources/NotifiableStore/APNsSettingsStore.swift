@@ -45,12 +45,12 @@ public struct APNsSettings: Sendable, Equatable {
 /// Per-app APNs settings; the key is stored sealed with the master key.
 public struct APNsSettingsStore: Sendable {
     let client: PostgresClient
-    let masterKey: MasterKey
+    let keys: MasterKeyring
     let logger: Logger
 
-    public init(client: PostgresClient, masterKey: MasterKey, logger: Logger) {
+    public init(client: PostgresClient, keys: MasterKeyring, logger: Logger) {
         self.client = client
-        self.masterKey = masterKey
+        self.keys = keys
         self.logger = logger
     }
 
@@ -59,16 +59,16 @@ public struct APNsSettingsStore: Sendable {
     /// Saves the app's settings, replacing earlier ones; clears any misconfiguration mark.
     /// False when there is no such app.
     public func save(_ settings: APNsSettings, appID: Int64) async throws -> Bool {
-        let sealed = Data(try masterKey.seal(settings.privateKeyPEM, boundTo: Self.sealingContext(appID: appID)))
+        let sealed = try keys.seal(settings.privateKeyPEM, boundTo: Self.sealingContext(appID: appID))
         let rows = try await client.query(
             """
-            INSERT INTO apns_settings AS s (app_id, key_id, team_id, bundle_id, sealed_private_key, environment, endpoint, trusted_ca_pem)
-            SELECT id, \(settings.keyID), \(settings.teamID), \(settings.bundleID), \(sealed), \(settings.environment.rawValue),
+            INSERT INTO apns_settings AS s (app_id, key_id, team_id, bundle_id, sealed_private_key, master_key_id, environment, endpoint, trusted_ca_pem)
+            SELECT id, \(settings.keyID), \(settings.teamID), \(settings.bundleID), \(Data(sealed.bytes)), \(sealed.keyID), \(settings.environment.rawValue),
                    \(settings.endpoint), \(settings.trustedCAPEM)
             FROM apps WHERE id = \(appID)
             ON CONFLICT (app_id) DO UPDATE SET
                 key_id = EXCLUDED.key_id, team_id = EXCLUDED.team_id, bundle_id = EXCLUDED.bundle_id,
-                sealed_private_key = EXCLUDED.sealed_private_key, environment = EXCLUDED.environment,
+                sealed_private_key = EXCLUDED.sealed_private_key, master_key_id = EXCLUDED.master_key_id, environment = EXCLUDED.environment,
                 endpoint = EXCLUDED.endpoint, trusted_ca_pem = EXCLUDED.trusted_ca_pem,
                 misconfigured_at = NULL, misconfiguration_reason = NULL, updated_at = now()
             RETURNING s.app_id
@@ -81,18 +81,18 @@ public struct APNsSettingsStore: Sendable {
     public func settings(appID: Int64) async throws -> APNsSettings? {
         let rows = try await client.query(
             """
-            SELECT key_id, team_id, bundle_id, sealed_private_key, environment, endpoint, trusted_ca_pem,
+            SELECT key_id, team_id, bundle_id, sealed_private_key, master_key_id, environment, endpoint, trusted_ca_pem,
                    misconfiguration_reason, updated_at
             FROM apns_settings WHERE app_id = \(appID)
             """,
             logger: logger
         )
-        for try await (keyID, teamID, bundleID, sealed, environment, endpoint, ca, misconfiguration, updatedAt) in rows.decode(
-            (String, String, String, Data, String, String?, String?, String?, Date).self
+        for try await (keyID, teamID, bundleID, sealed, masterKeyID, environment, endpoint, ca, misconfiguration, updatedAt) in rows.decode(
+            (String, String, String, Data, String?, String, String?, String?, String?, Date).self
         ) {
             var settings = APNsSettings(
                 keyID: keyID, teamID: teamID, bundleID: bundleID,
-                privateKeyPEM: try masterKey.open(Array(sealed), boundTo: Self.sealingContext(appID: appID)),
+                privateKeyPEM: try keys.open(Array(sealed), keyID: masterKeyID, boundTo: Self.sealingContext(appID: appID)),
                 environment: APNsSettings.Environment(rawValue: environment) ?? .production,
                 endpoint: endpoint, trustedCAPEM: ca
             )
@@ -101,6 +101,11 @@ public struct APNsSettingsStore: Sendable {
             return settings
         }
         return nil
+    }
+
+    /// Removes the app's settings; false when it had none.
+    public func remove(appID: Int64) async throws -> Bool {
+        try await client.query("DELETE FROM apns_settings WHERE app_id = \(appID) RETURNING app_id", logger: logger).count() > 0
     }
 
     /// Records that APNs refused the app's configuration itself, so sending stops and

@@ -6,12 +6,12 @@ import PostgresNIO
 /// Apps (tenants) and their API credentials.
 public struct AppRegistry: Sendable {
     public let client: PostgresClient
-    let masterKey: MasterKey
+    let keys: MasterKeyring
     public let logger: Logger
 
-    public init(client: PostgresClient, masterKey: MasterKey, logger: Logger) {
+    public init(client: PostgresClient, keys: MasterKeyring, logger: Logger) {
         self.client = client
-        self.masterKey = masterKey
+        self.keys = keys
         self.logger = logger
     }
 
@@ -29,55 +29,165 @@ public struct AppRegistry: Sendable {
         public let secretKey: String
     }
 
-    public func create(name: String) async throws -> CreatedApp {
-        let device = Credential.generate(role: .device)
-        let server = Credential.generate(role: .server)
-        let sealed = try [device, server].map { try masterKey.seal($0.secretKey, boundTo: $0.accessID) }
-        return try await client.withTransaction(logger: logger) { connection in
+    /// A credential as operators see it: never its secret.
+    public struct CredentialSummary: Sendable, Equatable {
+        public let accessID: String
+        public let role: CredentialRole
+        public let createdAt: Date
+        /// When a rotated-out credential stops working; nil for the current one.
+        public let expiresAt: Date?
+    }
+
+    public func create(name: String, deliveryMode: DeliveryMode = .live) async throws -> CreatedApp {
+        try await client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
-                "INSERT INTO apps (name) VALUES (\(name)) RETURNING id, name, created_at", logger: logger
+                """
+                INSERT INTO apps (name, delivery_mode) VALUES (\(name), \(deliveryMode.rawValue))
+                RETURNING id, name, delivery_mode, created_at, updated_at
+                """,
+                logger: logger
             )
-            var created: App?
-            for try await (id, name, createdAt) in rows.decode((Int64, String, Date).self) {
-                created = App(id: id, name: name, createdAt: createdAt)
+            guard let app = try await Self.apps(from: rows).first else {
+                throw StoreError(description: "INSERT INTO apps returned no row")
             }
-            guard let app = created else { throw StoreError(description: "INSERT INTO apps returned no row") }
-            for (credential, secret) in zip([device, server], sealed) {
-                try await connection.query(
-                    """
-                    INSERT INTO app_credentials (access_id, app_id, role, sealed_secret)
-                    VALUES (\(credential.accessID), \(app.id), \(credential.role.rawValue), \(Data(secret)))
-                    """,
-                    logger: logger
-                )
-            }
+            let device = try await insertCredential(role: .device, appID: app.id, on: connection)
+            let server = try await insertCredential(role: .server, appID: app.id, on: connection)
             return CreatedApp(app: app, deviceCredential: device, serverCredential: server)
         }
     }
 
     public func list() async throws -> [App] {
-        var apps: [App] = []
-        let rows = try await client.query("SELECT id, name, created_at FROM apps ORDER BY id", logger: logger)
-        for try await (id, name, createdAt) in rows.decode((Int64, String, Date).self) {
-            apps.append(App(id: id, name: name, createdAt: createdAt))
-        }
-        return apps
+        try await Self.apps(from: client.query(
+            "SELECT id, name, delivery_mode, created_at, updated_at FROM apps ORDER BY id", logger: logger
+        ))
     }
 
-    /// The live credential with this access id, its secret opened; nil when unknown or revoked.
-    public func credential(accessID: String) async throws -> StoredCredential? {
+    public func app(id: Int64) async throws -> App? {
+        try await Self.apps(from: client.query(
+            "SELECT id, name, delivery_mode, created_at, updated_at FROM apps WHERE id = \(id)", logger: logger
+        )).first
+    }
+
+    /// Renames the app and/or changes its delivery mode; nil when there is no such app.
+    public func update(id: Int64, name: String?, deliveryMode: DeliveryMode?) async throws -> App? {
+        try await Self.apps(from: client.query(
+            """
+            UPDATE apps SET name = COALESCE(\(name), name), delivery_mode = COALESCE(\(deliveryMode?.rawValue), delivery_mode),
+                            updated_at = now()
+            WHERE id = \(id)
+            RETURNING id, name, delivery_mode, created_at, updated_at
+            """,
+            logger: logger
+        )).first
+    }
+
+    /// Deletes the app with everything it owns: credentials, settings, devices, notifications,
+    /// deliveries. False when there is no such app.
+    public func delete(id: Int64) async throws -> Bool {
+        try await client.query("DELETE FROM apps WHERE id = \(id) RETURNING id", logger: logger).count() > 0
+    }
+
+    /// The app's credentials that still work (current and within their grace period).
+    public func credentials(appID: Int64) async throws -> [CredentialSummary] {
         let rows = try await client.query(
             """
-            SELECT app_id, role, sealed_secret FROM app_credentials
-            WHERE access_id = \(accessID) AND revoked_at IS NULL
+            SELECT access_id, role, created_at, expires_at FROM app_credentials
+            WHERE app_id = \(appID) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+            ORDER BY role, created_at DESC
             """,
             logger: logger
         )
-        for try await (appID, role, sealed) in rows.decode((Int64, String, Data).self) {
+        var summaries: [CredentialSummary] = []
+        for try await (accessID, role, createdAt, expiresAt) in rows.decode((String, String, Date, Date?).self) {
+            guard let role = CredentialRole(rawValue: role) else { continue }
+            summaries.append(CredentialSummary(accessID: accessID, role: role, createdAt: createdAt, expiresAt: expiresAt))
+        }
+        return summaries
+    }
+
+    /// What a rotation made: the new pair, and until when the earlier ones keep working.
+    public struct Rotation: Sendable {
+        public let credential: Credential
+        public let previous: [CredentialSummary]
+    }
+
+    /// A new credential pair for `role`; the app's earlier pairs of that role keep working for
+    /// `grace` (so shipped apps keep working while a new build rolls out), then are refused.
+    /// A grace already shorter than `grace` is not lengthened. Nil when there is no such app.
+    public func rotate(appID: Int64, role: CredentialRole, grace: Duration) async throws -> Rotation? {
+        let graceSeconds = Double(grace.components.seconds) + Double(grace.components.attoseconds) / 1e18
+        return try await client.withTransaction(logger: logger) { connection -> Rotation? in
+            // Locks the app, so two rotations at once queue up instead of interleaving.
+            guard try await connection.query("SELECT id FROM apps WHERE id = \(appID) FOR UPDATE", logger: logger).count() > 0 else {
+                return nil
+            }
+            let rows = try await connection.query(
+                """
+                UPDATE app_credentials
+                SET expires_at = LEAST(COALESCE(expires_at, 'infinity'), now() + make_interval(secs => \(graceSeconds)))
+                WHERE app_id = \(appID) AND role = \(role.rawValue) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+                RETURNING access_id, created_at, expires_at
+                """,
+                logger: logger
+            )
+            var previous: [CredentialSummary] = []
+            for try await (accessID, createdAt, expiresAt) in rows.decode((String, Date, Date).self) {
+                previous.append(CredentialSummary(accessID: accessID, role: role, createdAt: createdAt, expiresAt: expiresAt))
+            }
+            let credential = try await insertCredential(role: role, appID: appID, on: connection)
+            return Rotation(credential: credential, previous: previous)
+        }
+    }
+
+    /// Ends a credential now (e.g. a grace period that is no longer needed, or a leaked key).
+    /// False when the app has no such working credential.
+    public func revoke(appID: Int64, accessID: String) async throws -> Bool {
+        try await client.query(
+            """
+            UPDATE app_credentials SET revoked_at = now()
+            WHERE app_id = \(appID) AND access_id = \(accessID) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+            RETURNING access_id
+            """,
+            logger: logger
+        ).count() > 0
+    }
+
+    /// The working credential with this access id, its secret opened; nil when unknown,
+    /// revoked, or past its grace period.
+    public func credential(accessID: String) async throws -> StoredCredential? {
+        let rows = try await client.query(
+            """
+            SELECT app_id, role, sealed_secret, master_key_id FROM app_credentials
+            WHERE access_id = \(accessID) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+            """,
+            logger: logger
+        )
+        for try await (appID, role, sealed, keyID) in rows.decode((Int64, String, Data, String?).self) {
             guard let role = CredentialRole(rawValue: role) else { return nil }
-            let secret = try masterKey.open(Array(sealed), boundTo: accessID)
+            let secret = try keys.open(Array(sealed), keyID: keyID, boundTo: accessID)
             return StoredCredential(appID: appID, role: role, secretKey: secret)
         }
         return nil
+    }
+
+    private func insertCredential(role: CredentialRole, appID: Int64, on connection: PostgresConnection) async throws -> Credential {
+        let credential = Credential.generate(role: role)
+        let sealed = try keys.seal(credential.secretKey, boundTo: credential.accessID)
+        try await connection.query(
+            """
+            INSERT INTO app_credentials (access_id, app_id, role, sealed_secret, master_key_id)
+            VALUES (\(credential.accessID), \(appID), \(role.rawValue), \(Data(sealed.bytes)), \(sealed.keyID))
+            """,
+            logger: logger
+        )
+        return credential
+    }
+
+    private static func apps(from rows: PostgresRowSequence) async throws -> [App] {
+        var apps: [App] = []
+        for try await (id, name, mode, createdAt, updatedAt) in rows.decode((Int64, String, String, Date, Date).self) {
+            apps.append(App(id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, createdAt: createdAt, updatedAt: updatedAt))
+        }
+        return apps
     }
 }

@@ -32,12 +32,12 @@ public struct FCMSettings: Sendable, Equatable {
 /// Per-app FCM settings; the service account is stored sealed with the master key.
 public struct FCMSettingsStore: Sendable {
     let client: PostgresClient
-    let masterKey: MasterKey
+    let keys: MasterKeyring
     let logger: Logger
 
-    public init(client: PostgresClient, masterKey: MasterKey, logger: Logger) {
+    public init(client: PostgresClient, keys: MasterKeyring, logger: Logger) {
         self.client = client
-        self.masterKey = masterKey
+        self.keys = keys
         self.logger = logger
     }
 
@@ -46,15 +46,15 @@ public struct FCMSettingsStore: Sendable {
     /// Saves the app's settings, replacing earlier ones; clears any misconfiguration mark.
     /// False when there is no such app.
     public func save(_ settings: FCMSettings, appID: Int64) async throws -> Bool {
-        let sealed = Data(try masterKey.seal(settings.serviceAccountJSON, boundTo: Self.sealingContext(appID: appID)))
+        let sealed = try keys.seal(settings.serviceAccountJSON, boundTo: Self.sealingContext(appID: appID))
         let rows = try await client.query(
             """
-            INSERT INTO fcm_settings AS s (app_id, project_id, client_email, sealed_service_account, endpoint, trusted_ca_pem)
-            SELECT id, \(settings.projectID), \(settings.clientEmail), \(sealed), \(settings.endpoint), \(settings.trustedCAPEM)
+            INSERT INTO fcm_settings AS s (app_id, project_id, client_email, sealed_service_account, master_key_id, endpoint, trusted_ca_pem)
+            SELECT id, \(settings.projectID), \(settings.clientEmail), \(Data(sealed.bytes)), \(sealed.keyID), \(settings.endpoint), \(settings.trustedCAPEM)
             FROM apps WHERE id = \(appID)
             ON CONFLICT (app_id) DO UPDATE SET
                 project_id = EXCLUDED.project_id, client_email = EXCLUDED.client_email,
-                sealed_service_account = EXCLUDED.sealed_service_account,
+                sealed_service_account = EXCLUDED.sealed_service_account, master_key_id = EXCLUDED.master_key_id,
                 endpoint = EXCLUDED.endpoint, trusted_ca_pem = EXCLUDED.trusted_ca_pem,
                 misconfigured_at = NULL, misconfiguration_reason = NULL, updated_at = now()
             RETURNING s.app_id
@@ -67,16 +67,16 @@ public struct FCMSettingsStore: Sendable {
     public func settings(appID: Int64) async throws -> FCMSettings? {
         let rows = try await client.query(
             """
-            SELECT project_id, client_email, sealed_service_account, endpoint, trusted_ca_pem, misconfiguration_reason, updated_at
+            SELECT project_id, client_email, sealed_service_account, master_key_id, endpoint, trusted_ca_pem, misconfiguration_reason, updated_at
             FROM fcm_settings WHERE app_id = \(appID)
             """,
             logger: logger
         )
-        for try await (projectID, clientEmail, sealed, endpoint, ca, misconfiguration, updatedAt) in rows.decode(
-            (String, String, Data, String?, String?, String?, Date).self
+        for try await (projectID, clientEmail, sealed, masterKeyID, endpoint, ca, misconfiguration, updatedAt) in rows.decode(
+            (String, String, Data, String?, String?, String?, String?, Date).self
         ) {
             var settings = FCMSettings(
-                serviceAccountJSON: try masterKey.open(Array(sealed), boundTo: Self.sealingContext(appID: appID)),
+                serviceAccountJSON: try keys.open(Array(sealed), keyID: masterKeyID, boundTo: Self.sealingContext(appID: appID)),
                 projectID: projectID, clientEmail: clientEmail, endpoint: endpoint, trustedCAPEM: ca
             )
             settings.misconfigurationReason = misconfiguration

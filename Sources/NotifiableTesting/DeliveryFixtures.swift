@@ -30,7 +30,7 @@ extension TestService {
             keyID: keyID, teamID: teamID, bundleID: bundleID, privateKeyPEM: key.pemRepresentation,
             environment: .sandbox, endpoint: gateway.baseURL, trustedCAPEM: gateway.certificatePEM
         )
-        let saved = try await APNsSettingsStore(client: postgres, masterKey: configuration.masterKey, logger: TestDatabase.logger)
+        let saved = try await APNsSettingsStore(client: postgres, keys: configuration.keys, logger: TestDatabase.logger)
             .save(settings, appID: appID)
         precondition(saved, "no app \(appID)")
     }

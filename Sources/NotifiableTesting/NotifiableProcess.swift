@@ -53,3 +53,15 @@ public final class NotifiableProcess: @unchecked Sendable {
         return nil
     }
 }
+
+extension NotifiableProcess {
+    /// Runs `notifiable ARGUMENTS` to the end; its exit status and everything it printed.
+    public static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        let output = Pipe()
+        let process = try NotifiableProcess(arguments, environment: environment, output: output.fileHandleForWriting)
+        try output.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.exitStatus, text)
+    }
+}

@@ -18,7 +18,7 @@ public struct TestService: Sendable {
     }
 
     public var apps: AppRegistry {
-        AppRegistry(client: postgres, masterKey: configuration.masterKey, logger: TestDatabase.logger)
+        AppRegistry(client: postgres, keys: configuration.keys, logger: TestDatabase.logger)
     }
 
     /// A new app: each test works inside apps of its own, so tests never see each other's data.

@@ -1,0 +1,22 @@
+import Foundation
+import NotifiableCore
+import NotifiableStore
+
+/// The admin API's answers as text, for the CLI commands that print the same objects.
+public enum AdminJSON {
+    public static func app(
+        _ app: App, credentials: [AppRegistry.CredentialSummary], apns: APNsSettings?, fcm: FCMSettings?
+    ) -> String {
+        text(AppJSON(app, credentials: credentials, apns: .some(apns.map(APNsSettingsJSON.init)), fcm: .some(fcm.map(FCMSettingsJSON.init))))
+    }
+
+    public static func rotation(_ rotation: AppRegistry.Rotation) -> String {
+        text(RotationJSON(rotation))
+    }
+
+    static func text(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
+        return String(decoding: (try? encoder.encode(value)) ?? Data(), as: UTF8.self)
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import NotifiableCore
+import NotifiableStore
+
+/// An app as the admin API answers it. Secrets never appear: credentials show their access
+/// ids, gateway settings everything but their keys.
+struct AppJSON: Encodable, Sendable {
+    let id: Int64
+    let name: String
+    let deliveryMode: String
+    let createdAt: String
+    let updatedAt: String
+    let credentials: [CredentialJSON]?
+    let apns: APNsSettingsJSON??
+    let fcm: FCMSettingsJSON??
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, credentials, apns, fcm
+        case deliveryMode = "delivery_mode"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+
+    /// The app alone (listings).
+    init(_ app: App) {
+        self.init(app, credentials: nil, apns: nil, fcm: nil)
+    }
+
+    /// The app with its credentials and gateway settings (null when not configured).
+    init(_ app: App, credentials: [AppRegistry.CredentialSummary]?, apns: APNsSettingsJSON??, fcm: FCMSettingsJSON??) {
+        id = app.id
+        name = app.name
+        deliveryMode = app.deliveryMode.rawValue
+        createdAt = Timestamp.iso8601(app.createdAt)
+        updatedAt = Timestamp.iso8601(app.updatedAt)
+        self.credentials = credentials?.map(CredentialJSON.init)
+        self.apns = apns
+        self.fcm = fcm
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(deliveryMode, forKey: .deliveryMode)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encodeIfPresent(credentials, forKey: .credentials)
+        // Present but null: "not configured", which an operator should see spelled out.
+        if let apns { try container.encode(apns, forKey: .apns) }
+        if let fcm { try container.encode(fcm, forKey: .fcm) }
+    }
+}
+
+struct CredentialJSON: Encodable, Sendable {
+    let role: String
+    let accessID: String
+    let createdAt: String
+    let expiresAt: String?
+
+    enum CodingKeys: String, CodingKey {
+        case role
+        case accessID = "access_id"
+        case createdAt = "created_at"
+        case expiresAt = "expires_at"
+    }
+
+    init(_ summary: AppRegistry.CredentialSummary) {
+        role = summary.role.rawValue
+        accessID = summary.accessID
+        createdAt = Timestamp.iso8601(summary.createdAt)
+        expiresAt = summary.expiresAt.map(Timestamp.iso8601)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(role, forKey: .role)
+        try container.encode(accessID, forKey: .accessID)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(expiresAt, forKey: .expiresAt)
+    }
+}
+
+/// A new app with its credentials, shown once: exactly CONTRACT §1's object (what `notifiable
+/// apps create --json` prints); the delivery mode is read back with the app.
+public struct CreatedAppJSON: Encodable, Sendable {
+    struct Pair: Encodable, Sendable {
+        let accessID: String
+        let secretKey: String
+        enum CodingKeys: String, CodingKey {
+            case accessID = "access_id"
+            case secretKey = "secret_key"
+        }
+    }
+    let id: Int64
+    let name: String
+    let deliveryMode: String
+    let deviceCredentials: Pair
+    let serverCredentials: Pair
+
+    enum CodingKeys: String, CodingKey {
+        case id, name
+        case deviceCredentials = "device_credentials"
+        case serverCredentials = "server_credentials"
+    }
+
+    public init(_ created: AppRegistry.CreatedApp) {
+        id = created.app.id
+        name = created.app.name
+        deliveryMode = created.app.deliveryMode.rawValue
+        deviceCredentials = Pair(accessID: created.deviceCredential.accessID, secretKey: created.deviceCredential.secretKey)
+        serverCredentials = Pair(accessID: created.serverCredential.accessID, secretKey: created.serverCredential.secretKey)
+    }
+
+    public func jsonText() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    public func humanText() -> String {
+        """
+        Created app \(id) "\(name)" (\(deliveryMode) delivery). The secret keys are shown only now: store them.
+
+        Device credentials (ship these in the mobile app):
+          access id   \(deviceCredentials.accessID)
+          secret key  \(deviceCredentials.secretKey)
+
+        Server credentials (keep these on the app's backend):
+          access id   \(serverCredentials.accessID)
+          secret key  \(serverCredentials.secretKey)
+        """
+    }
+}
+
+/// A rotation's answer: the new pair (shown once) and until when the earlier ones work.
+struct RotationJSON: Encodable, Sendable {
+    let role: String
+    let accessID: String
+    let secretKey: String
+    let previous: [CredentialJSON]
+
+    enum CodingKeys: String, CodingKey {
+        case role, previous
+        case accessID = "access_id"
+        case secretKey = "secret_key"
+    }
+
+    init(_ rotation: AppRegistry.Rotation) {
+        role = rotation.credential.role.rawValue
+        accessID = rotation.credential.accessID
+        secretKey = rotation.credential.secretKey
+        previous = rotation.previous.map(CredentialJSON.init)
+    }
+}

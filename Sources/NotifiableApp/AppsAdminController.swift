@@ -1,0 +1,112 @@
+import Foundation
+import Hummingbird
+import NotifiableCore
+import NotifiableStore
+
+/// Operators manage apps and their credentials: create, list, read, rename, switch delivery
+/// mode, delete, rotate and revoke credentials.
+struct AppsAdminController {
+    let apps: AppRegistry
+    let apnsSettings: APNsSettingsStore
+    let fcmSettings: FCMSettingsStore
+
+    /// How long a rotated-out credential keeps working unless the caller says otherwise.
+    static let defaultGrace: Duration = .seconds(24 * 3600)
+
+    func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
+        group.post("apps", use: create)
+        group.get("apps", use: list)
+        group.get("apps/:id", use: show)
+        group.patch("apps/:id", use: update)
+        group.delete("apps/:id", use: delete)
+        group.post("apps/:id/credentials/rotate", use: rotate)
+        group.delete("apps/:id/credentials/:access_id", use: revoke)
+    }
+
+    /// `{"name": "Demo", "delivery_mode": "live"|"sandbox"}` → 201 with the credentials, shown once.
+    @Sendable func create(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<CreatedAppJSON> {
+        var request = request
+        let body = try AdminBody(try await request.jsonBody(context: context))
+        try body.allowOnly(["name", "delivery_mode"])
+        let name = try Self.name(body, required: true)!
+        let mode = try body.choice("delivery_mode", DeliveryMode.self) ?? .live
+        return JSONResponse(CreatedAppJSON(try await apps.create(name: name, deliveryMode: mode)), status: .created)
+    }
+
+    @Sendable func list(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Page<AppJSON>> {
+        JSONResponse(Page(data: try await apps.list().map(AppJSON.init), nextCursor: nil))
+    }
+
+    @Sendable func show(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<AppJSON> {
+        let app = try await existingApp(context)
+        async let credentials = apps.credentials(appID: app.id)
+        async let apns = apnsSettings.settings(appID: app.id)
+        async let fcm = fcmSettings.settings(appID: app.id)
+        return JSONResponse(AppJSON(
+            app, credentials: try await credentials,
+            apns: .some(try await apns.map(APNsSettingsJSON.init)), fcm: .some(try await fcm.map(FCMSettingsJSON.init))
+        ))
+    }
+
+    /// `{"name"?, "delivery_mode"?}`.
+    @Sendable func update(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<AppJSON> {
+        let id = try context.pathID("id", what: "app")
+        var request = request
+        let body = try AdminBody(try await request.jsonBody(context: context))
+        try body.allowOnly(["name", "delivery_mode"])
+        let name = try Self.name(body, required: false)
+        let mode = try body.choice("delivery_mode", DeliveryMode.self)
+        guard let app = try await apps.update(id: id, name: name, deliveryMode: mode) else { throw APIError.notFound("There is no app \(id).") }
+        return JSONResponse(AppJSON(app))
+    }
+
+    /// Deletes the app and everything it owns (devices, notifications, deliveries, settings).
+    @Sendable func delete(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        let id = try context.pathID("id", what: "app")
+        guard try await apps.delete(id: id) else { throw APIError.notFound("There is no app \(id).") }
+        return Response(status: .noContent)
+    }
+
+    /// `{"role": "device"|"server", "grace_seconds": 86400}` → 201 with the new pair, shown once;
+    /// the earlier pairs of that role keep working for the grace period.
+    @Sendable func rotate(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<RotationJSON> {
+        let id = try context.pathID("id", what: "app")
+        var request = request
+        let body = try AdminBody(try await request.jsonBody(context: context))
+        try body.allowOnly(["role", "grace_seconds"])
+        guard let role = try body.choice("role", CredentialRole.self) else {
+            throw APIError(status: .unprocessableContent, code: "missing_field", message: "role is required: \"device\" or \"server\".", field: "role")
+        }
+        let grace = try body.integer("grace_seconds", in: 0...(366 * 24 * 3600)).map { Duration.seconds($0) } ?? Self.defaultGrace
+        guard let rotation = try await apps.rotate(appID: id, role: role, grace: grace) else { throw APIError.notFound("There is no app \(id).") }
+        return JSONResponse(RotationJSON(rotation), status: .created)
+    }
+
+    /// Ends one credential now (a grace period no longer needed, or a leaked secret).
+    @Sendable func revoke(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        let id = try context.pathID("id", what: "app")
+        let accessID = context.parameters.get("access_id") ?? ""
+        guard Credential.isWellFormedAccessID(accessID), try await apps.revoke(appID: id, accessID: accessID) else {
+            throw APIError.notFound("App \(id) has no working credential \(accessID).")
+        }
+        return Response(status: .noContent)
+    }
+
+    private func existingApp(_ context: NotifiableRequestContext) async throws -> App {
+        let id = try context.pathID("id", what: "app")
+        guard let app = try await apps.app(id: id) else { throw APIError.notFound("There is no app \(id).") }
+        return app
+    }
+
+    private static func name(_ body: AdminBody, required: Bool) throws -> String? {
+        let given = body.object["name"]
+        guard let text = try body.string("name", required: required) else {
+            if given == .string("") { throw APIError(status: .unprocessableContent, code: "invalid_name", message: "name must not be empty.", field: "name") }
+            return nil
+        }
+        guard let name = App.normalizedName(text) else {
+            throw APIError(status: .unprocessableContent, code: "invalid_name", message: "name must be 1 to \(App.maxNameLength) characters.", field: "name")
+        }
+        return name
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import NotifiableStore
+
+/// An app's APNs settings as operators read them back: everything but the key.
+struct APNsSettingsJSON: Encodable, Sendable {
+    let keyID: String
+    let teamID: String
+    let bundleID: String
+    let environment: String
+    let endpoint: String
+    let privateKey = "[redacted]"
+    let misconfiguration: String?
+    let updatedAt: String?
+
+    enum CodingKeys: String, CodingKey {
+        case keyID = "key_id"
+        case teamID = "team_id"
+        case bundleID = "bundle_id"
+        case privateKey = "private_key"
+        case updatedAt = "updated_at"
+        case environment, endpoint, misconfiguration
+    }
+
+    init(_ settings: APNsSettings) {
+        keyID = settings.keyID
+        teamID = settings.teamID
+        bundleID = settings.bundleID
+        environment = settings.environment.rawValue
+        endpoint = settings.baseURL
+        misconfiguration = settings.misconfigurationReason
+        updatedAt = settings.updatedAt.map(Timestamp.iso8601)
+    }
+}
+
+/// An app's FCM settings as operators read them back: which service account, never its key.
+struct FCMSettingsJSON: Encodable, Sendable {
+    let projectID: String
+    let clientEmail: String
+    let endpoint: String
+    let serviceAccount = "[redacted]"
+    let misconfiguration: String?
+    let updatedAt: String?
+
+    enum CodingKeys: String, CodingKey {
+        case projectID = "project_id"
+        case clientEmail = "client_email"
+        case serviceAccount = "service_account"
+        case updatedAt = "updated_at"
+        case endpoint, misconfiguration
+    }
+
+    init(_ settings: FCMSettings) {
+        projectID = settings.projectID
+        clientEmail = settings.clientEmail
+        endpoint = settings.baseURL
+        misconfiguration = settings.misconfigurationReason
+        updatedAt = settings.updatedAt.map(Timestamp.iso8601)
+    }
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import NotifiableApp
+import NotifiableCore
+import NotifiableStore
+
+extension Apps {
+    struct SetAPNs: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-apns",
+            abstract: "Set how an app reaches APNs: its token-signing key (.p8), key id, team id and bundle id."
+        )
+
+        @Option(help: "The app's id (see `notifiable apps list`).") var app: Int64
+        @Option(help: "The key's 10-character id from Apple.") var keyID: String
+        @Option(help: "The Apple developer team id.") var teamID: String
+        @Option(help: "The app's bundle id (the APNs topic).") var bundleID: String
+        @Option(help: "Path of the .p8 key file.") var keyFile: String
+        @Option(help: "production or sandbox.") var environment: String = "production"
+        @Option(help: "Send to this https URL instead of Apple's host (a proxy or a test gateway).") var endpoint: String?
+        @Option(help: "A CA certificate (PEM file) to trust for --endpoint.") var caFile: String?
+
+        func run() async throws {
+            var body: [String: JSONValue] = [
+                "key_id": .string(keyID), "team_id": .string(teamID), "bundle_id": .string(bundleID),
+                "private_key": .string(try readFile(keyFile, option: "--key-file")), "environment": .string(environment),
+            ]
+            if let endpoint { body["endpoint"] = .string(endpoint) }
+            if let caFile { body["trusted_ca_pem"] = .string(try readFile(caFile, option: "--ca-file")) }
+            let settings: APNsSettings
+            do {
+                settings = try APNsSettingsInput.parse(.object(body))
+            } catch let error as APIError {
+                throw commandLineError(error)
+            }
+            let appID = app
+            guard try await withStores({ try await $0.apns.save(settings, appID: appID) }) else { throw ValidationError("There is no app \(appID).") }
+            print("App \(appID) sends to APNs at \(settings.baseURL) as \(settings.bundleID).")
+        }
+    }
+
+    struct RemoveAPNs: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "remove-apns", abstract: "Remove an app's APNs settings (its key is deleted).")
+
+        @Option(help: "The app's id.") var app: Int64
+
+        func run() async throws {
+            let appID = app
+            guard try await withStores({ try await $0.apns.remove(appID: appID) }) else { throw ValidationError("App \(appID) has no APNs settings.") }
+            print("Removed app \(appID)'s APNs settings.")
+        }
+    }
+
+    struct SetFCM: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-fcm",
+            abstract: "Set how an app reaches FCM: its Firebase service-account JSON."
+        )
+
+        @Option(help: "The app's id (see `notifiable apps list`).") var app: Int64
+        @Option(help: "Path of the service-account JSON file (Firebase console → Project settings → Service accounts).") var serviceAccountFile: String
+        @Option(help: "Send to this https URL instead of https://fcm.googleapis.com (a proxy or a test gateway).") var endpoint: String?
+        @Option(help: "A CA certificate (PEM file) to trust for --endpoint and the account's token_uri.") var caFile: String?
+
+        func run() async throws {
+            var body: [String: JSONValue] = ["service_account": .string(try readFile(serviceAccountFile, option: "--service-account-file"))]
+            if let endpoint { body["endpoint"] = .string(endpoint) }
+            if let caFile { body["trusted_ca_pem"] = .string(try readFile(caFile, option: "--ca-file")) }
+            let settings: FCMSettings
+            do {
+                settings = try FCMSettingsInput.parse(.object(body))
+            } catch let error as APIError {
+                throw commandLineError(error)
+            }
+            let appID = app
+            guard try await withStores({ try await $0.fcm.save(settings, appID: appID) }) else { throw ValidationError("There is no app \(appID).") }
+            print("App \(appID) sends to FCM at \(settings.baseURL) for project \(settings.projectID) as \(settings.clientEmail).")
+        }
+    }
+
+    struct RemoveFCM: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "remove-fcm", abstract: "Remove an app's FCM settings (its service account is deleted).")
+
+        @Option(help: "The app's id.") var app: Int64
+
+        func run() async throws {
+            let appID = app
+            guard try await withStores({ try await $0.fcm.remove(appID: appID) }) else { throw ValidationError("App \(appID) has no FCM settings.") }
+            print("Removed app \(appID)'s FCM settings.")
+        }
+    }
+}
+
+func readFile(_ path: String, option: String) throws -> String {
+    do {
+        return try String(contentsOfFile: path, encoding: .utf8)
+    } catch {
+        throw ValidationError("\(option): cannot read \(path): \(error.localizedDescription)")
+    }
+}

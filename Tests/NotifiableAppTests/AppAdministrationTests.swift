@@ -1,0 +1,206 @@
+import Crypto
+import Foundation
+import HummingbirdTesting
+import NotifiableCore
+import NotifiableStore
+import NotifiableTesting
+import Testing
+
+/// Operators manage apps through `/admin/apps` without touching the database.
+@Suite struct AppAdministrationTests {
+    static func credential(_ json: JSONValue?, role: CredentialRole) throws -> Credential {
+        Credential(
+            role: role, accessID: try #require(json?["access_id"]?.stringValue), secretKey: try #require(json?["secret_key"]?.stringValue)
+        )
+    }
+
+    @Test func createReadListRenameSwitchModeAndDelete() async throws {
+        try await withTestService { client, service in
+            let created = try await client.admin(.post, "/admin/apps", body: #"{"name": " Shop ", "delivery_mode": "sandbox"}"#, service: service)
+            #expect(created.status == .created)
+            #expect(Set(created.json.objectValue?.keys.map { $0 } ?? []) == ["id", "name", "device_credentials", "server_credentials"])
+            let id = try #require(created.json["id"]?.intValue)
+            let device = try Self.credential(created.json["device_credentials"], role: .device)
+            #expect(try await client.signed(.get, "/api/v1/device_tokens?user_alias=a", as: device).status == .ok)
+
+            let shown = try await client.admin(.get, "/admin/apps/\(id)", service: service)
+            #expect(shown.status == .ok)
+            #expect(shown.json["name"]?.stringValue == "Shop")
+            #expect(shown.json["delivery_mode"]?.stringValue == "sandbox")
+            #expect(shown.json["apns"] == .null)
+            #expect(shown.json["fcm"] == .null)
+            let credentials = try #require(shown.json["credentials"]?.arrayValue)
+            #expect(Set(credentials.compactMap { $0["role"]?.stringValue }) == ["device", "server"])
+            #expect(credentials.allSatisfy { $0["expires_at"] == .null })
+            #expect(!shown.bodyText.contains(device.secretKey))
+
+            let listed = try await client.admin(.get, "/admin/apps", service: service)
+            #expect(listed.json["data"]?.arrayValue?.contains { $0["id"]?.intValue == id } == true)
+
+            let renamed = try await client.admin(.patch, "/admin/apps/\(id)", body: #"{"name": "Shop 2", "delivery_mode": "live"}"#, service: service)
+            #expect(renamed.status == .ok)
+            #expect(renamed.json["name"]?.stringValue == "Shop 2")
+            #expect(renamed.json["delivery_mode"]?.stringValue == "live")
+
+            // Give the app something of everything it owns, then delete it.
+            let server = try Self.credential(created.json["server_credentials"], role: .server)
+            let registered = try await client.signed(
+                .post, "/api/v1/device_tokens", body: #"{"provider": "fcm", "token": "tok-1", "user_alias": "a"}"#, as: device
+            )
+            let deviceID = try #require(registered.json["id"]?.intValue)
+            let sent = try await client.signed(.post, "/api/v1/notifications", body: #"{"message": "m", "user_aliases": ["a"]}"#, as: server)
+            let notificationID = try #require(sent.json["id"]?.intValue)
+            try await service.postgres.query(
+                "INSERT INTO deliveries (notification_id, app_id, device_id) VALUES (\(notificationID), \(id), \(deviceID))",
+                logger: TestDatabase.logger
+            )
+            #expect(try await client.admin(.delete, "/admin/apps/\(id)", service: service).status == .noContent)
+            let left = try await service.integer(
+                """
+                SELECT (SELECT count(*) FROM devices WHERE app_id = \(id)) + (SELECT count(*) FROM notifications WHERE app_id = \(id))
+                     + (SELECT count(*) FROM deliveries WHERE app_id = \(id)) + (SELECT count(*) FROM app_credentials WHERE app_id = \(id))
+                """
+            )
+            #expect(left == 0)
+            #expect(try await client.admin(.get, "/admin/apps/\(id)", service: service).status == .notFound)
+            #expect(try await client.admin(.delete, "/admin/apps/\(id)", service: service).status == .notFound)
+            #expect(try await client.signed(.get, "/api/v1/device_tokens?user_alias=a", as: device).status == .unauthorized)
+        }
+    }
+
+    @Test func badInputIsRefusedNamingTheField() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let cases: [(String, String, String, String)] = [
+                ("POST", "/admin/apps", #"{}"#, "name"),
+                ("POST", "/admin/apps", #"{"name": ""}"#, "name"),
+                ("POST", "/admin/apps", #"{"name": 7}"#, "name"),
+                ("POST", "/admin/apps", #"{"name": "x", "delivery_mode": "fake"}"#, "delivery_mode"),
+                ("POST", "/admin/apps", #"{"name": "x", "colour": "red"}"#, "colour"),
+                ("PATCH", "/admin/apps/\(app.app.id)", #"{"name": ""}"#, "name"),
+                ("PATCH", "/admin/apps/\(app.app.id)", #"{"name": "\#(String(repeating: "n", count: 256))"}"#, "name"),
+                ("POST", "/admin/apps/\(app.app.id)/credentials/rotate", #"{}"#, "role"),
+                ("POST", "/admin/apps/\(app.app.id)/credentials/rotate", #"{"role": "admin"}"#, "role"),
+                ("POST", "/admin/apps/\(app.app.id)/credentials/rotate", #"{"role": "device", "grace_seconds": -1}"#, "grace_seconds"),
+                ("POST", "/admin/apps/\(app.app.id)/credentials/rotate", #"{"role": "device", "grace_seconds": "1d"}"#, "grace_seconds"),
+            ]
+            for (method, uri, body, field) in cases {
+                let answer = try await client.admin(method == "POST" ? .post : .patch, uri, body: body, service: service)
+                #expect(answer.status == .unprocessableContent, "\(method) \(uri) \(body): \(answer.bodyText)")
+                #expect(answer.errorField == field, "\(method) \(uri) \(body): \(answer.bodyText)")
+            }
+            #expect(try await client.admin(.post, "/admin/apps", body: "{not json", service: service).status == .badRequest)
+            #expect(try await client.admin(.patch, "/admin/apps/999999999", body: #"{"name": "x"}"#, service: service).status == .notFound)
+            #expect(try await client.admin(.post, "/admin/apps/999999999/credentials/rotate", body: #"{"role": "device"}"#, service: service).status == .notFound)
+            #expect(try await client.admin(.get, "/admin/apps/abc", service: service).status == .notFound)
+            let unauthenticated = try await client.execute(uri: "/admin/apps", method: .get, headers: [:], body: nil)
+            #expect(unauthenticated.status == .unauthorized)
+        }
+    }
+
+    /// A rollout needs both pairs to work for a while: old and new are accepted during the grace
+    /// period, and the old one is refused after it.
+    @Test func rotatedCredentialsWorkDuringGraceAndNotAfter() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let path = "/api/v1/notifications?limit=1"
+            let rotated = try await client.admin(
+                .post, "/admin/apps/\(app.app.id)/credentials/rotate", body: #"{"role": "server", "grace_seconds": 2}"#, service: service
+            )
+            #expect(rotated.status == .created)
+            let new = try Self.credential(rotated.json, role: .server)
+            #expect(new.accessID != app.serverCredential.accessID)
+            #expect(rotated.json["previous"]?[0]?["access_id"]?.stringValue == app.serverCredential.accessID)
+
+            #expect(try await client.signed(.get, path, as: app.serverCredential).status == .ok)
+            #expect(try await client.signed(.get, path, as: new).status == .ok)
+            // The device pair was not rotated and is untouched.
+            #expect(try await client.signed(.get, "/api/v1/device_tokens?user_alias=a", as: app.deviceCredential).status == .ok)
+
+            try await Task.sleep(for: .milliseconds(2200))
+            let refused = try await client.signed(.get, path, as: app.serverCredential)
+            #expect(refused.status == .unauthorized)
+            #expect(refused.errorCode == "unknown_access_id")
+            #expect(try await client.signed(.get, path, as: new).status == .ok)
+
+            let shown = try await client.admin(.get, "/admin/apps/\(app.app.id)", service: service)
+            let servers = shown.json["credentials"]?.arrayValue?.filter { $0["role"]?.stringValue == "server" } ?? []
+            #expect(servers.compactMap { $0["access_id"]?.stringValue } == [new.accessID])
+        }
+    }
+
+    @Test func rotatingWithNoGraceOrRevokingEndsTheOldPairAtOnce() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let path = "/api/v1/device_tokens?user_alias=a"
+            let rotated = try await client.admin(
+                .post, "/admin/apps/\(app.app.id)/credentials/rotate", body: #"{"role": "device", "grace_seconds": 0}"#, service: service
+            )
+            let new = try Self.credential(rotated.json, role: .device)
+            #expect(try await client.signed(.get, path, as: app.deviceCredential).status == .unauthorized)
+            #expect(try await client.signed(.get, path, as: new).status == .ok)
+
+            // Default grace is a day; revoking ends it now.
+            let again = try await client.admin(.post, "/admin/apps/\(app.app.id)/credentials/rotate", body: #"{"role": "device"}"#, service: service)
+            let expires = try #require(again.json["previous"]?[0]?["expires_at"]?.stringValue)
+            let expiry = try #require(ISO8601DateFormatter.withFractions.date(from: expires))
+            #expect(abs(expiry.timeIntervalSinceNow - 86_400) < 60)
+            #expect(try await client.signed(.get, path, as: new).status == .ok)
+            #expect(try await client.admin(.delete, "/admin/apps/\(app.app.id)/credentials/\(new.accessID)", service: service).status == .noContent)
+            #expect(try await client.signed(.get, path, as: new).status == .unauthorized)
+            #expect(try await client.admin(.delete, "/admin/apps/\(app.app.id)/credentials/\(new.accessID)", service: service).status == .notFound)
+        }
+    }
+
+    @Test func apnsSettingsAreValidatedStoredRedactedAndRemoved() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let key = P256.Signing.PrivateKey()
+            func body(key: String, bundleID: String = "com.example.app") -> String {
+                let settings: JSONValue = .object([
+                    "key_id": .string("KEY1234567"), "team_id": .string("TEAM123456"), "bundle_id": .string(bundleID),
+                    "private_key": .string(key), "environment": .string("sandbox"),
+                ])
+                return String(decoding: try! JSONEncoder().encode(settings), as: UTF8.self)
+            }
+            let uri = "/admin/apps/\(app.app.id)/apns"
+            let notP256 = try await client.admin(.put, uri, body: body(key: P384.Signing.PrivateKey().pemRepresentation), service: service)
+            #expect(notP256.status == .unprocessableContent)
+            #expect(notP256.errorField == "private_key")
+            let garbage = try await client.admin(.put, uri, body: body(key: "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----"), service: service)
+            #expect(garbage.errorField == "private_key")
+            let noBundle = try await client.admin(.put, uri, body: body(key: key.pemRepresentation, bundleID: ""), service: service)
+            #expect(noBundle.errorField == "bundle_id")
+
+            let saved = try await client.admin(.put, uri, body: body(key: key.pemRepresentation), service: service)
+            #expect(saved.status == .ok)
+            let shown = try await client.admin(.get, uri, service: service)
+            #expect(shown.json["key_id"]?.stringValue == "KEY1234567")
+            #expect(shown.json["private_key"]?.stringValue == "[redacted]")
+            let keyBody = Self.pemBody(key.pemRepresentation)
+            for answer in [saved, shown, try await client.admin(.get, "/admin/apps/\(app.app.id)", service: service)] {
+                #expect(!answer.bodyText.contains(keyBody))
+            }
+            #expect(try await client.admin(.delete, uri, service: service).status == .noContent)
+            #expect(try await client.admin(.get, uri, service: service).status == .notFound)
+            #expect(try await client.admin(.delete, uri, service: service).status == .notFound)
+        }
+    }
+
+    /// The base64 body of a PEM, without armour or line breaks: what would leak if the key did.
+    static func pemBody(_ pem: String) -> String {
+        pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+    }
+}
+
+extension TestResponse {
+    var bodyText: String { String(buffer: body) }
+}
+
+extension ISO8601DateFormatter {
+    nonisolated(unsafe) static let withFractions: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }()
+}
