@@ -43,6 +43,7 @@ let package = Package(
             name: "NotifiableApp",
             dependencies: [
                 "NotifiableDelivery",
+                "NotifiableFakeGateways",
                 "NotifiableStore",
                 "NotifiableCore",
                 .product(name: "Hummingbird", package: "hummingbird"),

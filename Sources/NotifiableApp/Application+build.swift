@@ -41,6 +41,7 @@ public func buildApplication(
     AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)
     AppsAdminController(apps: apps, apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
     GatewaySettingsAdminController(apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
+    SandboxAdminController(apps: apps, pushes: SandboxPushes(client: postgres, logger: logger)).addRoutes(to: admin)
 
     let migrated = OneTimeSignal()
     var services: [any Service] = [postgres]
@@ -72,9 +73,19 @@ public func makeDeliveryWorker(
     beforeStart: @escaping @Sendable () async throws -> Void = {}
 ) -> DeliveryWorker {
     let apnsSettings = APNsSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
-    let apns = APNsSender(settings: apnsSettings, logger: logger, requestTimeout: configuration.apnsRequestTimeout)
+    let fcmSettings = FCMSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
+    let apns = APNsSender(
+        settings: { appID in try await apnsSettings.settings(appID: appID) }, logger: logger, requestTimeout: configuration.apnsRequestTimeout
+    )
     return DeliveryWorker(
-        postgres: postgres, apnsSettings: apnsSettings, senders: [.apns: apns],
+        postgres: postgres, senders: [.apns: apns],
+        sandbox: BuiltInSandbox(logger: logger, requestTimeout: configuration.apnsRequestTimeout),
+        markMisconfigured: { provider, appID, reason in
+            switch provider {
+            case .apns: try await apnsSettings.markMisconfigured(appID: appID, reason: reason)
+            case .fcm: try await fcmSettings.markMisconfigured(appID: appID, reason: reason)
+            }
+        },
         configuration: configuration.worker, logger: logger, beforeStart: beforeStart
     )
 }

@@ -75,9 +75,10 @@ struct DeliveryJSON: Encodable, Sendable {
     let cancelledAt: String?
     let deliveredAt: String?
     let openedAt: String?
+    let sandbox: Bool
 
     enum CodingKeys: String, CodingKey {
-        case id, provider, state, attempts, reason
+        case id, provider, state, attempts, reason, sandbox
         case notificationID = "notification_id"
         case deviceID = "device_id"
         case userAlias = "user_alias"
@@ -112,6 +113,7 @@ struct DeliveryJSON: Encodable, Sendable {
         cancelledAt = record.cancelledAt.map(Timestamp.iso8601)
         deliveredAt = record.deliveredAt.map(Timestamp.iso8601)
         openedAt = record.openedAt.map(Timestamp.iso8601)
+        sandbox = record.sandbox
     }
 }
 

@@ -16,8 +16,10 @@ public final class DeliveryWorker: Service {
     private let postgres: PostgresClient
     private let queue: DeliveryQueue
     private let fanOut: NotificationFanOut
-    private let apnsSettings: APNsSettingsStore
     private let senders: [Provider: any PushSender]
+    private let sandbox: (any SandboxDelivery)?
+    /// Marks an app's settings for a provider as refused by the gateway; true when newly marked.
+    private let markMisconfigured: @Sendable (_ provider: Provider, _ appID: Int64, _ reason: String) async throws -> Bool
     private let configuration: DeliveryWorkerConfiguration
     private let logger: Logger
     private let doorbell = Doorbell()
@@ -28,7 +30,8 @@ public final class DeliveryWorker: Service {
     private let beforeStart: @Sendable () async throws -> Void
 
     public init(
-        postgres: PostgresClient, apnsSettings: APNsSettingsStore, senders: [Provider: any PushSender],
+        postgres: PostgresClient, senders: [Provider: any PushSender], sandbox: (any SandboxDelivery)? = nil,
+        markMisconfigured: @escaping @Sendable (_ provider: Provider, _ appID: Int64, _ reason: String) async throws -> Bool,
         configuration: DeliveryWorkerConfiguration, logger: Logger,
         beforeStart: @escaping @Sendable () async throws -> Void = {}
     ) {
@@ -36,8 +39,9 @@ public final class DeliveryWorker: Service {
         self.postgres = postgres
         self.queue = DeliveryQueue(client: postgres, logger: logger)
         self.fanOut = NotificationFanOut(client: postgres, logger: logger)
-        self.apnsSettings = apnsSettings
         self.senders = senders
+        self.sandbox = sandbox
+        self.markMisconfigured = markMisconfigured
         self.configuration = configuration
         self.logger = logger
     }
@@ -66,6 +70,7 @@ public final class DeliveryWorker: Service {
             }
         }
         for sender in senders.values { await sender.shutdown() }
+        await sandbox?.shutdown()
         logger.info("delivery worker stopped")
     }
 
@@ -187,13 +192,19 @@ public final class DeliveryWorker: Service {
         if let expiresAt = delivery.expiresAt, expiresAt <= now {
             return DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .dead, reason: "notification expired")
         }
-        guard let sender = senders[delivery.provider] else {
+        guard let sender = delivery.sandbox ? sandbox?.sender(for: delivery.provider) : senders[delivery.provider] else {
             return DeliveryResult(
                 deliveryID: delivery.id, attempt: delivery.attempt, state: .dead,
-                reason: "\(delivery.provider.rawValue)_not_supported: this server cannot send to \(delivery.provider.rawValue) yet"
+                reason: "\(delivery.provider.rawValue)_not_supported: this worker cannot send to \(delivery.provider.rawValue)\(delivery.sandbox ? " in sandbox mode" : "")"
             )
         }
         let outcome = await sender.send(delivery)
+        if delivery.sandbox, case .sent(let gatewayID?) = outcome {
+            return DeliveryResult(
+                deliveryID: delivery.id, attempt: delivery.attempt, state: .sent, gatewayID: gatewayID,
+                sandboxPush: await sandbox?.takePush(provider: delivery.provider, gatewayID: gatewayID)
+            )
+        }
         return await result(of: outcome, for: delivery)
     }
 
@@ -215,10 +226,13 @@ public final class DeliveryWorker: Service {
                 logger.error("could not invalidate device", metadata: ["device_id": "\(delivery.deviceID)", "error": "\(databaseErrorText(error))"])
             }
             return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
+        case .misconfigured(let reason) where delivery.sandbox:
+            // The sandbox's own settings, not the app's: nothing for an operator to fix.
+            return DeliveryResult(deliveryID: id, attempt: attempt, state: .dead, reason: "sandbox: \(reason)")
         case .misconfigured(let reason):
             var newlyMarked = false
             do {
-                newlyMarked = try await apnsSettings.markMisconfigured(appID: delivery.appID, reason: reason)
+                newlyMarked = try await markMisconfigured(delivery.provider, delivery.appID, reason)
             } catch {
                 logger.error("could not mark app misconfigured", metadata: ["app_id": "\(delivery.appID)", "error": "\(databaseErrorText(error))"])
             }

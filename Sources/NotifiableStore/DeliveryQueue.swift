@@ -18,6 +18,26 @@ public struct ClaimedDelivery: Sendable {
     public let country: String?
     public let content: NotificationContent
     public let expiresAt: Date?
+    /// The app delivers in sandbox mode: to the built-in fake gateways, recording each push.
+    public let sandbox: Bool
+
+    public init(
+        id: Int64, notificationID: Int64, appID: Int64, deviceID: Int64, attempt: Int, provider: Provider, token: String,
+        language: String?, country: String?, content: NotificationContent, expiresAt: Date?, sandbox: Bool = false
+    ) {
+        self.id = id
+        self.notificationID = notificationID
+        self.appID = appID
+        self.deviceID = deviceID
+        self.attempt = attempt
+        self.provider = provider
+        self.token = token
+        self.language = language
+        self.country = country
+        self.content = content
+        self.expiresAt = expiresAt
+        self.sandbox = sandbox
+    }
 }
 
 /// What became of one claimed delivery.
@@ -34,9 +54,12 @@ public struct DeliveryResult: Sendable, Equatable {
     public let reason: String?
     public let gatewayStatus: Int?
     public let gatewayID: String?
+    /// What the built-in fake gateway received, for a delivery sent in sandbox mode.
+    public let sandboxPush: SandboxPush?
 
     public init(deliveryID: Int64, attempt: Int, state: State, runAt: Date? = nil, reason: String? = nil,
-                gatewayStatus: Int? = nil, gatewayID: String? = nil) {
+                gatewayStatus: Int? = nil, gatewayID: String? = nil, sandboxPush: SandboxPush? = nil) {
+        self.sandboxPush = sandboxPush
         self.deliveryID = deliveryID
         self.attempt = attempt
         self.state = state
@@ -88,12 +111,12 @@ public struct DeliveryQueue: Sendable {
                 reason = CASE WHEN target.gone THEN 'notification cancelled or device gone before sending' ELSE q.reason END,
                 claimed_at = CASE WHEN target.gone THEN q.claimed_at ELSE clock_timestamp() END,
                 updated_at = now()
-            FROM ready, devices d, notifications n,
+            FROM ready, devices d, notifications n, apps a,
                  LATERAL (SELECT n.state = 'cancelled' OR d.unregistered_at IS NOT NULL OR d.invalidated_at IS NOT NULL
                                  OR d.merged_into IS NOT NULL AS gone) AS target
-            WHERE q.id = ready.id AND d.id = q.device_id AND n.id = q.notification_id
+            WHERE q.id = ready.id AND d.id = q.device_id AND n.id = q.notification_id AND a.id = q.app_id
             RETURNING q.id, q.state, q.notification_id, q.app_id, q.device_id, q.attempts, d.provider, d.token,
-                      d.language, d.country, n.content::text, n.expires_at
+                      d.language, d.country, n.content::text, n.expires_at, a.delivery_mode = 'sandbox'
             """,
             logger: logger
         )
@@ -101,8 +124,8 @@ public struct DeliveryQueue: Sendable {
         var unreadable: [DeliveryResult] = []
         var contents: [Int64: NotificationContent] = [:]
         for try await row in rows {
-            let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, contentText, expiresAt) =
-                try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, String, Date?).self)
+            let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, contentText, expiresAt, sandbox) =
+                try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, String, Date?, Bool).self)
             guard state == "running" else { continue }
             // One unreadable notification must not hold the rest of the batch until its lease runs out.
             guard let content = contents[notificationID] ?? (try? StoredJSON.decode(NotificationContent.self, from: contentText)),
@@ -116,7 +139,7 @@ public struct DeliveryQueue: Sendable {
             claimed.append(ClaimedDelivery(
                 id: id, notificationID: notificationID, appID: appID, deviceID: deviceID, attempt: Int(attempt),
                 provider: provider, token: token, language: language, country: country,
-                content: content, expiresAt: expiresAt
+                content: content, expiresAt: expiresAt, sandbox: sandbox
             ))
         }
         try await record(unreadable)
@@ -127,29 +150,40 @@ public struct DeliveryQueue: Sendable {
     /// (the lease expired and another worker claimed it) is ignored.
     public func record(_ results: [DeliveryResult]) async throws {
         guard !results.isEmpty else { return }
-        try await client.query(
-            """
-            UPDATE deliveries q SET
-                state = r.state,
-                locked_until = NULL,
-                updated_at = now(),
-                run_at = CASE WHEN r.run_at < 0 THEN q.run_at ELSE to_timestamp(r.run_at) END,
-                reason = COALESCE(NULLIF(r.reason, ''), CASE WHEN r.state = 'sent' THEN NULL ELSE q.reason END),
-                gateway_status = NULLIF(r.gateway_status, 0),
-                gateway_id = COALESCE(NULLIF(r.gateway_id, ''), q.gateway_id),
-                sent_at = CASE WHEN r.state = 'sent' THEN clock_timestamp() ELSE q.sent_at END,
-                failed_at = CASE WHEN r.state = 'failed' THEN now() ELSE q.failed_at END,
-                dead_at = CASE WHEN r.state = 'dead' THEN now() ELSE q.dead_at END
-            FROM unnest(\(results.map(\.deliveryID))::int8[], \(results.map { Int32($0.attempt) })::int4[],
-                        \(results.map(\.state.rawValue))::text[],
-                        \(results.map { $0.runAt?.timeIntervalSince1970 ?? -1 })::float8[],
-                        \(results.map { $0.reason ?? "" })::text[], \(results.map { Int32($0.gatewayStatus ?? 0) })::int4[],
-                        \(results.map { $0.gatewayID ?? "" })::text[])
-                 AS r(id, attempt, state, run_at, reason, gateway_status, gateway_id)
-            WHERE q.id = r.id AND q.attempts = r.attempt AND q.state = 'running'
-            """,
-            logger: logger
-        )
+        let sandboxed = results.filter { $0.sandboxPush != nil }
+        guard !sandboxed.isEmpty else {
+            try await client.query(Self.recordQuery(results), logger: logger)
+            return
+        }
+        // A sandbox push is listed exactly when its delivery is recorded sent.
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query(Self.recordQuery(results), logger: logger)
+            try await SandboxPushes.insert(sandboxed, on: connection, logger: logger)
+        }
+    }
+
+    private static func recordQuery(_ results: [DeliveryResult]) -> PostgresQuery {
+        """
+        UPDATE deliveries q SET
+            state = r.state,
+            locked_until = NULL,
+            updated_at = now(),
+            run_at = CASE WHEN r.run_at < 0 THEN q.run_at ELSE to_timestamp(r.run_at) END,
+            reason = COALESCE(NULLIF(r.reason, ''), CASE WHEN r.state = 'sent' THEN NULL ELSE q.reason END),
+            gateway_status = NULLIF(r.gateway_status, 0),
+            gateway_id = COALESCE(NULLIF(r.gateway_id, ''), q.gateway_id),
+            sandbox = r.sandbox,
+            sent_at = CASE WHEN r.state = 'sent' THEN clock_timestamp() ELSE q.sent_at END,
+            failed_at = CASE WHEN r.state = 'failed' THEN now() ELSE q.failed_at END,
+            dead_at = CASE WHEN r.state = 'dead' THEN now() ELSE q.dead_at END
+        FROM unnest(\(results.map(\.deliveryID))::int8[], \(results.map { Int32($0.attempt) })::int4[],
+                    \(results.map(\.state.rawValue))::text[],
+                    \(results.map { $0.runAt?.timeIntervalSince1970 ?? -1 })::float8[],
+                    \(results.map { $0.reason ?? "" })::text[], \(results.map { Int32($0.gatewayStatus ?? 0) })::int4[],
+                    \(results.map { $0.gatewayID ?? "" })::text[], \(results.map { $0.sandboxPush != nil })::bool[])
+             AS r(id, attempt, state, run_at, reason, gateway_status, gateway_id, sandbox)
+        WHERE q.id = r.id AND q.attempts = r.attempt AND q.state = 'running'
+        """
     }
 
     /// Marks a device's token dead, unless the device registered again after `at` (a gateway
@@ -277,21 +311,21 @@ public struct DeliveryQueue: Sendable {
     static let recordColumns = """
         q.id, q.notification_id, q.device_id, d.user_alias, d.provider, q.state, q.attempts, q.reason,
         q.gateway_status, q.gateway_id, q.run_at, q.created_at, q.sent_at, q.failed_at, q.dead_at,
-        q.cancelled_at, q.delivered_at, q.opened_at
+        q.cancelled_at, q.delivered_at, q.opened_at, q.sandbox
         """
 
     static func record(from row: PostgresRow) throws -> DeliveryRecord {
         let (id, notificationID, deviceID, alias, provider, state, attempts, reason, status, gatewayID,
-             runAt, createdAt, sentAt, failedAt, deadAt, cancelledAt, deliveredAt, openedAt) = try row.decode(
+             runAt, createdAt, sentAt, failedAt, deadAt, cancelledAt, deliveredAt, openedAt, sandbox) = try row.decode(
             (Int64, Int64, Int64, String?, String, String, Int32, String?, Int32?, String?,
-             Date, Date, Date?, Date?, Date?, Date?, Date?, Date?).self
+             Date, Date, Date?, Date?, Date?, Date?, Date?, Date?, Bool).self
         )
         return DeliveryRecord(
             id: id, notificationID: notificationID, deviceID: deviceID, userAlias: alias,
             provider: Provider(rawValue: provider) ?? .apns, state: state, attempts: Int(attempts), reason: reason,
             gatewayStatus: status.map(Int.init), gatewayID: gatewayID, runAt: runAt, createdAt: createdAt,
             sentAt: sentAt, failedAt: failedAt, deadAt: deadAt, cancelledAt: cancelledAt,
-            deliveredAt: deliveredAt, openedAt: openedAt
+            deliveredAt: deliveredAt, openedAt: openedAt, sandbox: sandbox
         )
     }
 }

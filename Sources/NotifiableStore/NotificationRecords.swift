@@ -72,6 +72,8 @@ public struct DeliveryRecord: Sendable, Equatable {
     public let cancelledAt: Date?
     public let deliveredAt: Date?
     public let openedAt: Date?
+    /// Sent to the built-in fake gateway of an app in sandbox mode.
+    public let sandbox: Bool
 }
 
 /// A status the SDKs report for a notification on a device.

@@ -37,7 +37,7 @@ actor APNsConnections {
         case unavailable(String)
     }
 
-    private let settings: APNsSettingsStore
+    private let loadSettings: @Sendable (_ appID: Int64) async throws -> APNsSettings?
     private let maxAge: Duration
     private let logger: Logger
     private let makeTransport: @Sendable (_ baseURL: String, _ trustedCAPEM: String?) throws -> any APNsTransport
@@ -46,10 +46,10 @@ actor APNsConnections {
     private let retireAfter: Duration
 
     init(
-        settings: APNsSettingsStore, maxAge: Duration, retireAfter: Duration, logger: Logger,
+        settings: @escaping @Sendable (_ appID: Int64) async throws -> APNsSettings?, maxAge: Duration, retireAfter: Duration, logger: Logger,
         makeTransport: @escaping @Sendable (_ baseURL: String, _ trustedCAPEM: String?) throws -> any APNsTransport
     ) {
-        self.settings = settings
+        self.loadSettings = settings
         self.maxAge = maxAge
         self.retireAfter = retireAfter
         self.logger = logger
@@ -65,7 +65,7 @@ actor APNsConnections {
         }
         let loaded: APNsSettings?
         do {
-            loaded = try await settings.settings(appID: appID)
+            loaded = try await loadSettings(appID)
         } catch {
             logger.warning("cannot read APNs settings", metadata: ["app_id": "\(appID)", "error": "\(databaseErrorText(error))"])
             return .unavailable("APNs settings could not be read: \(databaseErrorText(error))")

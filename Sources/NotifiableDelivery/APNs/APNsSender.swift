@@ -12,9 +12,10 @@ public final class APNsSender: PushSender {
     private let requestTimeout: Duration
     private let logger: Logger
 
+    /// - Parameter settings: an app's APNs settings (from `APNsSettingsStore`, or a sandbox's own).
     public init(
-        settings: APNsSettingsStore, logger: Logger, requestTimeout: Duration = .seconds(15),
-        settingsMaxAge: Duration = .seconds(30)
+        settings: @escaping @Sendable (_ appID: Int64) async throws -> APNsSettings?, logger: Logger,
+        requestTimeout: Duration = .seconds(15), settingsMaxAge: Duration = .seconds(30)
     ) {
         self.connections = APNsConnections(
             settings: settings, maxAge: settingsMaxAge, retireAfter: requestTimeout * 2, logger: logger

@@ -1,0 +1,82 @@
+import Foundation
+import HummingbirdTesting
+import NotifiableCore
+import NotifiableStore
+import NotifiableTesting
+import Testing
+
+/// An app in sandbox mode: its pushes go to the fake gateways built into the worker, are marked
+/// sent with `"sandbox": true`, and can be read back, exact payload and all, by operators.
+@Suite struct E2ESandboxTests {
+    @Test func sandboxPushesAreSentToTheBuiltInGatewayAndListedWithTheirPayloads() async throws {
+        try await withTestService(workers: true) { client, service in
+            let created = try await client.admin(.post, "/admin/apps", body: #"{"name": "Demo", "delivery_mode": "sandbox"}"#, service: service)
+            let appID = try #require(created.json["id"]?.intValue)
+            let device = Credential(role: .device, accessID: created.json["device_credentials"]?["access_id"]?.stringValue ?? "",
+                                    secretKey: created.json["device_credentials"]?["secret_key"]?.stringValue ?? "")
+            let server = Credential(role: .server, accessID: created.json["server_credentials"]?["access_id"]?.stringValue ?? "",
+                                    secretKey: created.json["server_credentials"]?["secret_key"]?.stringValue ?? "")
+            let token = String(repeating: "ab", count: 32)
+            let deviceID = try await E2EDeliveryTests.register(client, device, token: token, alias: "alice", language: "fr")
+            let id = try await E2EDeliveryTests.send(client, server, #"""
+                {"title": "Hello", "message": "World", "localized": {"fr": {"title": "Bonjour"}}, "parameters": {"order": 42},
+                 "user_aliases": ["alice"]}
+                """#)
+            #expect(try await E2EDeliveryTests.settled(service, id))
+
+            let deliveries = try await client.signed(.get, "/api/v1/notifications/\(id)/deliveries", as: server)
+            let delivery = try #require(deliveries.json["data"]?[0])
+            #expect(delivery["state"]?.stringValue == "sent")
+            #expect(delivery["sandbox"] == .bool(true))
+
+            let listed = try await client.admin(.get, "/admin/apps/\(appID)/sandbox/pushes", service: service)
+            #expect(listed.status == .ok)
+            let pushes = try #require(listed.json["data"]?.arrayValue)
+            #expect(pushes.count == 1)
+            let push = try #require(pushes.first)
+            #expect(push["provider"]?.stringValue == "apns")
+            #expect(push["token"]?.stringValue == token)
+            #expect(push["device_id"]?.intValue == deviceID)
+            #expect(push["notification_id"]?.intValue == id)
+            #expect(push["payload"]?["n_id"]?.intValue == id)
+            #expect(push["payload"]?["aps"]?["alert"]?["title"]?.stringValue == "Bonjour")
+            #expect(push["payload"]?["order"]?.intValue == 42)
+            #expect(push["headers"]?["apns-push-type"]?.stringValue == "alert")
+            #expect(push["headers"]?["authorization"] == nil)
+            // The exact bytes sent, and what they parse to.
+            let raw = try #require(push["raw_payload"]?.stringValue)
+            #expect(try JSONValue.decode(Array(raw.utf8)) == push["payload"])
+
+            // Filtered by notification, and paged.
+            let filtered = try await client.admin(.get, "/admin/apps/\(appID)/sandbox/pushes?notification_id=\(id + 1000)", service: service)
+            #expect(filtered.json["data"]?.arrayValue?.isEmpty == true)
+            #expect(try await client.admin(.get, "/admin/apps/\(appID)/sandbox/pushes?notification_id=x", service: service).status == .unprocessableContent)
+            #expect(try await client.admin(.get, "/admin/apps/999999999/sandbox/pushes", service: service).status == .notFound)
+
+            // The SDK reports the push opened; the counters move.
+            let opened = try await client.signed(
+                .post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": "\#(deviceID)", "user": {"alias": "alice"}}"#, as: device
+            )
+            #expect(opened.status == .ok || opened.status == .noContent)
+            let counters = try await E2EDeliveryTests.counters(client, server, id)
+            #expect(counters["counters"]?["sent"]?.intValue == 1)
+            #expect(counters["counters"]?["opened"]?.intValue == 1)
+            #expect(counters["counters"]?["delivered"]?.intValue == 1)
+        }
+    }
+
+    @Test func aLiveAppWithoutSettingsIsNotSentToTheSandbox() async throws {
+        try await withTestService(workers: true) { client, service in
+            let app = try await service.createApp()
+            _ = try await E2EDeliveryTests.register(client, app.deviceCredential, token: String(repeating: "cd", count: 32), alias: "bob")
+            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["bob"]}"#)
+            #expect(try await E2EDeliveryTests.settled(service, id))
+            let deliveries = try await client.signed(.get, "/api/v1/notifications/\(id)/deliveries", as: app.serverCredential)
+            #expect(deliveries.json["data"]?[0]?["state"]?.stringValue == "dead")
+            #expect(deliveries.json["data"]?[0]?["sandbox"] == .bool(false))
+            #expect(deliveries.json["data"]?[0]?["reason"]?.stringValue?.contains("apns_not_configured") == true)
+            let listed = try await client.admin(.get, "/admin/apps/\(app.app.id)/sandbox/pushes", service: service)
+            #expect(listed.json["data"]?.arrayValue?.isEmpty == true)
+        }
+    }
+}
