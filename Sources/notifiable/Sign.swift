@@ -6,10 +6,22 @@ import NotifiableCore
 struct SigningOptions: ParsableArguments {
     @Option(help: "Access id (default: NOTIFIABLE_ACCESS_ID).") var accessID: String?
     @Option(help: "Secret key (default: NOTIFIABLE_SECRET_KEY).") var secretKey: String?
+    @Option(name: .customLong("as"), help: "Sign with the app's device or server credentials, read from --app-file.") var role: CredentialRole?
+    @Option(help: "The JSON that `notifiable apps create --json` printed (default: NOTIFIABLE_APP_FILE).") var appFile: String?
     @Flag(help: "Sign with HMAC-SHA256 instead of the SDKs' HMAC-SHA1.") var sha256 = false
 
     func credentials() throws -> (accessID: String, secretKey: String) {
         let environment = ProcessInfo.processInfo.environment
+        if let role {
+            guard let path = appFile ?? environment["NOTIFIABLE_APP_FILE"], !path.isEmpty else {
+                throw ValidationError("--as needs --app-file or NOTIFIABLE_APP_FILE: the JSON `notifiable apps create --json` printed.")
+            }
+            let pair = (try? JSONValue.decode(Array(readFile(path, option: "--app-file").utf8)))?.objectValue?["\(role.rawValue)_credentials"]?.objectValue
+            guard case .string(let accessID)? = pair?["access_id"], case .string(let secretKey)? = pair?["secret_key"] else {
+                throw ValidationError("\(path) has no \(role.rawValue)_credentials; give the file `notifiable apps create --json` printed.")
+            }
+            return (accessID, secretKey)
+        }
         guard let accessID = accessID ?? environment["NOTIFIABLE_ACCESS_ID"], !accessID.isEmpty else {
             throw ValidationError("Pass --access-id or set NOTIFIABLE_ACCESS_ID.")
         }
