@@ -111,6 +111,7 @@ let package = Package(
         .target(
             name: "NotifiableTesting",
             dependencies: [
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 "NotifiableApp",
                 "NotifiableDelivery",
                 "NotifiableFakeGateways",

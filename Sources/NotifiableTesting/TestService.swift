@@ -47,24 +47,24 @@ public func withTestService<T: Sendable>(
     _ mode: TestingSetup = .router,
     workers: Bool = false,
     isolatedDatabase: Bool = false,
+    logger: Logger = TestDatabase.logger,
     _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
 ) async throws -> T {
     var configuration = try TestDatabase.serverConfiguration()
     configuration.runsWorkers = workers
-    guard workers || isolatedDatabase else { return try await runTestService(configuration, mode, body) }
+    guard workers || isolatedDatabase else { return try await runTestService(configuration, mode, logger, body) }
     let shared = configuration
     return try await TestDatabase.withFreshDatabase { url in
         var isolated = shared
         isolated.databaseURL = url
-        return try await runTestService(isolated, mode, body)
+        return try await runTestService(isolated, mode, logger, body)
     }
 }
 
 private func runTestService<T: Sendable>(
-    _ configuration: ServerConfiguration, _ mode: TestingSetup,
+    _ configuration: ServerConfiguration, _ mode: TestingSetup, _ logger: Logger,
     _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
 ) async throws -> T {
-    let logger = TestDatabase.logger
     let postgres = PostgresClient(configuration: try postgresConfiguration(configuration), backgroundLogger: logger)
     let app = try buildApplication(configuration, postgres: postgres, logger: logger)
     let service = TestService(postgres: postgres, configuration: configuration)
