@@ -9,7 +9,8 @@ RUN swift build -c release --product notifiable --static-swift-stdlib \
  && cp "$(swift build -c release --show-bin-path)/notifiable" /notifiable
 
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates tzdata \
+# openssl: the sandbox mode's built-in gateways make their TLS certificate with it.
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates tzdata openssl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home /app notifiable
 WORKDIR /app
