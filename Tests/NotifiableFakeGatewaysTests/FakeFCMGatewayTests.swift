@@ -166,12 +166,14 @@ struct FakeFCMGatewayTests {
             harness.gateway.setAccessTokenLifetime(seconds: 0)
             let stillborn = try await harness.exchange(assertion: try harness.account.assertion())
             #expect(stillborn.expiresIn == 0)
-            #expect(try await harness.send(body, bearer: try #require(stillborn.accessToken)).status == 401)
+            let stillbornToken = try #require(stillborn.accessToken)
+            #expect(try await harness.send(body, bearer: stillbornToken).status == 401)
 
             harness.gateway.setAccessTokenLifetime(seconds: 600)
             let exchange = try await harness.exchange(assertion: try harness.account.assertion())
             #expect(exchange.expiresIn == 600)
-            #expect(try await harness.send(body, bearer: try #require(exchange.accessToken)).status == 200)
+            let accessToken = try #require(exchange.accessToken)
+            #expect(try await harness.send(body, bearer: accessToken).status == 200)
         }
     }
 
