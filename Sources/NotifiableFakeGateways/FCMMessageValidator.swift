@@ -58,7 +58,9 @@ enum FCMMessageValidator {
         let body = try fields(of: body, at: "", known: bodyFields)
         let validateOnly = try bool(body["validate_only"], at: "validate_only") ?? false
         guard let messageValue = body["message"] else {
-            throw Violation(field: "message", message: "Request contains an invalid argument: message is required.", isFCMCheck: true)
+            throw Violation(
+                field: "message", message: "Request contains an invalid argument: message is required.", isFCMCheck: true
+            )
         }
         let message = try fields(of: object(messageValue, at: "message", type: "Message"), at: "message", known: messageFields)
 
@@ -108,7 +110,8 @@ enum FCMMessageValidator {
         if let priority = android["priority"] {
             let text = try string(priority, at: "\(path).priority")
             guard let text, ["HIGH", "NORMAL"].contains(text.uppercased()) else {
-                throw invalidValue(at: "\(path).priority", type: "type.googleapis.com/google.firebase.fcm.v1.AndroidMessagePriority", priority)
+                let type = "type.googleapis.com/google.firebase.fcm.v1.AndroidMessagePriority"
+                throw invalidValue(at: "\(path).priority", type: type, priority)
             }
         }
         if let ttl = android["ttl"] {
@@ -123,8 +126,8 @@ enum FCMMessageValidator {
                 of: object(value, at: notificationPath, type: "AndroidNotification"), at: notificationPath,
                 known: androidNotificationFields
             )
-            for (name, value) in notification.sorted(by: { $0.key < $1.key }) where androidNotificationStringFields.contains(name) {
-                _ = try string(value, at: "\(notificationPath).\(name)")
+            for (name, value) in notification.sorted(by: { $0.key < $1.key }) {
+                if androidNotificationStringFields.contains(name) { _ = try string(value, at: "\(notificationPath).\(name)") }
             }
         }
         if let value = android["fcm_options"] { _ = try object(value, at: "\(path).fcm_options", type: "AndroidFcmOptions") }
@@ -151,7 +154,9 @@ enum FCMMessageValidator {
     // MARK: JSON shapes
 
     /// The members of an object keyed by their snake_case names; a name the message type does not have is refused.
-    private static func fields(of object: [String: JSONValue], at path: String, known: Set<String>) throws -> [String: JSONValue] {
+    private static func fields(
+        of object: [String: JSONValue], at path: String, known: Set<String>
+    ) throws -> [String: JSONValue] {
         var fields: [String: JSONValue] = [:]
         for (name, value) in object.sorted(by: { $0.key < $1.key }) {
             let canonical = snakeCase(name)

@@ -108,9 +108,8 @@ extension FakeFCMRules {
         if httpStatus == 400, let field = GoogleErrorBody.field(namedIn: message) {
             details.append(.fieldViolation(field: field, description: message))
         }
-        var reply = FakeFCMReply(
-            status: httpStatus, body: GoogleErrorBody.apiError(code: httpStatus, message: message, status: status, details: details)
-        )
+        let body = GoogleErrorBody.apiError(code: httpStatus, message: message, status: status, details: details)
+        var reply = FakeFCMReply(status: httpStatus, body: body)
         if let retryAfterSeconds { reply.headers["retry-after"] = String(retryAfterSeconds) }
         return reply
     }

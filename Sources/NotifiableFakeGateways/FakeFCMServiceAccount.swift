@@ -26,9 +26,10 @@ struct FakeFCMServiceAccount {
     /// The key file as Google writes it: members in Google's order, two-space indentation, the PKCS#8 private key
     /// with its line breaks as `\n`.
     var json: String {
+        let pathCharacters = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "@"))
         let certificateURL =
             "https://www.googleapis.com/robot/v1/metadata/x509/"
-            + (clientEmail.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "@"))) ?? clientEmail)
+            + (clientEmail.addingPercentEncoding(withAllowedCharacters: pathCharacters) ?? clientEmail)
         let privateKeyPEM = privateKey.pkcs8PEMRepresentation.hasSuffix("\n")
             ? privateKey.pkcs8PEMRepresentation : privateKey.pkcs8PEMRepresentation + "\n"
         let members: [(String, String)] = [

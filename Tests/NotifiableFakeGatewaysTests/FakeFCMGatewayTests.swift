@@ -220,9 +220,10 @@ struct FakeFCMGatewayTests {
     @Test("Field names in lowerCamelCase, lower-case priorities and fractional TTLs are taken, as proto3 JSON allows")
     func acceptsProtoJSONSpellings() async throws {
         try await withFCMGateway { harness async throws in
-            let body = messageBody(
-                to: registrationToken(), android: #"{"priority":"normal","ttl":"1.5s","collapseKey":"c","directBootOk":true,"notification":{"channelId":"orders","clickAction":"OPEN"}}"#
-            )
+            let android =
+                #"{"priority":"normal","ttl":"1.5s","collapseKey":"c","directBootOk":true,"#
+                + #""notification":{"channelId":"orders","clickAction":"OPEN"}}"#
+            let body = messageBody(to: registrationToken(), android: android)
             #expect(try await harness.send(body, bearer: try await harness.accessToken()).status == 200)
             #expect(harness.gateway.acceptedMessages.first?.androidCollapseKey == "c")
         }
