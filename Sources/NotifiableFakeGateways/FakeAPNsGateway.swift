@@ -4,8 +4,6 @@ import Logging
 import NIOCore
 import NIOHTTP2
 import NIOPosix
-import NIOSSL
-import Synchronization
 
 /// A fake of Apple's APNs provider API: a real HTTP/2-over-TLS server on a local port, with a self-signed
 /// certificate made with `openssl` at the first start in the process (and reused by later ones), that checks provider tokens (ES256 JWTs) and the request as APNs does,
@@ -22,27 +20,20 @@ public final class FakeAPNsGateway: Sendable {
     public let certificatePEM: String
 
     let rules: FakeAPNsRules
-    private let group: MultiThreadedEventLoopGroup
-    private let serverChannel: any Channel
+    private let listener: FakeGatewayListener
     private let logger: Logger
-    private let stopped = Mutex(false)
 
     /// `https://HOST:PORT` (IPv6 hosts in brackets); APNs requests go to `baseURL + "/3/device/" + token`.
     public var baseURL: String {
-        let shownHost = host.contains(":") ? "[\(host)]" : host
-        return "https://\(shownHost):\(port)"
+        FakeGatewayListener.baseURL(host: host, port: port)
     }
 
-    private init(
-        host: String, port: Int, certificatePEM: String, rules: FakeAPNsRules, group: MultiThreadedEventLoopGroup,
-        serverChannel: any Channel, logger: Logger
-    ) {
+    private init(host: String, rules: FakeAPNsRules, listener: FakeGatewayListener, logger: Logger) {
         self.host = host
-        self.port = port
-        self.certificatePEM = certificatePEM
+        self.port = listener.port
+        self.certificatePEM = listener.certificatePEM
         self.rules = rules
-        self.group = group
-        self.serverChannel = serverChannel
+        self.listener = listener
         self.logger = logger
     }
 
@@ -54,14 +45,6 @@ public final class FakeAPNsGateway: Sendable {
         threads: Int = System.coreCount,
         logger: Logger = Logger(label: "notifiable.fake-apns")
     ) async throws -> FakeAPNsGateway {
-        let certificate = try await SelfSignedCertificate.shared(for: host)
-        var tls = TLSConfiguration.makeServerConfiguration(
-            certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificate.certificatePEM.utf8)).map { .certificate($0) },
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificate.privateKeyPEM.utf8), format: .pem))
-        )
-        tls.applicationProtocols = ["h2"]
-        let sslContext = try NIOSSLContext(configuration: tls)
-
         let connectionConfiguration = {
             var configuration = NIOHTTP2Handler.ConnectionConfiguration()
             configuration.initialSettings = [
@@ -73,59 +56,33 @@ public final class FakeAPNsGateway: Sendable {
         let streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
 
         let rules = FakeAPNsRules()
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandler(FakeGatewayConnectionDropper())
-                    try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
-                    _ = try pipeline.configureHTTP2Pipeline(
-                        mode: .server,
-                        connectionConfiguration: connectionConfiguration,
-                        streamConfiguration: streamConfiguration
-                    ) { stream in
-                        stream.eventLoop.makeCompletedFuture {
-                            try stream.pipeline.syncOperations.addHandler(
-                                FakeAPNsStreamHandler(rules: rules, logger: logger)
-                            )
-                        }
+        let listener = try await FakeGatewayListener.start(
+            host: host, port: port, threads: threads, applicationProtocols: ["h2"], name: "fake APNs gateway"
+        ) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                let pipeline = channel.pipeline.syncOperations
+                _ = try pipeline.configureHTTP2Pipeline(
+                    mode: .server,
+                    connectionConfiguration: connectionConfiguration,
+                    streamConfiguration: streamConfiguration
+                ) { stream in
+                    stream.eventLoop.makeCompletedFuture {
+                        try stream.pipeline.syncOperations.addHandler(
+                            FakeAPNsStreamHandler(rules: rules, logger: logger)
+                        )
                     }
-                    try pipeline.addHandler(FakeGatewayConnectionErrorHandler(logger: logger))
                 }
+                try pipeline.addHandler(FakeGatewayConnectionErrorHandler(logger: logger))
             }
-        let serverChannel: any Channel
-        do {
-            serverChannel = try await bootstrap.bind(host: host, port: port).get()
-        } catch {
-            try? await group.shutdownGracefully()
-            throw error
         }
-        guard let boundPort = serverChannel.localAddress?.port else {
-            try? await serverChannel.close()
-            try? await group.shutdownGracefully()
-            throw FakeGatewayError("The fake APNs gateway has no local port.")
-        }
-        let gateway = FakeAPNsGateway(
-            host: host, port: boundPort, certificatePEM: certificate.certificatePEM, rules: rules, group: group,
-            serverChannel: serverChannel, logger: logger
-        )
+        let gateway = FakeAPNsGateway(host: host, rules: rules, listener: listener, logger: logger)
         logger.debug("fake APNs gateway started", metadata: ["url": "\(gateway.baseURL)"])
         return gateway
     }
 
     /// Stops listening and closes every connection. Calling it again does nothing.
     public func stop() async throws {
-        let alreadyStopped = stopped.withLock { stopped in
-            defer { stopped = true }
-            return stopped
-        }
-        guard !alreadyStopped else { return }
-        try? await serverChannel.close()
-        try await group.shutdownGracefully()
+        guard try await listener.stop() else { return }
         logger.debug("fake APNs gateway stopped", metadata: ["url": "\(baseURL)"])
     }
 

@@ -304,18 +304,7 @@ final class FakeAPNsRules: Sendable {
 
     /// The JWT of `authorization: bearer <jwt>`, or nil when the header is missing or another scheme.
     static func bearerToken(_ authorization: String?) -> String? {
-        guard let authorization else { return nil }
-        let utf8 = authorization.utf8
-        var index = utf8.startIndex
-        for expected in "bearer ".utf8 {
-            guard index != utf8.endIndex, utf8[index] | 0x20 == expected | 0x20 else { return nil }
-            index = utf8.index(after: index)
-        }
-        var end = utf8.endIndex
-        while index != end, utf8[index] == UInt8(ascii: " ") { index = utf8.index(after: index) }
-        while index != end, utf8[utf8.index(before: end)] == UInt8(ascii: " ") { end = utf8.index(before: end) }
-        guard index != end else { return nil }
-        return String(authorization[index..<end])
+        BearerAuthorization.token(authorization)
     }
 
     static func isHexToken(_ token: Substring) -> Bool {
@@ -355,13 +344,7 @@ final class FakeAPNsRules: Sendable {
     }
 
     static func base64URLDecode(_ text: Substring) -> Data? {
-        var base64 = String(text)
-        guard !base64.contains("="), !base64.contains("+"), !base64.contains("/") else { return nil }
-        base64 = base64.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        let remainder = base64.utf8.count % 4
-        if remainder == 1 { return nil }
-        if remainder > 0 { base64 += String(repeating: "=", count: 4 - remainder) }
-        return Data(base64Encoded: base64)
+        Base64URL.decode(text)
     }
 }
 

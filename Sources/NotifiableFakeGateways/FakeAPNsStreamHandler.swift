@@ -48,9 +48,7 @@ final class FakeAPNsStreamHandler: ChannelInboundHandler {
         switch decision {
         case .dropConnection:
             logger.debug("fake APNs drops the connection")
-            let connection = channel.parent ?? channel
-            connection.triggerUserOutboundEvent(FakeGatewayConnectionDropper.Drop(), promise: nil)
-            connection.close(promise: nil)  // in case the dropper is not there
+            FakeGatewayConnectionDropper.drop(connectionOf: channel)
         case .answer(let reply, let delay):
             if reply.status != 200 {
                 logger.debug(
@@ -88,45 +86,5 @@ final class FakeAPNsStreamHandler: ChannelInboundHandler {
             HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(buffer), endStream: true)),
             promise: nil
         )
-    }
-}
-
-/// Sits below TLS and, when sent ``Drop``, closes the socket at once: no TLS close_notify and no HTTP/2 GOAWAY,
-/// as when an APNs node dies.
-final class FakeGatewayConnectionDropper: ChannelOutboundHandler, Sendable {
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
-
-    struct Drop: Sendable {}
-
-    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
-        if event is Drop {
-            context.close(promise: promise)
-        } else {
-            context.triggerUserOutboundEvent(event, promise: promise)
-        }
-    }
-}
-
-/// Closes a connection whose TLS or HTTP/2 layer failed (a client that went away, a protocol error).
-final class FakeGatewayConnectionErrorHandler: ChannelInboundHandler, Sendable {
-    typealias InboundIn = Never
-
-    let logger: Logger
-
-    init(logger: Logger) {
-        self.logger = logger
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        logger.debug("fake gateway connection error", metadata: ["error": "\(error)"])
-        context.close(promise: nil)
-    }
-}
-
-extension Duration {
-    var timeAmount: TimeAmount {
-        let (seconds, attoseconds) = components
-        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -6,7 +6,7 @@ struct Notifiable: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notifiable",
         abstract: "NotifiableServer: a self-hosted push notification service.",
-        subcommands: [Serve.self, Work.self, Migrate.self, Apps.self, Keys.self, Sign.self, Call.self, FakeAPNs.self]
+        subcommands: [Serve.self, Work.self, Migrate.self, Apps.self, Keys.self, Sign.self, Call.self, FakeAPNs.self, FakeFCM.self]
     )
 }
 
