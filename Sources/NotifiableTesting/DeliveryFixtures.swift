@@ -37,11 +37,11 @@ extension TestService {
 
     /// Registers `count` APNs devices straight in the database (for audiences too large to
     /// register one request at a time); tokens are the hex of `tokenPrefix` and a counter.
-    public func insertDevices(appID: Int64, count: Int, tokenSeed: Int64, userAlias: String? = nil) async throws {
+    public func insertDevices(appID: Int64, count: Int, tokenSeed: Int64, userAlias: String? = nil, provider: Provider = .apns) async throws {
         try await postgres.query(
             """
             INSERT INTO devices (app_id, provider, token, user_alias)
-            SELECT \(appID), 'apns', lpad(to_hex(\(tokenSeed)::int8), 32, '0') || lpad(to_hex(n), 32, '0'), \(userAlias)
+            SELECT \(appID), \(provider.rawValue), lpad(to_hex(\(tokenSeed)::int8), 32, '0') || lpad(to_hex(n), 32, '0'), \(userAlias)
             FROM generate_series(1, \(count)) AS n
             """,
             logger: TestDatabase.logger
@@ -85,5 +85,32 @@ extension TestService {
     /// Count of a notification's deliveries in `state`.
     public func deliveries(of notificationID: Int64, in state: String) async throws -> Int64 {
         try await integer("SELECT count(*) FROM deliveries WHERE notification_id = \(notificationID) AND state = \(state)") ?? 0
+    }
+}
+
+/// Runs `body` with a fake FCM gateway on a loopback port, stopped afterwards.
+public func withFakeFCM<T: Sendable>(_ body: @Sendable (FakeFCMGateway) async throws -> T) async throws -> T {
+    let gateway = try await FakeFCMGateway.start()
+    do {
+        let result = try await body(gateway)
+        try await gateway.stop()
+        return result
+    } catch {
+        try? await gateway.stop()
+        throw error
+    }
+}
+
+extension TestService {
+    /// Points the app at `gateway` with a new service account that the gateway trusts (its
+    /// `token_uri` is the gateway's token endpoint).
+    public func connectFCM(appID: Int64, to gateway: FakeFCMGateway, projectID: String = "demo-project") async throws {
+        let json = try gateway.makeServiceAccount(projectID: projectID, clientEmail: "app\(appID)@\(projectID).iam.gserviceaccount.com")
+        let settings = FCMSettings(
+            serviceAccountJSON: json, projectID: projectID, clientEmail: "app\(appID)@\(projectID).iam.gserviceaccount.com",
+            endpoint: gateway.baseURL, trustedCAPEM: gateway.certificatePEM
+        )
+        let saved = try await FCMSettingsStore(client: postgres, keys: configuration.keys, logger: TestDatabase.logger).save(settings, appID: appID)
+        precondition(saved, "no app \(appID)")
     }
 }
