@@ -27,15 +27,6 @@ struct FCMConnection: Sendable {
 /// is made per distinct trusted CA (a test or staging gateway, whose token endpoint it serves too). They
 /// live until `shutdown()`.
 actor FCMConnections {
-    enum Lookup: Sendable {
-        case ready(FCMConnection)
-        case notConfigured
-        /// The settings cannot work (a service account or CA that does not parse): the app is misconfigured.
-        case unusable(String)
-        /// The settings could not be read just now (the database): try again later.
-        case unavailable(String)
-    }
-
     typealias SettingsReader = @Sendable (_ appID: Int64) async throws -> FCMSettings?
     typealias TransportMaker = @Sendable (_ trustedCAPEM: String?) throws -> any FCMTransport
 
@@ -45,7 +36,7 @@ actor FCMConnections {
     private let logger: Logger
     private let makeTransport: TransportMaker
     private var connections: [Int64: FCMConnection] = [:]
-    private var loading: [Int64: Task<Lookup, Never>] = [:]
+    private var loading: [Int64: Task<Result<FCMConnection, MissingConnection>, Never>] = [:]
     /// By trusted CA PEM; "" for the system's roots.
     private var transports: [String: any FCMTransport] = [:]
 
@@ -60,12 +51,10 @@ actor FCMConnections {
         self.makeTransport = makeTransport
     }
 
-    func connection(appID: Int64) async -> Lookup {
-        // A refused configuration is looked at again soon: an operator fixing it should not have to wait
-        // out the usual cache age.
+    func connection(appID: Int64) async -> Result<FCMConnection, MissingConnection> {
         if let cached = connections[appID],
-           cached.loadedAt.duration(to: .now) < (cached.misconfiguration == nil ? maxAge : min(maxAge, .seconds(2))) {
-            return .ready(cached)
+           MissingConnection.settingsAreFresh(loadedAt: cached.loadedAt, refused: cached.misconfiguration != nil, maxAge: maxAge) {
+            return .success(cached)
         }
         if let load = loading[appID] { return await load.value }
         let load = Task { await self.load(appID: appID) }
@@ -84,26 +73,26 @@ actor FCMConnections {
         for transport in all { await transport.shutdown() }
     }
 
-    private func load(appID: Int64) async -> Lookup {
+    private func load(appID: Int64) async -> Result<FCMConnection, MissingConnection> {
         defer { loading[appID] = nil }
         let loaded: FCMSettings?
         do {
             loaded = try await settings(appID)
         } catch {
             logger.warning("cannot read FCM settings", metadata: ["app_id": "\(appID)", "error": "\(databaseErrorText(error))"])
-            return .unavailable("FCM settings could not be read: \(databaseErrorText(error))")
+            return .failure(.unavailable("FCM settings could not be read: \(databaseErrorText(error))"))
         }
         guard let loaded else {
             connections[appID] = nil
-            return .notConfigured
+            return .failure(.notConfigured)
         }
         do {
             let connection = try makeConnection(loaded, reusing: connections[appID])
             connections[appID] = connection
-            return .ready(connection)
+            return .success(connection)
         } catch {
             logger.error("cannot prepare FCM for app", metadata: ["app_id": "\(appID)", "error": "\(error)"])
-            return .unusable("fcm_settings_unusable: \(error)")
+            return .failure(.unusable("fcm_settings_unusable: \(error)"))
         }
     }
 

@@ -41,14 +41,12 @@ public final class FCMSender: PushSender {
     public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
         let connection: FCMConnection
         switch await connections.connection(appID: delivery.appID) {
-        case .ready(let ready): connection = ready
-        case .notConfigured:
-            return .misconfigured(
-                reason: "fcm_not_configured: set the app's FCM service account (a private key from the Firebase console) "
+        case .success(let ready): connection = ready
+        case .failure(let missing):
+            return missing.outcome(
+                notConfigured: "fcm_not_configured: set the app's FCM service account (a private key from the Firebase console) "
                     + "to send to Android devices"
             )
-        case .unusable(let reason): return .misconfigured(reason: reason)
-        case .unavailable(let reason): return .retry(reason: reason, retryAfter: .seconds(5))
         }
         if let misconfiguration = connection.misconfiguration {
             return .misconfigured(reason: misconfiguration)
