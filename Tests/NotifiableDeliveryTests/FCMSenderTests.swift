@@ -116,6 +116,26 @@ import Testing
         #expect(google.settingsReads.count == 2)
     }
 
+    @Test func aRefusalByFCMHasTheSettingsReadAgainBeforeTheNextDelivery() async throws {
+        let google = Google { _ in .fcmError(403, "PERMISSION_DENIED", errorCode: nil, message: "denied") }
+        let sender = google.sender(maxAge: .milliseconds(100))
+        guard case .misconfigured = await sender.send(fcmDelivery(id: 1)) else {
+            Issue.record("a 403 is not a misconfiguration")
+            return
+        }
+        // The worker marks the app; the next delivery sees the mark and is not sent.
+        google.settings.withLock { $0?.misconfigurationReason = "PERMISSION_DENIED: denied" }
+        #expect(await sender.send(fcmDelivery(id: 2)) == .misconfigured(reason: "PERMISSION_DENIED: denied"))
+        #expect(google.settingsReads.count == 2)
+        #expect(google.sends.count == 1)
+        // The operator saves the settings again: sending resumes with the access token already had.
+        google.settings.withLock { $0?.misconfigurationReason = nil }
+        try await Task.sleep(for: .milliseconds(150))
+        _ = await sender.send(fcmDelivery(id: 3))
+        #expect(google.sends.count == 2)
+        #expect(google.exchanges.count == 1)
+    }
+
     @Test func withoutSettingsNothingIsSent() async {
         let google = Google(settings: nil)
         let outcome = await google.sender().send(fcmDelivery())

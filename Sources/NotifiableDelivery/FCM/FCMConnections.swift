@@ -37,6 +37,9 @@ actor FCMConnections {
     private let makeTransport: TransportMaker
     private var connections: [Int64: FCMConnection] = [:]
     private var loading: [Int64: Task<Result<FCMConnection, MissingConnection>, Never>] = [:]
+    /// Apps whose settings are to be read before their next delivery; their connections stay, so that
+    /// the access token carries over while the service account is unchanged.
+    private var stale: Set<Int64> = []
     /// By trusted CA PEM; "" for the system's roots.
     private var transports: [String: any FCMTransport] = [:]
 
@@ -52,7 +55,7 @@ actor FCMConnections {
     }
 
     func connection(appID: Int64) async -> Result<FCMConnection, MissingConnection> {
-        if let cached = connections[appID],
+        if let cached = connections[appID], !stale.contains(appID),
            MissingConnection.settingsAreFresh(loadedAt: cached.loadedAt, refused: cached.misconfiguration != nil, maxAge: maxAge) {
             return .success(cached)
         }
@@ -62,8 +65,10 @@ actor FCMConnections {
         return await load.value
     }
 
-    func forget(appID: Int64) {
-        connections[appID] = nil
+    /// FCM refused the app's settings: read them again (with the worker's misconfiguration mark)
+    /// before the next delivery.
+    func readAgain(appID: Int64) {
+        stale.insert(appID)
     }
 
     func shutdown() async {
@@ -75,6 +80,7 @@ actor FCMConnections {
 
     private func load(appID: Int64) async -> Result<FCMConnection, MissingConnection> {
         defer { loading[appID] = nil }
+        stale.remove(appID)
         let loaded: FCMSettings?
         do {
             loaded = try await settings(appID)

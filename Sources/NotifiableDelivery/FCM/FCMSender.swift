@@ -78,6 +78,8 @@ public final class FCMSender: PushSender {
                 }
             }
         } catch {
+            // A refused service account is not read again at once: the token cache remembers the refusal
+            // for a while, so the app's other deliveries stop without asking the token endpoint each.
             switch error {
             case .misconfigured(let reason): return .misconfigured(reason: reason)
             case .unavailable(let reason, let retryAfter): return .retry(reason: reason, retryAfter: retryAfter)
@@ -90,7 +92,7 @@ public final class FCMSender: PushSender {
         case .misconfigured:
             // FCM itself refused the settings: read them again (the worker marks them), so the app's other
             // deliveries stop here instead of going to FCM.
-            await connections.forget(appID: delivery.appID)
+            await connections.readAgain(appID: delivery.appID)
         case .tokenDead(let reason, _) where reason.hasPrefix("SENDER_ID_MISMATCH") && !connection.hasAccepted.isSet:
             // Every token of an app looks foreign when its service account belongs to another Firebase
             // project. Until FCM has accepted one message over these settings, a mismatch is retried
