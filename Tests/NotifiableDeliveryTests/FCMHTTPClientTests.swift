@@ -108,7 +108,7 @@ import Testing
     @Test func aSlowAnswerRunsIntoTheDeadline() async throws {
         try await withClient { gateway, client in
             let post = Self.post(gateway, token: 3)
-            gateway.setLatency(.seconds(3))
+            gateway.setLatency(.seconds(20))
             let started = ContinuousClock.now
             do {
                 _ = try await client.post(post.url, headers: post.headers, body: [], deadline: .milliseconds(300))
@@ -117,7 +117,8 @@ import Testing
                 #expect(FCMResponseClassifier.classify(transportError: error)
                     == .retry(reason: "request deadline exceeded", retryAfter: nil))
             }
-            #expect(started.duration(to: .now) < .seconds(2))
+            // Well before the answer would come, even on a busy machine.
+            #expect(started.duration(to: .now) < .seconds(10))
         }
     }
 }
