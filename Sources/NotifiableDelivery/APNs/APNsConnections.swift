@@ -28,15 +28,6 @@ final class AcceptanceFlag: Sendable {
 /// The apps' APNs connections, made on first use and re-read after `maxAge` so that changed
 /// settings take effect without a restart.
 actor APNsConnections {
-    enum Lookup {
-        case ready(APNsConnection)
-        case notConfigured
-        /// The settings cannot work (a key or CA that does not parse): the app is misconfigured.
-        case unusable(String)
-        /// The settings could not be read just now (the database): try again later.
-        case unavailable(String)
-    }
-
     private let loadSettings: @Sendable (_ appID: Int64) async throws -> APNsSettings?
     private let maxAge: Duration
     private let logger: Logger
@@ -56,28 +47,26 @@ actor APNsConnections {
         self.makeTransport = makeTransport
     }
 
-    func connection(appID: Int64) async -> Lookup {
-        // A refused configuration is looked at again soon: an operator fixing it should not
-        // have to wait out the usual cache age.
+    func connection(appID: Int64) async -> Result<APNsConnection, MissingConnection> {
         if let cached = connections[appID],
-           cached.loadedAt.duration(to: .now) < (cached.misconfiguration == nil ? maxAge : min(maxAge, .seconds(2))) {
-            return .ready(cached)
+           MissingConnection.settingsAreFresh(loadedAt: cached.loadedAt, refused: cached.misconfiguration != nil, maxAge: maxAge) {
+            return .success(cached)
         }
         let loaded: APNsSettings?
         do {
             loaded = try await loadSettings(appID)
         } catch {
             logger.warning("cannot read APNs settings", metadata: ["app_id": "\(appID)", "error": "\(databaseErrorText(error))"])
-            return .unavailable("APNs settings could not be read: \(databaseErrorText(error))")
+            return .failure(.unavailable("APNs settings could not be read: \(databaseErrorText(error))"))
         }
-        guard let loaded else { return .notConfigured }
+        guard let loaded else { return .failure(.notConfigured) }
         do {
             let connection = try makeConnection(loaded, reusing: connections[appID])
             connections[appID] = connection
-            return .ready(connection)
+            return .success(connection)
         } catch {
             logger.error("cannot prepare APNs for app", metadata: ["app_id": "\(appID)", "error": "\(String(reflecting: error))"])
-            return .unusable("APNs settings unusable: \(error)")
+            return .failure(.unusable("APNs settings unusable: \(error)"))
         }
     }
 

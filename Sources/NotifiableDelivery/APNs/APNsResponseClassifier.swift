@@ -1,7 +1,4 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
-import NIOSSL
 import NotifiableCore
 
 /// Maps an APNs answer (or a transport failure) onto a `DeliveryOutcome`.
@@ -98,43 +95,15 @@ public enum APNsResponseClassifier {
     }
 
     static func transportReason(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .connectTimeout: return "connect timeout"
-            case .readTimeout: return "read timeout"
-            case .writeTimeout: return "write timeout"
-            case .tlsHandshakeTimeout: return "TLS handshake timeout"
-            case .deadlineExceeded: return "request deadline exceeded"
-            case .getConnectionFromPoolTimeout: return "timed out waiting for a connection"
-            case .remoteConnectionClosed: return "connection closed by APNs"
-            case .cancelled: return "request cancelled"
-            case .alreadyShutdown: return "HTTP client shut down"
-            default: return "HTTP client error: \(short(String(describing: error)))"
-            }
-        }
         if let error = error as? APNsHTTP2Error {
             switch error {
             case .deadlineExceeded: return "request deadline exceeded"
             case .connectTimeout: return "connect timeout"
             case .connectionClosed: return "connection closed"
             case .shutDown: return "APNs client shut down"
-            default: return short(error.description)
+            default: return TransportFailure.short(error.description)
             }
         }
-        if let error = error as? ChannelError {
-            switch error {
-            case .connectTimeout: return "connect timeout"
-            case .ioOnClosedChannel, .alreadyClosed, .outputClosed, .inputClosed, .eof: return "connection closed"
-            default: return "channel error: \(short(String(describing: error)))"
-            }
-        }
-        if error is NIOSSLError || error is BoringSSLError { return "TLS error: \(short(String(describing: error)))" }
-        if let error = error as? IOError { return "I/O error: \(short(error.description))" }
-        if error is CancellationError { return "request cancelled" }
-        return "transport error: \(short(String(describing: error)))"
-    }
-
-    private static func short(_ text: String) -> String {
-        text.count <= 120 ? text : String(text.prefix(117)) + "…"
+        return TransportFailure.reason(error, peer: "APNs")
     }
 }

@@ -29,11 +29,9 @@ public final class APNsSender: PushSender {
     public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
         let connection: APNsConnection
         switch await connections.connection(appID: delivery.appID) {
-        case .ready(let ready): connection = ready
-        case .notConfigured:
-            return .misconfigured(reason: "apns_not_configured: set the app's APNs key with `notifiable apps set-apns`")
-        case .unusable(let reason): return .misconfigured(reason: reason)
-        case .unavailable(let reason): return .retry(reason: reason, retryAfter: .seconds(5))
+        case .success(let ready): connection = ready
+        case .failure(let missing):
+            return missing.outcome(notConfigured: "apns_not_configured: set the app's APNs key with `notifiable apps set-apns`")
         }
         if let misconfiguration = connection.misconfiguration {
             return .misconfigured(reason: misconfiguration)

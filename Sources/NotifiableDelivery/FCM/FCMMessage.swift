@@ -1,0 +1,130 @@
+import Foundation
+import NotifiableCore
+
+public enum FCMMessageError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A parameter's key is one FCM keeps for itself; FCM would refuse the message.
+    case reservedDataKey(String)
+    /// The notification and data are larger than FCM accepts.
+    case payloadTooLarge(size: Int)
+    /// The content holds a value JSON cannot represent (e.g. a non-finite number).
+    case unencodable(String)
+
+    public var description: String {
+        switch self {
+        case .reservedDataKey(let key):
+            "reserved_data_key: parameter \"\(key)\" is a key FCM reserves (from, notification, message_type, google…, gcm…); "
+                + "rename it to reach Android devices"
+        case .payloadTooLarge(let size):
+            "payload_too_large: \(size) bytes of notification and data, FCM accepts at most \(FCMMessage.maximumPayloadSize)"
+        case .unencodable(let detail):
+            "payload_unencodable: \(detail)"
+        }
+    }
+}
+
+/// The body of an FCM HTTP v1 `messages:send` request for one device:
+///
+///     {"message": {"token": …, "notification": {"title", "body"}, "data": {…},
+///                  "android": {"priority", "ttl", "collapse_key", "notification": {"sound", "tag", "notification_count"}}}}
+///
+/// - `notification`: the title and message chosen for the device's language and country, as for APNs;
+///   left out when the content has neither, which makes a data message the app handles itself. FCM has no
+///   subtitle, so it is not sent.
+/// - `data`: the content's `parameters`, each as a string since FCM data holds only strings: strings as
+///   they are, numbers and booleans as their JSON text (`42`, `1.5`, `true`), objects and arrays as compact
+///   JSON with sorted keys. A null parameter is left out, so the app reads it as absent, which a JSON null
+///   means, and not as the text "null". `n_id` is the notification id as a decimal string, for the
+///   Android SDK to report statuses; it wins over a parameter of the same name.
+/// - `android.priority`: `HIGH` or `NORMAL` from the content's priority.
+/// - `android.ttl`: `"<seconds>s"` until the content expires, clamped to 0…28 days; left out when it does
+///   not expire (FCM then keeps it up to 28 days).
+/// - `android.collapse_key`: the collapse id, so that FCM stores only the latest of a kind for an
+///   offline device.
+/// - `android.notification` (with a notification only, so a data message stays one): `sound` from the
+///   content's sound, `tag` from the collapse id (a newer notification replaces the shown one, as
+///   `apns-collapse-id` does on iOS) and `notification_count` from the badge. The thread id, category and
+///   the iOS-only flags have no Android counterpart and are not sent; the channel is the app's default.
+public enum FCMMessage {
+    /// What FCM accepts of notification and data together, keys and values counted.
+    public static let maximumPayloadSize = 4096
+    /// FCM keeps messages for devices that are offline for at most 28 days.
+    public static let maximumTTLSeconds: Int64 = 2_419_200
+
+    /// Whether FCM reserves a data key: `from`, `notification`, `message_type`, and anything that starts
+    /// with `google` or `gcm`.
+    public static func isReservedDataKey(_ key: String) -> Bool {
+        let lower = key.lowercased()
+        return ["from", "notification", "message_type"].contains(lower) || lower.hasPrefix("google") || lower.hasPrefix("gcm")
+    }
+
+    /// The request body, compact JSON with sorted keys.
+    public static func encode(
+        token: String, content: NotificationContent, language: String?, country: String?, notificationID: Int64, now: Date
+    ) throws(FCMMessageError) -> [UInt8] {
+        var data: [String: JSONValue] = [:]
+        for (key, value) in content.parameters.sorted(by: { $0.key < $1.key }) {
+            guard let text = dataText(value) else { continue }
+            if isReservedDataKey(key) { throw .reservedDataKey(key) }
+            data[key] = .string(text)
+        }
+        data["n_id"] = .string(String(notificationID))
+
+        var message: [String: JSONValue] = ["token": .string(token), "data": .object(data)]
+        let text = content.text(language: language, country: country)
+        var notification: [String: JSONValue] = [:]
+        if let title = text.title { notification["title"] = .string(title) }
+        if let body = text.message { notification["body"] = .string(body) }
+
+        var android: [String: JSONValue] = ["priority": .string(content.priority == .high ? "HIGH" : "NORMAL")]
+        if let expiresAt = content.expiresAt {
+            android["ttl"] = .string("\(ttlSeconds(until: expiresAt, now: now))s")
+        }
+        if let collapseID = content.collapseID, !collapseID.isEmpty {
+            android["collapse_key"] = .string(collapseID)
+        }
+        if !notification.isEmpty {
+            message["notification"] = .object(notification)
+            var shown: [String: JSONValue] = [:]
+            if let sound = content.sound { shown["sound"] = .string(sound) }
+            if let collapseID = content.collapseID, !collapseID.isEmpty { shown["tag"] = .string(collapseID) }
+            if let badge = content.badge { shown["notification_count"] = .integer(Int64(badge)) }
+            if !shown.isEmpty { android["notification"] = .object(shown) }
+        }
+        message["android"] = .object(android)
+
+        let size = payloadSize(data: data, notification: notification)
+        guard size <= maximumPayloadSize else { throw .payloadTooLarge(size: size) }
+
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return [UInt8](try encoder.encode(JSONValue.object(["message": .object(message)])))
+        } catch {
+            throw .unencodable(String(describing: error))
+        }
+    }
+
+    /// Seconds from `now` to `expiresAt`, rounded down, within 0…28 days.
+    static func ttlSeconds(until expiresAt: Date, now: Date) -> Int64 {
+        let seconds = expiresAt.timeIntervalSince(now).rounded(.down)
+        guard seconds > 0 else { return 0 }
+        return seconds >= Double(maximumTTLSeconds) ? maximumTTLSeconds : Int64(seconds)
+    }
+
+    /// A parameter as FCM data text; nil for null (left out).
+    static func dataText(_ value: JSONValue) -> String? {
+        switch value {
+        case .null: nil
+        case .string(let text): text
+        case .bool, .integer, .number, .array, .object: value.jsonText()
+        }
+    }
+
+    /// The bytes FCM counts against its limit: every key and value of the data and the notification.
+    static func payloadSize(data: [String: JSONValue], notification: [String: JSONValue]) -> Int {
+        (Array(data) + Array(notification)).reduce(0) { total, member in
+            guard case .string(let value) = member.value else { return total }
+            return total + member.key.utf8.count + value.utf8.count
+        }
+    }
+}

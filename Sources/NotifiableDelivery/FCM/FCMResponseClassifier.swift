@@ -1,0 +1,135 @@
+import Foundation
+import NotifiableCore
+
+/// Maps an FCM HTTP v1 answer (or a transport failure) onto a `DeliveryOutcome`.
+public enum FCMResponseClassifier {
+    /// The error body of an FCM response, a Google API error:
+    /// `{"error": {"code": 404, "message": "…", "status": "NOT_FOUND", "details": [{"@type":
+    /// "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "UNREGISTERED"}, {"@type":
+    /// "type.googleapis.com/google.rpc.BadRequest", "fieldViolations": [{"field": …, "description": …}]}]}}`.
+    public struct ErrorBody: Sendable, Equatable {
+        /// `error.status`, the Google API status (`NOT_FOUND`, `INVALID_ARGUMENT`, …).
+        public var status: String?
+        /// The FCM error code of the `FcmError` detail (`UNREGISTERED`, `SENDER_ID_MISMATCH`, …).
+        public var errorCode: String?
+        public var message: String?
+        /// `field: description` of each field violation of a `BadRequest` detail.
+        public var fieldViolations: [String] = []
+
+        public init(status: String? = nil, errorCode: String? = nil, message: String? = nil, fieldViolations: [String] = []) {
+            self.status = status
+            self.errorCode = errorCode
+            self.message = message
+            self.fieldViolations = fieldViolations
+        }
+
+        /// Parses a body; anything unparseable or unexpected (empty, not JSON, wrong types, unknown
+        /// codes and detail types) leaves fields empty rather than failing.
+        public init(parsing body: [UInt8]) {
+            guard !body.isEmpty, let error = (try? JSONValue.decode(body))?.objectValue?["error"]?.objectValue else { return }
+            status = Self.text(error["status"])
+            message = Self.text(error["message"])
+            guard case .array(let details)? = error["details"] else { return }
+            for detail in details {
+                guard let detail = detail.objectValue else { continue }
+                if errorCode == nil || Self.text(detail["@type"])?.hasSuffix(".FcmError") == true,
+                   let code = Self.text(detail["errorCode"]) {
+                    errorCode = code
+                }
+                if case .array(let violations)? = detail["fieldViolations"] {
+                    for violation in violations.compactMap(\.objectValue) {
+                        let field = Self.text(violation["field"]) ?? ""
+                        let description = Self.text(violation["description"]) ?? ""
+                        fieldViolations.append(description.isEmpty ? field : "\(field): \(description)")
+                    }
+                }
+            }
+        }
+
+        /// The most specific code: the FCM error code, else the status.
+        public var code: String? { errorCode ?? status }
+
+        /// Whether the error is about the message's registration token (not its content).
+        var namesRegistrationToken: Bool {
+            ([message ?? ""] + fieldViolations).contains { text in
+                let lower = text.lowercased()
+                return lower.contains("registration token") || lower.contains("message.token")
+            }
+        }
+
+        private static func text(_ value: JSONValue?) -> String? {
+            guard case .string(let text)? = value, !text.isEmpty else { return nil }
+            return text
+        }
+    }
+
+    /// Classifies an FCM `messages:send` response.
+    ///
+    /// - 2xx → `.sent(gatewayID:)` with the message `name` (`projects/…/messages/…`).
+    /// - `UNREGISTERED`, `SENDER_ID_MISMATCH`, and 400 `INVALID_ARGUMENT` about the registration token →
+    ///   `.tokenDead`.
+    /// - `THIRD_PARTY_AUTH_ERROR`, other 403 (`PERMISSION_DENIED`), and 404 without `UNREGISTERED` (the
+    ///   project or endpoint does not exist) → `.misconfigured`.
+    /// - Other 401 (`UNAUTHENTICATED`: the access token expired or was revoked) →
+    ///   `.refreshCredentialsAndRetry`.
+    /// - 408, 429 (`QUOTA_EXCEEDED`, `RESOURCE_EXHAUSTED`), `UNAVAILABLE`, `INTERNAL` and any 5xx →
+    ///   `.retry`, no sooner than `Retry-After` (delta-seconds or an HTTP-date).
+    /// - Other 4xx → `.failed` (the message is wrong; sending it again gives the same answer).
+    /// - Anything else (1xx, 3xx) → `.retry`.
+    ///
+    /// Reasons start with the FCM code (`UNREGISTERED: Requested entity was not found.`), or
+    /// `HTTP <status>` when the body has none.
+    public static func classify(status: Int, body: [UInt8], retryAfter: String?, now: Date = Date()) -> DeliveryOutcome {
+        if (200..<300).contains(status) {
+            let name = (try? JSONValue.decode(body))?.objectValue?["name"]
+            if case .string(let name)? = name, !name.isEmpty { return .sent(gatewayID: name) }
+            return .sent(gatewayID: nil)
+        }
+        let error = ErrorBody(parsing: body)
+        let code = error.code ?? "HTTP \(status)"
+        let reason = error.message.map { "\(code): \(TransportFailure.short($0))" } ?? code
+        let delay = parseRetryAfter(retryAfter, now: now)
+
+        switch error.errorCode {
+        case "UNREGISTERED"?, "SENDER_ID_MISMATCH"?:
+            return .tokenDead(reason: reason, at: nil)
+        case "THIRD_PARTY_AUTH_ERROR"?, "APNS_AUTH_ERROR"?:
+            return .misconfigured(reason: reason)
+        case "QUOTA_EXCEEDED"?, "UNAVAILABLE"?, "INTERNAL"?:
+            return .retry(reason: reason, retryAfter: delay)
+        default:
+            break
+        }
+        switch status {
+        case 400 where error.code == "INVALID_ARGUMENT" && error.namesRegistrationToken:
+            return .tokenDead(reason: reason, at: nil)
+        case 401:
+            return .refreshCredentialsAndRetry(reason: reason)
+        case 403:
+            return .misconfigured(reason: reason + ": check that the service account may send messages for this project")
+        case 404:
+            return .misconfigured(reason: reason + ": check the app's FCM project id and endpoint")
+        case 408, 429, 500..<600:
+            return .retry(reason: reason, retryAfter: delay)
+        case 400..<500:
+            return .failed(reason: reason)
+        default:
+            return .retry(reason: "unexpected HTTP status \(status)" + (error.code.map { " \($0)" } ?? ""), retryAfter: delay)
+        }
+    }
+
+    /// Classifies a failure to get any answer (timeout, connection refused or lost, TLS): always
+    /// `.retry`, with a short reason.
+    public static func classify(transportError error: any Error) -> DeliveryOutcome {
+        .retry(reason: TransportFailure.reason(error, peer: "FCM"), retryAfter: nil)
+    }
+
+    /// A `Retry-After` value: delta-seconds ("120") or an HTTP-date (`Sun, 22 Nov 2026 06:01:44 GMT`,
+    /// counted from `now`, zero when past); nil when absent or unreadable.
+    public static func parseRetryAfter(_ value: String?, now: Date = Date()) -> Duration? {
+        if let seconds = APNsResponseClassifier.parseRetryAfter(value) { return seconds }
+        guard let text = value?.trimmingCharacters(in: .whitespaces), let date = HTTPDate.parse(text) else { return nil }
+        let seconds = max(0, Double(date) - now.timeIntervalSince1970)
+        return .seconds(Int64(seconds.rounded(.up)))
+    }
+}

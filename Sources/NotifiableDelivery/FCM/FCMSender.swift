@@ -1,0 +1,128 @@
+import Foundation
+import Logging
+import NotifiableCore
+import NotifiableStore
+
+/// Sends deliveries to Android devices through FCM's HTTP v1 API (`messages:send`), authenticated with an
+/// OAuth2 access token of the app's service account. Requests go over AsyncHTTPClient: HTTP/2 where the
+/// server offers it, so many sends share one connection.
+public final class FCMSender: PushSender {
+    private let connections: FCMConnections
+    private let requestTimeout: Duration
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - settings: reads an app's FCM settings (nil when it has none).
+    ///   - requestTimeout: the deadline of every request, to FCM and to token endpoints.
+    ///   - settingsMaxAge: how long an app's settings are used before they are read again.
+    public convenience init(
+        settings: @escaping @Sendable (_ appID: Int64) async throws -> FCMSettings?, logger: Logger,
+        requestTimeout: Duration = .seconds(15), settingsMaxAge: Duration = .seconds(30)
+    ) {
+        self.init(
+            settings: settings, logger: logger, requestTimeout: requestTimeout, settingsMaxAge: settingsMaxAge
+        ) { trustedCAPEM in
+            try FCMHTTPClient(trustedCAPEM: trustedCAPEM, logger: logger)
+        }
+    }
+
+    init(
+        settings: @escaping @Sendable (_ appID: Int64) async throws -> FCMSettings?, logger: Logger,
+        requestTimeout: Duration, settingsMaxAge: Duration,
+        makeTransport: @escaping @Sendable (_ trustedCAPEM: String?) throws -> any FCMTransport
+    ) {
+        self.connections = FCMConnections(
+            settings: settings, maxAge: settingsMaxAge, requestTimeout: requestTimeout, logger: logger, makeTransport: makeTransport
+        )
+        self.requestTimeout = requestTimeout
+        self.logger = logger
+    }
+
+    public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
+        let connection: FCMConnection
+        switch await connections.connection(appID: delivery.appID) {
+        case .success(let ready): connection = ready
+        case .failure(let missing):
+            return missing.outcome(
+                notConfigured: "fcm_not_configured: set the app's FCM service account (a private key from the Firebase console) "
+                    + "to send to Android devices"
+            )
+        }
+        if let misconfiguration = connection.misconfiguration {
+            return .misconfigured(reason: misconfiguration)
+        }
+
+        let body: [UInt8]
+        do throws(FCMMessageError) {
+            body = try FCMMessage.encode(
+                token: delivery.token, content: delivery.content, language: delivery.language, country: delivery.country,
+                notificationID: delivery.notificationID, now: Date()
+            )
+        } catch {
+            return .failed(reason: error.description)
+        }
+
+        var outcome: DeliveryOutcome
+        do throws(FCMAccessTokenError) {
+            let token = try await connection.tokens.token()
+            outcome = await post(body, token: token, over: connection, deliveryID: delivery.id)
+            if case .refreshCredentialsAndRetry = outcome {
+                // FCM no longer takes the token (expired or revoked early): one new token, one more try.
+                let fresh = try await connection.tokens.refresh(rejected: token)
+                outcome = await post(body, token: fresh, over: connection, deliveryID: delivery.id)
+                if case .refreshCredentialsAndRetry(let reason) = outcome {
+                    outcome = .misconfigured(
+                        reason: "\(reason): FCM refused a fresh access token; check that the service account may send "
+                            + "messages for this project"
+                    )
+                }
+            }
+        } catch {
+            // A refused service account is not read again at once: the token cache remembers the refusal
+            // for a while, so the app's other deliveries stop without asking the token endpoint each.
+            switch error {
+            case .misconfigured(let reason): return .misconfigured(reason: reason)
+            case .unavailable(let reason, let retryAfter): return .retry(reason: reason, retryAfter: retryAfter)
+            }
+        }
+
+        switch outcome {
+        case .sent:
+            connection.hasAccepted.set()
+        case .misconfigured:
+            // FCM itself refused the settings: read them again (the worker marks them), so the app's other
+            // deliveries stop here instead of going to FCM.
+            await connections.readAgain(appID: delivery.appID)
+        case .tokenDead(let reason, _) where reason.hasPrefix("SENDER_ID_MISMATCH") && !connection.hasAccepted.isSet:
+            // Every token of an app looks foreign when its service account belongs to another Firebase
+            // project. Until FCM has accepted one message over these settings, a mismatch is retried
+            // rather than taken as a dead token.
+            return .retry(
+                reason: "\(reason) before FCM accepted any message for this app; held back in case the service account is "
+                    + "of another Firebase project",
+                retryAfter: nil
+            )
+        default:
+            break
+        }
+        return outcome
+    }
+
+    public func shutdown() async {
+        await connections.shutdown()
+    }
+
+    private func post(_ body: [UInt8], token: String, over connection: FCMConnection, deliveryID: Int64) async -> DeliveryOutcome {
+        do {
+            let response = try await connection.transport.post(
+                connection.sendURL,
+                headers: [("authorization", "Bearer \(token)"), ("content-type", "application/json; charset=utf-8")],
+                body: body, deadline: requestTimeout
+            )
+            return FCMResponseClassifier.classify(status: response.status, body: response.body, retryAfter: response.retryAfter)
+        } catch {
+            logger.debug("FCM request failed", metadata: ["delivery_id": "\(deliveryID)", "error": "\(String(reflecting: error))"])
+            return FCMResponseClassifier.classify(transportError: error)
+        }
+    }
+}
