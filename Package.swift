@@ -111,7 +111,6 @@ let package = Package(
         .target(
             name: "NotifiableTesting",
             dependencies: [
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 "NotifiableApp",
                 "NotifiableDelivery",
                 "NotifiableFakeGateways",
@@ -162,6 +161,7 @@ let package = Package(
         .testTarget(
             name: "NotifiableAppTests",
             dependencies: [
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 "NotifiableTesting",
                 "NotifiableApp",
                 "NotifiableStore",

@@ -77,8 +77,11 @@ public func makeDeliveryWorker(
     let apns = APNsSender(
         settings: { appID in try await apnsSettings.settings(appID: appID) }, logger: logger, requestTimeout: configuration.apnsRequestTimeout
     )
+    let fcm = FCMSender(
+        settings: { appID in try await fcmSettings.settings(appID: appID) }, logger: logger, requestTimeout: configuration.apnsRequestTimeout
+    )
     return DeliveryWorker(
-        postgres: postgres, senders: [.apns: apns],
+        postgres: postgres, senders: [.apns: apns, .fcm: fcm],
         sandbox: BuiltInSandbox(logger: logger, requestTimeout: configuration.apnsRequestTimeout),
         markMisconfigured: { provider, appID, reason in
             switch provider {

@@ -6,23 +6,26 @@ import NotifiableDelivery
 import NotifiableFakeGateways
 import NotifiableStore
 
-/// The sandbox a worker process carries: the fake APNs gateway, started inside the process on
-/// a loopback port the first time an app in sandbox mode has something to send, and a sender
-/// that reaches it exactly as the live sender reaches Apple (same payloads, headers, JWTs, HTTP/2).
+/// The sandbox a worker process carries: a fake APNs and a fake FCM, each started inside the
+/// process on a loopback port the first time an app in sandbox mode has something for it, and
+/// senders that reach them exactly as the live senders reach Apple and Google (same payloads,
+/// headers, signed tokens, HTTP/2).
 final class BuiltInSandbox: SandboxDelivery {
     private let gateways: SandboxGateways
     private let apns: APNsSender
+    private let fcm: FCMSender
 
     init(logger: Logger, requestTimeout: Duration) {
         let gateways = SandboxGateways(logger: logger)
         self.gateways = gateways
         apns = APNsSender(settings: { appID in try await gateways.apnsSettings(appID: appID) }, logger: logger, requestTimeout: requestTimeout)
+        fcm = FCMSender(settings: { _ in try await gateways.fcmSettings() }, logger: logger, requestTimeout: requestTimeout)
     }
 
     func sender(for provider: Provider) -> (any PushSender)? {
         switch provider {
         case .apns: apns
-        case .fcm: nil
+        case .fcm: fcm
         }
     }
 
@@ -32,12 +35,14 @@ final class BuiltInSandbox: SandboxDelivery {
             guard let push = await gateways.startedAPNs?.takePush(apnsID: gatewayID) else { return nil }
             return SandboxPush(provider: .apns, token: push.token, headers: push.headers, payload: push.payloadString)
         case .fcm:
-            return nil
+            guard let message = await gateways.startedFCM?.takeMessage(named: gatewayID) else { return nil }
+            return SandboxPush(provider: .fcm, token: message.token, headers: message.headers, payload: message.bodyString)
         }
     }
 
     func shutdown() async {
         await apns.shutdown()
+        await fcm.shutdown()
         await gateways.stop()
     }
 }
@@ -51,6 +56,8 @@ actor SandboxGateways {
     private let logger: Logger
     private var apnsStart: Task<FakeAPNsGateway, any Error>?
     private(set) var startedAPNs: FakeAPNsGateway?
+    private var fcmStart: Task<(FakeFCMGateway, FCMSettings), any Error>?
+    private(set) var startedFCM: FakeFCMGateway?
 
     init(logger: Logger) {
         self.logger = logger
@@ -86,8 +93,36 @@ actor SandboxGateways {
         }
     }
 
+    /// The settings that send to the sandbox FCM gateway: one service account, made at its start.
+    func fcmSettings() async throws -> FCMSettings {
+        if fcmStart == nil {
+            let logger = logger
+            fcmStart = Task {
+                let gateway = try await FakeFCMGateway.start(host: "127.0.0.1", port: 0, threads: 1, logger: logger)
+                let account = try gateway.makeServiceAccount(projectID: "notifiable-sandbox")
+                logger.info("sandbox FCM gateway started", metadata: ["url": "\(gateway.baseURL)"])
+                let settings = FCMSettings(
+                    serviceAccountJSON: account, projectID: "notifiable-sandbox",
+                    clientEmail: try FakeFCMGateway.serviceAccountClientEmail(json: account),
+                    endpoint: gateway.baseURL, trustedCAPEM: gateway.certificatePEM
+                )
+                return (gateway, settings)
+            }
+        }
+        do {
+            let (gateway, settings) = try await fcmStart!.value
+            startedFCM = gateway
+            return settings
+        } catch {
+            fcmStart = nil  // try again on the next delivery
+            throw error
+        }
+    }
+
     func stop() async {
         try? await startedAPNs?.stop()
         startedAPNs = nil
+        try? await startedFCM?.stop()
+        startedFCM = nil
     }
 }

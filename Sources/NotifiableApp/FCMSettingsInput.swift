@@ -3,7 +3,8 @@ import NIOSSL
 import NotifiableCore
 import NotifiableStore
 
-/// Validates FCM settings as an operator sends them, before anything is stored:
+/// Validates FCM settings as an operator sends them, before anything is stored (the service
+/// account must parse, with an RSA private key):
 /// `{"service_account": {…} or "<the JSON file's text>", "endpoint"?, "trusted_ca_pem"?}`.
 public enum FCMSettingsInput {
     public static func parse(_ body: JSONValue) throws -> FCMSettings {
@@ -19,11 +20,14 @@ public enum FCMSettingsInput {
         default:
             throw APIError(status: .unprocessableContent, code: "invalid_type", message: "service_account must be the service-account JSON object, or its text.", field: "service_account")
         }
-        guard let object = (try? JSONValue.decode(Array(json.utf8)))?.objectValue,
-              case .string(let projectID)? = object["project_id"], !projectID.isEmpty,
-              case .string(let clientEmail)? = object["client_email"], !clientEmail.isEmpty
-        else {
-            throw APIError(status: .unprocessableContent, code: "invalid_service_account", message: "service_account must hold project_id and client_email.", field: "service_account")
+        let account: FCMServiceAccount
+        do {
+            account = try FCMServiceAccount(json: json)
+        } catch {
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_service_account", message: error.message,
+                field: error.field.map { "service_account.\($0)" } ?? "service_account"
+            )
         }
         let endpoint = try body.string("endpoint")
         if let endpoint {
@@ -38,6 +42,8 @@ public enum FCMSettingsInput {
                 throw APIError(status: .unprocessableContent, code: "invalid_trusted_ca_pem", message: "trusted_ca_pem must hold a PEM certificate.", field: "trusted_ca_pem")
             }
         }
-        return FCMSettings(serviceAccountJSON: json, projectID: projectID, clientEmail: clientEmail, endpoint: endpoint, trustedCAPEM: ca)
+        return FCMSettings(
+            serviceAccountJSON: json, projectID: account.projectID, clientEmail: account.clientEmail, endpoint: endpoint, trustedCAPEM: ca
+        )
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import _CryptoExtras
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
@@ -184,6 +185,47 @@ import Testing
             #expect(try await client.admin(.delete, uri, service: service).status == .noContent)
             #expect(try await client.admin(.get, uri, service: service).status == .notFound)
             #expect(try await client.admin(.delete, uri, service: service).status == .notFound)
+        }
+    }
+
+    @Test func fcmSettingsAreValidatedStoredRedactedAndRemoved() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let uri = "/admin/apps/\(app.app.id)/fcm"
+            let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+            func account(_ fields: [String: String]) -> String {
+                var object: [String: JSONValue] = [
+                    "type": .string("service_account"), "project_id": .string("shop-prod"),
+                    "client_email": .string("push@shop-prod.iam.gserviceaccount.com"), "private_key": .string(key.pemRepresentation),
+                    "token_uri": .string("https://oauth2.googleapis.com/token"),
+                ]
+                for (name, value) in fields { object[name] = value.isEmpty ? nil : .string(value) }
+                return String(decoding: try! JSONEncoder().encode(JSONValue.object(["service_account": .object(object)])), as: UTF8.self)
+            }
+            let noKey = try await client.admin(.put, uri, body: account(["private_key": ""]), service: service)
+            #expect(noKey.status == .unprocessableContent)
+            #expect(noKey.errorField == "service_account.private_key", "\(noKey.bodyText)")
+            let notRSA = try await client.admin(.put, uri, body: account(["private_key": P256.Signing.PrivateKey().pemRepresentation]), service: service)
+            #expect(notRSA.errorField == "service_account.private_key", "\(notRSA.bodyText)")
+            let noProject = try await client.admin(.put, uri, body: account(["project_id": ""]), service: service)
+            #expect(noProject.errorField == "service_account.project_id", "\(noProject.bodyText)")
+            #expect(try await client.admin(.put, uri, body: #"{"service_account": 5}"#, service: service).errorField == "service_account")
+            #expect(try await client.admin(.put, uri, body: #"{"service_account": "{not json"}"#, service: service).status == .unprocessableContent)
+
+            let saved = try await client.admin(.put, uri, body: account([:]), service: service)
+            #expect(saved.status == .ok, "\(saved.bodyText)")
+            let shown = try await client.admin(.get, uri, service: service)
+            #expect(shown.json["project_id"]?.stringValue == "shop-prod")
+            #expect(shown.json["client_email"]?.stringValue == "push@shop-prod.iam.gserviceaccount.com")
+            #expect(shown.json["service_account"]?.stringValue == "[redacted]")
+            let app2 = try await client.admin(.get, "/admin/apps/\(app.app.id)", service: service)
+            #expect(app2.json["fcm"]?["project_id"]?.stringValue == "shop-prod")
+            let keyBody = Self.pemBody(key.pemRepresentation)
+            for answer in [saved, shown, app2] {
+                #expect(!answer.bodyText.contains(String(keyBody.prefix(64))))
+            }
+            #expect(try await client.admin(.delete, uri, service: service).status == .noContent)
+            #expect(try await client.admin(.get, uri, service: service).status == .notFound)
         }
     }
 

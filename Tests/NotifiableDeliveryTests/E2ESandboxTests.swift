@@ -65,6 +65,30 @@ import Testing
         }
     }
 
+    @Test func androidDevicesGoToTheSandboxFCM() async throws {
+        try await withTestService(workers: true) { client, service in
+            let app = try await service.createApp()
+            _ = try await client.admin(.patch, "/admin/apps/\(app.app.id)", body: #"{"delivery_mode": "sandbox"}"#, service: service)
+            let deviceID = try await E2EFCMTests.register(client, app.deviceCredential, token: "sandbox-android-token", alias: "zoe", language: "fr")
+            _ = try await E2EDeliveryTests.register(client, app.deviceCredential, token: String(repeating: "9f", count: 32), alias: "zoe")
+            let id = try await E2EDeliveryTests.send(
+                client, app.serverCredential, #"{"title": "Hi", "localized": {"fr": {"title": "Salut"}}, "user_aliases": ["zoe"]}"#
+            )
+            #expect(try await E2EDeliveryTests.settled(service, id))
+            let pushes = try await client.admin(.get, "/admin/apps/\(app.app.id)/sandbox/pushes?notification_id=\(id)", service: service)
+            let all = try #require(pushes.json["data"]?.arrayValue)
+            #expect(Set(all.compactMap { $0["provider"]?.stringValue }) == ["apns", "fcm"])
+            let android = try #require(all.first { $0["provider"]?.stringValue == "fcm" })
+            #expect(android["device_id"]?.intValue == deviceID)
+            #expect(android["payload"]?["message"]?["token"]?.stringValue == "sandbox-android-token")
+            #expect(android["payload"]?["message"]?["data"]?["n_id"]?.stringValue == String(id))
+            #expect(android["payload"]?["message"]?["notification"]?["title"]?.stringValue == "Salut")
+            #expect(android["headers"]?["authorization"] == nil)
+            let counters = try await E2EDeliveryTests.counters(client, app.serverCredential, id)
+            #expect(counters["counters"]?["sent"]?.intValue == 2)
+        }
+    }
+
     @Test func aLiveAppWithoutSettingsIsNotSentToTheSandbox() async throws {
         try await withTestService(workers: true) { client, service in
             let app = try await service.createApp()

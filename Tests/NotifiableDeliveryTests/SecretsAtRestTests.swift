@@ -1,4 +1,5 @@
 import Crypto
+import _CryptoExtras
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
@@ -13,7 +14,8 @@ import Testing
 @Suite struct SecretsAtRestTests {
     @Test func secretsAppearNeitherInTheDatabaseDumpNorInTheLogs() async throws {
         let capture = LogCapture()
-        try await withFakeAPNs { gateway in
+        try await withFakeFCM { fcmGateway in
+          try await withFakeAPNs { gateway in
             try await withTestService(workers: true, logger: capture.logger()) { client, service in
                 let app = try await service.createApp()
                 let apnsKey = P256.Signing.PrivateKey()
@@ -26,22 +28,30 @@ import Testing
                 let uploaded = try await client.admin(.put, "/admin/apps/\(app.app.id)/apns", body: Self.text(apns), service: service)
                 #expect(uploaded.status == .ok)
 
-                let fcm = try FCMTestAccount()
+                let account = try fcmGateway.makeServiceAccount(projectID: "secret-project")
+                let fcmPEM = try #require(try JSONValue.decode(Array(account.utf8))["private_key"]?.stringValue)
                 let fcmUpload = try await client.admin(
-                    .put, "/admin/apps/\(app.app.id)/fcm", body: Self.text(.object(["service_account": .string(fcm.json)])), service: service
+                    .put, "/admin/apps/\(app.app.id)/fcm",
+                    body: Self.text(.object([
+                        "service_account": .string(account), "endpoint": .string(fcmGateway.baseURL),
+                        "trusted_ca_pem": .string(fcmGateway.certificatePEM),
+                    ])),
+                    service: service
                 )
                 #expect(fcmUpload.status == .ok, "\(String(buffer: fcmUpload.body))")
 
-                // Use the APNs key: sign a JWT and send.
+                // Use both keys: sign an APNs JWT and an FCM assertion, and send.
                 let token = String(repeating: "5e", count: 32)
                 _ = try await E2EDeliveryTests.register(client, app.deviceCredential, token: token, alias: "alice")
+                _ = try await E2EFCMTests.register(client, app.deviceCredential, token: "android-secret-test", alias: "alice")
                 let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "secret test", "user_aliases": ["alice"]}"#)
                 #expect(try await E2EDeliveryTests.settled(service, id))
                 #expect(gateway.pushes(to: token).count == 1)
+                #expect(fcmGateway.messages(to: "android-secret-test").count == 1)
 
                 let secrets: [(String, [String])] = [
                     ("APNs .p8 key", Self.fingerprints(pem: apnsKey.pemRepresentation, der: apnsKey.derRepresentation)),
-                    ("FCM private key", Self.fingerprints(pem: fcm.privateKeyPEM, der: fcm.privateKeyDER)),
+                    ("FCM private key", Self.fingerprints(pem: fcmPEM, der: try _RSA.Signing.PrivateKey(pemRepresentation: fcmPEM).derRepresentation)),
                     ("server secret key", [app.serverCredential.secretKey, Self.hex(Data(base64Encoded: app.serverCredential.secretKey)!)]),
                     ("device secret key", [app.deviceCredential.secretKey]),
                 ]
@@ -57,6 +67,7 @@ import Testing
                     }
                 }
             }
+          }
         }
     }
 
