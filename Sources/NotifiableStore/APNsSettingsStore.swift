@@ -105,21 +105,13 @@ public struct APNsSettingsStore: Sendable {
 
     /// Removes the app's settings; false when it had none.
     public func remove(appID: Int64) async throws -> Bool {
-        try await client.query("DELETE FROM apns_settings WHERE app_id = \(appID) RETURNING app_id", logger: logger).count() > 0
+        try await GatewaySettingsTable.apns.remove(appID: appID, client: client, logger: logger)
     }
 
-    /// Records that APNs refused the app's configuration itself, so sending stops and
-    /// operators see why. The mark stays until the settings are saved again.
-    /// True when this call set the mark (it was not set already).
+    /// Records that APNs refused the app's configuration itself, so sending stops and operators
+    /// see why. The mark stays until the settings are saved again. True when this call set it.
     @discardableResult
     public func markMisconfigured(appID: Int64, reason: String) async throws -> Bool {
-        try await client.query(
-            """
-            UPDATE apns_settings SET misconfigured_at = now(), misconfiguration_reason = \(reason)
-            WHERE app_id = \(appID) AND misconfigured_at IS NULL
-            RETURNING app_id
-            """,
-            logger: logger
-        ).count() > 0
+        try await GatewaySettingsTable.apns.markMisconfigured(appID: appID, reason: reason, client: client, logger: logger)
     }
 }

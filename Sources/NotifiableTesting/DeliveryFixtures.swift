@@ -8,13 +8,23 @@ import PostgresNIO
 
 /// Runs `body` with a fake APNs gateway on a loopback port, stopped afterwards.
 public func withFakeAPNs<T: Sendable>(_ body: @Sendable (FakeAPNsGateway) async throws -> T) async throws -> T {
-    let gateway = try await FakeAPNsGateway.start()
+    try await withGateway(try await FakeAPNsGateway.start(), stop: { try await $0.stop() }, body)
+}
+
+/// Runs `body` with a fake FCM gateway on a loopback port, stopped afterwards.
+public func withFakeFCM<T: Sendable>(_ body: @Sendable (FakeFCMGateway) async throws -> T) async throws -> T {
+    try await withGateway(try await FakeFCMGateway.start(), stop: { try await $0.stop() }, body)
+}
+
+private func withGateway<Gateway: Sendable, T: Sendable>(
+    _ gateway: Gateway, stop: @Sendable (Gateway) async throws -> Void, _ body: @Sendable (Gateway) async throws -> T
+) async throws -> T {
     do {
         let result = try await body(gateway)
-        try await gateway.stop()
+        try await stop(gateway)
         return result
     } catch {
-        try? await gateway.stop()
+        try? await stop(gateway)
         throw error
     }
 }
@@ -88,18 +98,6 @@ extension TestService {
     }
 }
 
-/// Runs `body` with a fake FCM gateway on a loopback port, stopped afterwards.
-public func withFakeFCM<T: Sendable>(_ body: @Sendable (FakeFCMGateway) async throws -> T) async throws -> T {
-    let gateway = try await FakeFCMGateway.start()
-    do {
-        let result = try await body(gateway)
-        try await gateway.stop()
-        return result
-    } catch {
-        try? await gateway.stop()
-        throw error
-    }
-}
 
 extension TestService {
     /// Points the app at `gateway` with a new service account that the gateway trusts (its

@@ -1,0 +1,39 @@
+import Logging
+import PostgresNIO
+
+/// What the per-app gateway settings tables (`apns_settings`, `fcm_settings`) share: one row per
+/// app, removable, with a misconfiguration mark the gateway's refusals set.
+struct GatewaySettingsTable: Sendable {
+    /// A table name from the fixed list below, never from input.
+    private let name: String
+
+    static let apns = GatewaySettingsTable(name: "apns_settings")
+    static let fcm = GatewaySettingsTable(name: "fcm_settings")
+
+    /// Removes the app's row; false when it had none.
+    func remove(appID: Int64, client: PostgresClient, logger: Logger) async throws -> Bool {
+        var binds = PostgresBindings()
+        binds.append(appID)
+        return try await client.query(
+            PostgresQuery(unsafeSQL: "DELETE FROM \(name) WHERE app_id = $1 RETURNING app_id", binds: binds), logger: logger
+        ).count() > 0
+    }
+
+    /// Marks the app's settings refused by the gateway; true when this call set the mark.
+    func markMisconfigured(appID: Int64, reason: String, client: PostgresClient, logger: Logger) async throws -> Bool {
+        var binds = PostgresBindings()
+        binds.append(reason)
+        binds.append(appID)
+        return try await client.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    UPDATE \(name) SET misconfigured_at = now(), misconfiguration_reason = $1
+                    WHERE app_id = $2 AND misconfigured_at IS NULL
+                    RETURNING app_id
+                    """,
+                binds: binds
+            ),
+            logger: logger
+        ).count() > 0
+    }
+}
