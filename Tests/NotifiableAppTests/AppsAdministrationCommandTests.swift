@@ -1,0 +1,70 @@
+import Foundation
+import NotifiableCore
+import NotifiableTesting
+import Testing
+import _CryptoExtras
+
+/// What `/admin/apps` does, operators can do from the command line over the database.
+@Suite struct AppsAdministrationCommandTests {
+    @Test func createShowUpdateRotateSetFCMAndDeleteFromTheCommandLine() async throws {
+        try await TestDatabase.withFreshDatabase { url in
+            let environment = [
+                "DATABASE_URL": url, "NOTIFIABLE_MASTER_KEY": TestDatabase.masterKey.base64,
+                "NOTIFIABLE_MIGRATIONS_DIR": TestDatabase.migrationsDirectory.path,
+            ]
+            func run(_ arguments: String...) throws -> (status: Int32, output: String) {
+                try NotifiableProcess.run(arguments, environment: environment)
+            }
+            let created = try run("apps", "create", "--name", "Shop", "--sandbox", "--json")
+            #expect(created.status == 0, "\(created.output)")
+            let app = try JSONValue.decode(Array(created.output.utf8))
+            let id = String(try #require(app["id"]?.intValue))
+            let serverAccessID = try #require(app["server_credentials"]?["access_id"]?.stringValue)
+
+            #expect(try run("apps", "list").output.contains("\(id)\tShop\tsandbox"))
+            let updated = try run("apps", "update", "--app", id, "--name", "Shop 2", "--mode", "live")
+            #expect(updated.status == 0 && updated.output.contains("live"), "\(updated.output)")
+            #expect(try run("apps", "update", "--app", id, "--mode", "nowhere").status != 0)
+
+            let rotated = try run("apps", "rotate-credentials", "--app", id, "--role", "server", "--grace-hours", "1", "--json")
+            #expect(rotated.status == 0, "\(rotated.output)")
+            let rotation = try JSONValue.decode(Array(rotated.output.utf8))
+            #expect(rotation["previous"]?[0]?["access_id"]?.stringValue == serverAccessID)
+            let newAccessID = try #require(rotation["access_id"]?.stringValue)
+
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apps-cli-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+            let good = folder.appendingPathComponent("sa.json"), keyless = folder.appendingPathComponent("keyless.json")
+            let account: [String: String] = [
+                "type": "service_account", "project_id": "shop-prod", "client_email": "push@shop-prod.iam.gserviceaccount.com",
+                "private_key": key.pemRepresentation, "token_uri": "https://oauth2.googleapis.com/token",
+            ]
+            try JSONSerialization.data(withJSONObject: account).write(to: good)
+            try JSONSerialization.data(withJSONObject: account.filter { $0.key != "private_key" }).write(to: keyless)
+            let refused = try run("apps", "set-fcm", "--app", id, "--service-account-file", keyless.path)
+            #expect(refused.status != 0)
+            #expect(refused.output.contains("private_key"), "\(refused.output)")
+            let set = try run("apps", "set-fcm", "--app", id, "--service-account-file", good.path)
+            #expect(set.status == 0 && set.output.contains("shop-prod"), "\(set.output)")
+
+            let shown = try run("apps", "show", "--app", id)
+            #expect(shown.status == 0, "\(shown.output)")
+            let details = try JSONValue.decode(Array(shown.output.utf8))
+            #expect(details["name"]?.stringValue == "Shop 2")
+            #expect(details["fcm"]?["service_account"]?.stringValue == "[redacted]")
+            #expect(details["apns"] == .null)
+            #expect(details["credentials"]?.arrayValue?.contains { $0["access_id"]?.stringValue == newAccessID } == true)
+            let keyLine = key.pemRepresentation.split(separator: "\n")[1]
+            #expect(!shown.output.contains(keyLine))
+
+            #expect(try run("apps", "revoke-credential", "--app", id, "--access-id", serverAccessID).status == 0)
+            #expect(try run("apps", "remove-fcm", "--app", id).status == 0)
+            #expect(try run("apps", "remove-fcm", "--app", id).status != 0)
+            #expect(try run("apps", "delete", "--app", id).status != 0, "deleting needs --yes")
+            #expect(try run("apps", "delete", "--app", id, "--yes").status == 0)
+            #expect(try run("apps", "show", "--app", id).status != 0)
+        }
+    }
+}
