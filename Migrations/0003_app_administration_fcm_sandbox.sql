@@ -50,4 +50,5 @@ CREATE TABLE sandbox_pushes (
     created_at       timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX sandbox_pushes_app_newest_idx ON sandbox_pushes (app_id, id DESC);
-CREATE INDEX sandbox_pushes_delivery_idx ON sandbox_pushes (delivery_id);
+-- One recorded push per delivery: recording a batch again (its commit unacknowledged) adds nothing.
+CREATE UNIQUE INDEX sandbox_pushes_delivery_key ON sandbox_pushes (delivery_id);

@@ -83,10 +83,10 @@ public func makeDeliveryWorker(
     return DeliveryWorker(
         postgres: postgres, senders: [.apns: apns, .fcm: fcm],
         sandbox: BuiltInSandbox(logger: logger, requestTimeout: configuration.apnsRequestTimeout),
-        markMisconfigured: { provider, appID, reason in
+        markMisconfigured: { provider, appID, reason, version in
             switch provider {
-            case .apns: try await apnsSettings.markMisconfigured(appID: appID, reason: reason)
-            case .fcm: try await fcmSettings.markMisconfigured(appID: appID, reason: reason)
+            case .apns: try await apnsSettings.markMisconfigured(appID: appID, reason: reason, settingsVersion: version)
+            case .fcm: try await fcmSettings.markMisconfigured(appID: appID, reason: reason, settingsVersion: version)
             }
         },
         configuration: configuration.worker, logger: logger, beforeStart: beforeStart

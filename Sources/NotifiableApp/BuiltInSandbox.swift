@@ -47,82 +47,100 @@ final class BuiltInSandbox: SandboxDelivery {
     }
 }
 
-/// The fake gateways, each started once on first use.
-actor SandboxGateways {
+/// The fake gateways, each started once on first use, and stopped with the worker.
+final class SandboxGateways: Sendable {
     /// The sandbox's own provider key; the fake gateway trusts it and nothing else.
     private static let teamID = "SANDBOX000"
     private static let keyID = "SANDBOXKEY"
-    private let apnsKey = P256.Signing.PrivateKey()
-    private let logger: Logger
-    private var apnsStart: Task<FakeAPNsGateway, any Error>?
-    private(set) var startedAPNs: FakeAPNsGateway?
-    private var fcmStart: Task<(FakeFCMGateway, FCMSettings), any Error>?
-    private(set) var startedFCM: FakeFCMGateway?
+    private static let projectID = "notifiable-sandbox"
+    private let apnsKey: P256.Signing.PrivateKey
+    private let apns: StartedOnce<FakeAPNsGateway>
+    private let fcm: StartedOnce<(gateway: FakeFCMGateway, settings: FCMSettings)>
 
     init(logger: Logger) {
-        self.logger = logger
+        let apnsKey = P256.Signing.PrivateKey()
+        self.apnsKey = apnsKey
+        apns = StartedOnce {
+            let gateway = try await FakeAPNsGateway.start(host: "127.0.0.1", port: 0, threads: 1, logger: logger)
+            gateway.trust(teamID: Self.teamID, keyID: Self.keyID, publicKey: apnsKey.publicKey)
+            logger.info("sandbox APNs gateway started", metadata: ["url": "\(gateway.baseURL)"])
+            return gateway
+        }
+        fcm = StartedOnce {
+            let gateway = try await FakeFCMGateway.start(host: "127.0.0.1", port: 0, threads: 1, logger: logger)
+            let account = try gateway.makeServiceAccount(projectID: Self.projectID)
+            logger.info("sandbox FCM gateway started", metadata: ["url": "\(gateway.baseURL)"])
+            let settings = FCMSettings(
+                serviceAccountJSON: account, projectID: Self.projectID,
+                clientEmail: try FakeFCMGateway.serviceAccountClientEmail(json: account),
+                endpoint: gateway.baseURL, trustedCAPEM: gateway.certificatePEM
+            )
+            return (gateway, settings)
+        }
     }
 
     /// The settings that send an app's pushes to the sandbox APNs gateway.
     func apnsSettings(appID: Int64) async throws -> APNsSettings {
-        let gateway = try await apnsGateway()
+        let gateway = try await apns.value()
         return APNsSettings(
             keyID: Self.keyID, teamID: Self.teamID, bundleID: "sandbox.app\(appID)", privateKeyPEM: apnsKey.pemRepresentation,
             environment: .sandbox, endpoint: gateway.baseURL, trustedCAPEM: gateway.certificatePEM
         )
     }
 
-    private func apnsGateway() async throws -> FakeAPNsGateway {
-        if let startedAPNs { return startedAPNs }
-        if apnsStart == nil {
-            let key = apnsKey.publicKey, logger = logger
-            apnsStart = Task {
-                let gateway = try await FakeAPNsGateway.start(host: "127.0.0.1", port: 0, threads: 1, logger: logger)
-                gateway.trust(teamID: Self.teamID, keyID: Self.keyID, publicKey: key)
-                logger.info("sandbox APNs gateway started", metadata: ["url": "\(gateway.baseURL)"])
-                return gateway
-            }
-        }
-        do {
-            let gateway = try await apnsStart!.value
-            startedAPNs = gateway
-            return gateway
-        } catch {
-            apnsStart = nil  // try again on the next delivery
-            throw error
-        }
-    }
-
     /// The settings that send to the sandbox FCM gateway: one service account, made at its start.
     func fcmSettings() async throws -> FCMSettings {
-        if fcmStart == nil {
-            let logger = logger
-            fcmStart = Task {
-                let gateway = try await FakeFCMGateway.start(host: "127.0.0.1", port: 0, threads: 1, logger: logger)
-                let account = try gateway.makeServiceAccount(projectID: "notifiable-sandbox")
-                logger.info("sandbox FCM gateway started", metadata: ["url": "\(gateway.baseURL)"])
-                let settings = FCMSettings(
-                    serviceAccountJSON: account, projectID: "notifiable-sandbox",
-                    clientEmail: try FakeFCMGateway.serviceAccountClientEmail(json: account),
-                    endpoint: gateway.baseURL, trustedCAPEM: gateway.certificatePEM
-                )
-                return (gateway, settings)
-            }
-        }
+        try await fcm.value().settings
+    }
+
+    var startedAPNs: FakeAPNsGateway? {
+        get async { await apns.existing() }
+    }
+
+    var startedFCM: FakeFCMGateway? {
+        get async { await fcm.existing()?.gateway }
+    }
+
+    /// Stops the gateways, including one whose start is still under way.
+    func stop() async {
+        try? await apns.finish()?.stop()
+        try? await fcm.finish()?.gateway.stop()
+    }
+}
+
+/// A value made by an async start, once, when first asked for. A failed start is forgotten (only
+/// the one that failed, never a newer one), so the next caller tries again.
+actor StartedOnce<Value: Sendable> {
+    private let start: @Sendable () async throws -> Value
+    private var task: Task<Value, any Error>?
+    private var finished = false
+
+    init(_ start: @escaping @Sendable () async throws -> Value) {
+        self.start = start
+    }
+
+    func value() async throws -> Value {
+        guard !finished else { throw CancellationError() }
+        let current = task ?? Task(operation: start)
+        task = current
         do {
-            let (gateway, settings) = try await fcmStart!.value
-            startedFCM = gateway
-            return settings
+            return try await current.value
         } catch {
-            fcmStart = nil  // try again on the next delivery
+            if task == current { task = nil }
             throw error
         }
     }
 
-    func stop() async {
-        try? await startedAPNs?.stop()
-        startedAPNs = nil
-        try? await startedFCM?.stop()
-        startedFCM = nil
+    /// The value, if a start has begun (waiting for it to end); never starts one.
+    func existing() async -> Value? {
+        try? await task?.value
+    }
+
+    /// No start from now on; the value made (or being made), for the caller to stop.
+    func finish() async -> Value? {
+        finished = true
+        let current = task
+        task = nil
+        return try? await current?.value
     }
 }

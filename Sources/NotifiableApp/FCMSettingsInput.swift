@@ -29,6 +29,13 @@ public enum FCMSettingsInput {
                 field: error.field.map { "service_account.\($0)" } ?? "service_account"
             )
         }
+        // What the settings table keeps in the clear, with its limits.
+        for (field, value) in [("project_id", account.projectID), ("client_email", account.clientEmail)] where value.unicodeScalars.count > 255 {
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_service_account", message: "\(field) is longer than 255 characters.",
+                field: "service_account.\(field)"
+            )
+        }
         let endpoint = try body.string("endpoint")
         if let endpoint {
             guard let url = URL(string: endpoint), url.scheme == "https", url.host != nil, url.path.isEmpty || url.path == "/",

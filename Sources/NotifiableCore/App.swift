@@ -21,7 +21,8 @@ public struct App: Sendable, Equatable {
     /// The name as stored: trimmed; nil when that leaves nothing or too much.
     public static func normalizedName(_ name: String) -> String? {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count <= maxNameLength, !trimmed.unicodeScalars.contains("\0") else { return nil }
+        // Counted in code points, as PostgreSQL's length() counts them.
+        guard !trimmed.isEmpty, trimmed.unicodeScalars.count <= maxNameLength, !trimmed.unicodeScalars.contains("\0") else { return nil }
         return trimmed
     }
 }

@@ -21,15 +21,17 @@ public enum DeliveryOutcome: Sendable, Equatable {
     /// refresh them and retry; not counted against the app's configuration.
     case refreshCredentialsAndRetry(reason: String)
     /// The app's gateway settings are wrong (bad key, certificate, topic, environment): stop
-    /// sending for this app and tell operators.
-    case misconfigured(reason: String)
+    /// sending for this app and tell operators. `settingsVersion` is the `updated_at` of the
+    /// settings the gateway refused, so that only they are marked (settings saved since are not);
+    /// nil when there is nothing new to mark (already marked, or no usable settings).
+    case misconfigured(reason: String, settingsVersion: Date? = nil)
 
     /// The reason text of any outcome but `.sent`.
     public var reason: String? {
         switch self {
         case .sent: nil
         case .retry(let reason, _), .failed(let reason), .tokenDead(let reason, _),
-            .refreshCredentialsAndRetry(let reason), .misconfigured(let reason):
+            .refreshCredentialsAndRetry(let reason), .misconfigured(let reason, _):
             reason
         }
     }

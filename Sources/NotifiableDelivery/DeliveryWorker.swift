@@ -18,8 +18,9 @@ public final class DeliveryWorker: Service {
     private let fanOut: NotificationFanOut
     private let senders: [Provider: any PushSender]
     private let sandbox: (any SandboxDelivery)?
-    /// Marks an app's settings for a provider as refused by the gateway; true when newly marked.
-    private let markMisconfigured: @Sendable (_ provider: Provider, _ appID: Int64, _ reason: String) async throws -> Bool
+    /// Marks an app's settings for a provider (the version saved at `settingsVersion`) as refused
+    /// by the gateway; true when newly marked.
+    private let markMisconfigured: @Sendable (_ provider: Provider, _ appID: Int64, _ reason: String, _ settingsVersion: Date) async throws -> Bool
     private let configuration: DeliveryWorkerConfiguration
     private let logger: Logger
     private let doorbell = Doorbell()
@@ -31,7 +32,7 @@ public final class DeliveryWorker: Service {
 
     public init(
         postgres: PostgresClient, senders: [Provider: any PushSender], sandbox: (any SandboxDelivery)? = nil,
-        markMisconfigured: @escaping @Sendable (_ provider: Provider, _ appID: Int64, _ reason: String) async throws -> Bool,
+        markMisconfigured: @escaping @Sendable (_ provider: Provider, _ appID: Int64, _ reason: String, _ settingsVersion: Date) async throws -> Bool,
         configuration: DeliveryWorkerConfiguration, logger: Logger,
         beforeStart: @escaping @Sendable () async throws -> Void = {}
     ) {
@@ -199,16 +200,19 @@ public final class DeliveryWorker: Service {
             )
         }
         let outcome = await sender.send(delivery)
-        if delivery.sandbox, case .sent(let gatewayID?) = outcome {
+        if delivery.sandbox, case .sent(let gatewayID) = outcome {
+            var push: SandboxPush?
+            if let gatewayID { push = await sandbox?.takePush(provider: delivery.provider, gatewayID: gatewayID) }
             return DeliveryResult(
-                deliveryID: delivery.id, attempt: delivery.attempt, state: .sent, gatewayID: gatewayID,
-                sandboxPush: await sandbox?.takePush(provider: delivery.provider, gatewayID: gatewayID)
+                deliveryID: delivery.id, attempt: delivery.attempt, state: .sent, gatewayID: gatewayID, sandbox: true, sandboxPush: push
             )
         }
-        return await result(of: outcome, for: delivery)
+        return await result(of: outcome, for: delivery, sentAt: now)
     }
 
-    private func result(of outcome: DeliveryOutcome, for delivery: ClaimedDelivery) async -> DeliveryResult {
+    /// - Parameter sentAt: when this attempt began: a "token dead" verdict without a date of its
+    ///   own is no older than that, so a device that registered again since keeps its token.
+    private func result(of outcome: DeliveryOutcome, for delivery: ClaimedDelivery, sentAt: Date) async -> DeliveryResult {
         let id = delivery.id, attempt = delivery.attempt
         switch outcome {
         case .sent(let gatewayID):
@@ -221,18 +225,20 @@ public final class DeliveryWorker: Service {
             return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
         case .tokenDead(let reason, let at):
             do {
-                try await queue.invalidateDevice(id: delivery.deviceID, reason: reason, at: at)
+                try await queue.invalidateDevice(id: delivery.deviceID, token: delivery.token, reason: reason, at: at ?? sentAt)
             } catch {
                 logger.error("could not invalidate device", metadata: ["device_id": "\(delivery.deviceID)", "error": "\(databaseErrorText(error))"])
             }
             return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
-        case .misconfigured(let reason) where delivery.sandbox:
+        case .misconfigured(let reason, _) where delivery.sandbox:
             // The sandbox's own settings, not the app's: nothing for an operator to fix.
             return DeliveryResult(deliveryID: id, attempt: attempt, state: .dead, reason: "sandbox: \(reason)")
-        case .misconfigured(let reason):
+        case .misconfigured(let reason, nil):
+            return DeliveryResult(deliveryID: id, attempt: attempt, state: .dead, reason: reason)
+        case .misconfigured(let reason, let version?):
             var newlyMarked = false
             do {
-                newlyMarked = try await markMisconfigured(delivery.provider, delivery.appID, reason)
+                newlyMarked = try await markMisconfigured(delivery.provider, delivery.appID, reason, version)
             } catch {
                 logger.error("could not mark app misconfigured", metadata: ["app_id": "\(delivery.appID)", "error": "\(databaseErrorText(error))"])
             }

@@ -109,9 +109,13 @@ public struct APNsSettingsStore: Sendable {
     }
 
     /// Records that APNs refused the app's configuration itself, so sending stops and operators
-    /// see why. The mark stays until the settings are saved again. True when this call set it.
+    /// see why. The mark stays until the settings are saved again. Only the settings saved at
+    /// `settingsVersion` (their `updated_at`) are marked: settings saved since were not refused.
+    /// True when this call set the mark.
     @discardableResult
-    public func markMisconfigured(appID: Int64, reason: String) async throws -> Bool {
-        try await GatewaySettingsTable.apns.markMisconfigured(appID: appID, reason: reason, client: client, logger: logger)
+    public func markMisconfigured(appID: Int64, reason: String, settingsVersion: Date) async throws -> Bool {
+        try await GatewaySettingsTable.apns.markMisconfigured(
+            appID: appID, reason: reason, settingsVersion: settingsVersion, client: client, logger: logger
+        )
     }
 }

@@ -54,11 +54,14 @@ public struct DeliveryResult: Sendable, Equatable {
     public let reason: String?
     public let gatewayStatus: Int?
     public let gatewayID: String?
-    /// What the built-in fake gateway received, for a delivery sent in sandbox mode.
+    /// Sent to the built-in fake gateway of an app in sandbox mode.
+    public let sandbox: Bool
+    /// What that gateway received, when it kept it.
     public let sandboxPush: SandboxPush?
 
     public init(deliveryID: Int64, attempt: Int, state: State, runAt: Date? = nil, reason: String? = nil,
-                gatewayStatus: Int? = nil, gatewayID: String? = nil, sandboxPush: SandboxPush? = nil) {
+                gatewayStatus: Int? = nil, gatewayID: String? = nil, sandbox: Bool = false, sandboxPush: SandboxPush? = nil) {
+        self.sandbox = sandbox || sandboxPush != nil
         self.sandboxPush = sandboxPush
         self.deliveryID = deliveryID
         self.attempt = attempt
@@ -180,21 +183,24 @@ public struct DeliveryQueue: Sendable {
                     \(results.map(\.state.rawValue))::text[],
                     \(results.map { $0.runAt?.timeIntervalSince1970 ?? -1 })::float8[],
                     \(results.map { $0.reason ?? "" })::text[], \(results.map { Int32($0.gatewayStatus ?? 0) })::int4[],
-                    \(results.map { $0.gatewayID ?? "" })::text[], \(results.map { $0.sandboxPush != nil })::bool[])
+                    \(results.map { $0.gatewayID ?? "" })::text[], \(results.map(\.sandbox))::bool[])
              AS r(id, attempt, state, run_at, reason, gateway_status, gateway_id, sandbox)
         WHERE q.id = r.id AND q.attempts = r.attempt AND q.state = 'running'
         """
     }
 
     /// Marks a device's token dead, unless the device registered again after `at` (a gateway
-    /// verdict older than the registration is stale). Its other waiting deliveries are cancelled.
+    /// verdict older than the registration is stale) or no longer holds `token` (the app
+    /// rotated its token while the push to the old one was in flight). Its other waiting
+    /// deliveries are cancelled.
     @discardableResult
-    public func invalidateDevice(id: Int64, reason: String, at: Date?) async throws -> Bool {
+    public func invalidateDevice(id: Int64, token: String, reason: String, at: Date?) async throws -> Bool {
         try await client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 """
                 UPDATE devices SET invalidated_at = now(), invalidation_reason = \(reason), updated_at = now()
-                WHERE id = \(id) AND invalidated_at IS NULL AND (\(at)::timestamptz IS NULL OR registered_at < \(at)::timestamptz)
+                WHERE id = \(id) AND lower(token) = lower(\(token)) AND invalidated_at IS NULL
+                  AND (\(at)::timestamptz IS NULL OR registered_at < \(at)::timestamptz)
                 RETURNING id
                 """,
                 logger: logger

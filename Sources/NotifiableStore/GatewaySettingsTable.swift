@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PostgresNIO
 
@@ -19,16 +20,22 @@ struct GatewaySettingsTable: Sendable {
         ).count() > 0
     }
 
-    /// Marks the app's settings refused by the gateway; true when this call set the mark.
-    func markMisconfigured(appID: Int64, reason: String, client: PostgresClient, logger: Logger) async throws -> Bool {
+    /// Marks the app's settings refused by the gateway, if they are still the version that was
+    /// refused (saved at `settingsVersion`, give or take the millisecond a timestamp's round trip
+    /// through a Double may cost); true when this call set the mark.
+    func markMisconfigured(
+        appID: Int64, reason: String, settingsVersion: Date, client: PostgresClient, logger: Logger
+    ) async throws -> Bool {
         var binds = PostgresBindings()
         binds.append(reason)
         binds.append(appID)
+        binds.append(settingsVersion.timeIntervalSince1970)
         return try await client.query(
             PostgresQuery(
                 unsafeSQL: """
                     UPDATE \(name) SET misconfigured_at = now(), misconfiguration_reason = $1
                     WHERE app_id = $2 AND misconfigured_at IS NULL
+                      AND abs(extract(epoch FROM updated_at) - $3) < 0.001
                     RETURNING app_id
                     """,
                 binds: binds

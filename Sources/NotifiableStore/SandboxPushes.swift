@@ -84,6 +84,7 @@ public struct SandboxPushes: Sendable {
                         \(headers)::text[], \(pushes.map { $0.1.payload })::text[])
                  AS r(id, attempt, provider, token, headers, payload)
             JOIN deliveries q ON q.id = r.id AND q.attempts = r.attempt AND q.state = 'sent'
+            ON CONFLICT (delivery_id) DO NOTHING
             """,
             logger: logger
         )

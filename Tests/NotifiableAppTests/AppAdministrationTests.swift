@@ -80,6 +80,8 @@ import Testing
                 ("POST", "/admin/apps", #"{"name": "x", "colour": "red"}"#, "colour"),
                 ("PATCH", "/admin/apps/\(app.app.id)", #"{"name": ""}"#, "name"),
                 ("PATCH", "/admin/apps/\(app.app.id)", #"{"name": "\#(String(repeating: "n", count: 256))"}"#, "name"),
+                // 200 characters, 400 code points: PostgreSQL counts the latter.
+                ("PATCH", "/admin/apps/\(app.app.id)", #"{"name": "\#(String(repeating: "e\u{301}", count: 200))"}"#, "name"),
                 ("POST", "/admin/apps/\(app.app.id)/credentials/rotate", #"{}"#, "role"),
                 ("POST", "/admin/apps/\(app.app.id)/credentials/rotate", #"{"role": "admin"}"#, "role"),
                 ("POST", "/admin/apps/\(app.app.id)/credentials/rotate", #"{"role": "device", "grace_seconds": -1}"#, "grace_seconds"),
@@ -226,6 +228,28 @@ import Testing
             }
             #expect(try await client.admin(.delete, uri, service: service).status == .noContent)
             #expect(try await client.admin(.get, uri, service: service).status == .notFound)
+        }
+    }
+
+    /// A refusal of settings an operator has since replaced must not mark the new ones.
+    @Test func onlyTheRefusedVersionOfSettingsIsMarkedMisconfigured() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let store = APNsSettingsStore(client: service.postgres, keys: service.configuration.keys, logger: TestDatabase.logger)
+            let settings = APNsSettings(
+                keyID: "K1", teamID: "T1", bundleID: "com.example.app", privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation,
+                environment: .sandbox
+            )
+            #expect(try await store.save(settings, appID: app.app.id))
+            let refused = try #require(try await store.settings(appID: app.app.id)?.updatedAt)
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(try await store.save(settings, appID: app.app.id))
+            let current = try #require(try await store.settings(appID: app.app.id)?.updatedAt)
+
+            #expect(try await store.markMisconfigured(appID: app.app.id, reason: "BadTopic", settingsVersion: refused) == false)
+            #expect(try await client.admin(.get, "/admin/apps/\(app.app.id)/apns", service: service).json["misconfiguration"] == nil)
+            #expect(try await store.markMisconfigured(appID: app.app.id, reason: "BadTopic", settingsVersion: current))
+            #expect(try await client.admin(.get, "/admin/apps/\(app.app.id)/apns", service: service).json["misconfiguration"]?.stringValue == "BadTopic")
         }
     }
 

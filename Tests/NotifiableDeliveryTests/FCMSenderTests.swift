@@ -139,7 +139,7 @@ import Testing
     @Test func withoutSettingsNothingIsSent() async {
         let google = Google(settings: nil)
         let outcome = await google.sender().send(fcmDelivery())
-        guard case .misconfigured(let reason) = outcome else {
+        guard case .misconfigured(let reason, _) = outcome else {
             Issue.record("got \(outcome)")
             return
         }
@@ -190,7 +190,7 @@ import Testing
             settingsMaxAge: .seconds(30), makeTransport: { _ in transport }
         )
         for id in 1...3 {
-            guard case .misconfigured(let reason) = await sender.send(fcmDelivery(id: Int64(id))) else {
+            guard case .misconfigured(let reason, _) = await sender.send(fcmDelivery(id: Int64(id))) else {
                 Issue.record("not misconfigured")
                 return
             }

@@ -14,6 +14,8 @@ struct APNsConnection: Sendable {
     let topic: String
     /// Set when APNs refused the app's configuration; nothing is sent until settings change.
     let misconfiguration: String?
+    /// When the settings were saved: a refusal marks that version only.
+    let settingsVersion: Date?
     let loadedAt: ContinuousClock.Instant
     /// Whether APNs has accepted any push over these settings (see `APNsSender`).
     var hasAccepted = AcceptanceFlag()
@@ -110,7 +112,7 @@ actor APNsConnections {
         var connection = APNsConnection(
             transport: transport, tokens: tokens, baseURL: baseURL, trustedCAPEM: settings.trustedCAPEM,
             signingKey: settings.signingKey, topic: settings.bundleID,
-            misconfiguration: settings.misconfigurationReason, loadedAt: .now
+            misconfiguration: settings.misconfigurationReason, settingsVersion: settings.updatedAt, loadedAt: .now
         )
         if let previous, previous.baseURL == baseURL, previous.topic == settings.bundleID {
             connection.hasAccepted = previous.hasAccepted

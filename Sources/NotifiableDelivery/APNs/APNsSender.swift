@@ -62,10 +62,11 @@ public final class APNsSender: PushSender {
                 connection.hasAccepted.set()
             case .refreshCredentialsAndRetry:
                 await connection.tokens.refresh(rejected: jwt)
-            case .misconfigured:
+            case .misconfigured(let reason, _):
                 // APNs itself refused the settings: read them again (the worker marks them), so
                 // the app's other deliveries stop here instead of going to APNs.
                 await connections.forget(appID: delivery.appID)
+                return .misconfigured(reason: reason, settingsVersion: connection.settingsVersion)
             case .tokenDead(let reason, nil) where reason == APNsReason.badDeviceToken.rawValue && !connection.hasAccepted.isSet:
                 // Every token of an app looks bad when its settings name the wrong environment
                 // (sandbox tokens sent to production). Until APNs has accepted one push over these

@@ -14,6 +14,8 @@ struct FCMConnection: Sendable {
     let trustedCAPEM: String?
     /// Set when FCM refused the app's configuration; nothing is sent until settings change.
     let misconfiguration: String?
+    /// When the settings were saved: a refusal marks that version only.
+    let settingsVersion: Date?
     let loadedAt: ContinuousClock.Instant
     /// Whether FCM has accepted any message over these settings (see `FCMSender`).
     var hasAccepted = AcceptanceFlag()
@@ -124,7 +126,7 @@ actor FCMConnections {
             tokens: tokens, transport: transport,
             sendURL: Self.sendURL(baseURL: settings.baseURL, projectID: settings.projectID),
             serviceAccountJSON: settings.serviceAccountJSON, trustedCAPEM: ca,
-            misconfiguration: settings.misconfigurationReason, loadedAt: .now
+            misconfiguration: settings.misconfigurationReason, settingsVersion: settings.updatedAt, loadedAt: .now
         )
         if let previous, previous.sendURL == connection.sendURL {
             connection.hasAccepted = previous.hasAccepted

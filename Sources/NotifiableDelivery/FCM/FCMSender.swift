@@ -81,7 +81,7 @@ public final class FCMSender: PushSender {
             // A refused service account is not read again at once: the token cache remembers the refusal
             // for a while, so the app's other deliveries stop without asking the token endpoint each.
             switch error {
-            case .misconfigured(let reason): return .misconfigured(reason: reason)
+            case .misconfigured(let reason): return .misconfigured(reason: reason, settingsVersion: connection.settingsVersion)
             case .unavailable(let reason, let retryAfter): return .retry(reason: reason, retryAfter: retryAfter)
             }
         }
@@ -89,10 +89,11 @@ public final class FCMSender: PushSender {
         switch outcome {
         case .sent:
             connection.hasAccepted.set()
-        case .misconfigured:
+        case .misconfigured(let reason, _):
             // FCM itself refused the settings: read them again (the worker marks them), so the app's other
             // deliveries stop here instead of going to FCM.
             await connections.readAgain(appID: delivery.appID)
+            return .misconfigured(reason: reason, settingsVersion: connection.settingsVersion)
         case .tokenDead(let reason, _) where reason.hasPrefix("SENDER_ID_MISMATCH") && !connection.hasAccepted.isSet:
             // Every token of an app looks foreign when its service account belongs to another Firebase
             // project. Until FCM has accepted one message over these settings, a mismatch is retried
