@@ -38,7 +38,24 @@ public final class FCMSender: PushSender {
         self.logger = logger
     }
 
+    /// One delivery may take an access-token exchange, a send, a second exchange and a second
+    /// send: all of it ends within twice the request timeout, as an APNs send does, so that a
+    /// worker's lease (more than twice the timeout) always outlasts it.
     public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
+        let budget = requestTimeout * 2
+        return await withTaskGroup(of: DeliveryOutcome?.self) { group in
+            group.addTask { await self.sendWithoutBudget(delivery) }
+            group.addTask {
+                try? await Task.sleep(for: budget)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .retry(reason: "timeout: sending to FCM took more than \(budget.components.seconds) s", retryAfter: nil)
+        }
+    }
+
+    private func sendWithoutBudget(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
         let connection: FCMConnection
         switch await connections.connection(appID: delivery.appID) {
         case .success(let ready): connection = ready
