@@ -52,6 +52,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
+            resources: [.copy("OpenAPI/openapi.json")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -162,6 +163,8 @@ let package = Package(
             name: "NotifiableAppTests",
             dependencies: [
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 "NotifiableTesting",
                 "NotifiableApp",
                 "NotifiableStore",

@@ -22,27 +22,7 @@ public func buildApplication(_ configuration: ServerConfiguration, logger: Logge
 public func buildApplication(
     _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger
 ) throws -> some ApplicationProtocol {
-    let apps = AppRegistry(client: postgres, keys: configuration.keys, logger: logger)
-    let devices = DeviceRegistry(client: postgres, logger: logger)
-    let apnsSettings = APNsSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
-    let fcmSettings = FCMSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
-
-    let router = Router(context: NotifiableRequestContext.self)
-    // The log sees every answer, error answers included, because errors become responses inside it.
-    router.add(middleware: RequestLogMiddleware())
-    router.add(middleware: ErrorMiddleware())
-    HealthController(postgres: postgres).addRoutes(to: router)
-
-    let api = router.group("api/v1").add(middleware: APIAuthMiddleware(apps: apps))
-    DeviceTokensController(devices: devices).addRoutes(to: api)
-    NotificationsController(notifications: NotificationStore(client: postgres, logger: logger)).addRoutes(to: api)
-
-    let admin = router.group("admin").add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
-    AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)
-    AppsAdminController(apps: apps, apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
-    GatewaySettingsAdminController(apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
-    SandboxAdminController(apps: apps, pushes: SandboxPushes(client: postgres, logger: logger)).addRoutes(to: admin)
-
+    let router = buildRouter(configuration, postgres: postgres, logger: logger)
     let migrated = OneTimeSignal()
     var services: [any Service] = [postgres]
     if configuration.runsWorkers {
@@ -65,6 +45,35 @@ public func buildApplication(
         }
     }
     return app
+}
+
+/// Every route of the API, with its middleware: what the application serves, and what the
+/// OpenAPI document must describe.
+public func buildRouter(
+    _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger
+) -> Router<NotifiableRequestContext> {
+    let apps = AppRegistry(client: postgres, keys: configuration.keys, logger: logger)
+    let devices = DeviceRegistry(client: postgres, logger: logger)
+    let apnsSettings = APNsSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
+    let fcmSettings = FCMSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
+
+    let router = Router(context: NotifiableRequestContext.self)
+    // The log sees every answer, error answers included, because errors become responses inside it.
+    router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: ErrorMiddleware())
+    HealthController(postgres: postgres).addRoutes(to: router)
+    OpenAPIController().addRoutes(to: router)
+
+    let api = router.group("api/v1").add(middleware: APIAuthMiddleware(apps: apps))
+    DeviceTokensController(devices: devices).addRoutes(to: api)
+    NotificationsController(notifications: NotificationStore(client: postgres, logger: logger)).addRoutes(to: api)
+
+    let admin = router.group("admin").add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
+    AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)
+    AppsAdminController(apps: apps, apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
+    GatewaySettingsAdminController(apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
+    SandboxAdminController(apps: apps, pushes: SandboxPushes(client: postgres, logger: logger)).addRoutes(to: admin)
+    return router
 }
 
 /// The delivery worker of a process, with a sender for each provider it can reach.

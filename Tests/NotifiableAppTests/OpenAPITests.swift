@@ -1,0 +1,132 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Logging
+import NotifiableApp
+import NotifiableCore
+import NotifiableStore
+import NotifiableTesting
+import PostgresNIO
+import Testing
+import _CryptoExtras
+
+/// The OpenAPI document at /openapi.yaml stays true: it describes exactly the routes the router
+/// has, and real answers satisfy its schemas.
+@Suite struct OpenAPITests {
+    @Test func everyRouteIsDocumentedAndEveryDocumentedOperationIsRouted() throws {
+        let configuration = try TestDatabase.serverConfiguration()
+        let postgres = PostgresClient(configuration: try postgresConfiguration(configuration), backgroundLogger: TestDatabase.logger)
+        let router = buildRouter(configuration, postgres: postgres, logger: TestDatabase.logger)
+        let routed = Set(router.routes.map { route in
+            let path = route.path.description.split(separator: "/", omittingEmptySubsequences: false)
+                .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
+            return "\(route.method.rawValue) \(path)"
+        })
+        let documented = try OpenAPIConformance().operations
+        #expect(routed.count > 30)
+        #expect(routed.subtracting(documented).sorted() == [], "routes missing from the document")
+        #expect(documented.subtracting(routed).sorted() == [], "documented operations no route serves")
+    }
+
+    /// Walks every endpoint (successes and the usual errors) and checks each answer against the document.
+    @Test func realAnswersSatisfyTheDocumentsSchemas() async throws {
+        let conformance = try OpenAPIConformance()
+        try await withTestService(workers: true) { client, service in
+            var checked: Set<String> = []
+            @discardableResult
+            func check(_ answer: TestResponse, _ method: String, _ uri: String) -> TestResponse {
+                let problems = conformance.problems(method: method, path: uri, status: Int(answer.status.code), body: Array(answer.body.readableBytesView))
+                #expect(problems == [], "\(method) \(uri) → \(answer.status.code): \(String(buffer: answer.body))")
+                if let template = conformance.template(for: String(uri.split(separator: "?").first ?? "")) { checked.insert("\(method) \(template)") }
+                return answer
+            }
+            func admin(_ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil) async throws -> TestResponse {
+                check(try await client.admin(method, uri, body: body, service: service), method.rawValue, uri)
+            }
+            func api(_ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil, as credential: Credential) async throws -> TestResponse {
+                check(try await client.signed(method, uri, body: body, as: credential), method.rawValue, uri)
+            }
+
+            for uri in ["/health/live", "/health/ready"] { check(try await client.execute(uri: uri, method: .get), "GET", uri) }
+            let served = try await client.execute(uri: "/openapi.yaml", method: .get)
+            #expect(Array(served.body.readableBytesView) == Array(try Data(contentsOf: OpenAPIConformance.documentURL)))
+            check(served, "GET", "/openapi.yaml")
+            check(try await client.execute(uri: "/openapi.json", method: .get), "GET", "/openapi.json")
+
+            let created = try await admin(.post, "/admin/apps", #"{"name": "Docs", "delivery_mode": "sandbox"}"#)
+            let appID = try #require(created.json["id"]?.intValue)
+            let device = Credential(role: .device, accessID: created.json["device_credentials"]?["access_id"]?.stringValue ?? "",
+                                    secretKey: created.json["device_credentials"]?["secret_key"]?.stringValue ?? "")
+            let server = Credential(role: .server, accessID: created.json["server_credentials"]?["access_id"]?.stringValue ?? "",
+                                    secretKey: created.json["server_credentials"]?["secret_key"]?.stringValue ?? "")
+            try await admin(.post, "/admin/apps", #"{"name": ""}"#)
+            try await admin(.get, "/admin/apps")
+            try await admin(.get, "/admin/apps/\(appID)")
+            try await admin(.get, "/admin/apps/999999999")
+            try await admin(.patch, "/admin/apps/\(appID)", #"{"name": "Docs 2"}"#)
+            let rotated = try await admin(.post, "/admin/apps/\(appID)/credentials/rotate", #"{"role": "device", "grace_seconds": 3600}"#)
+            try await admin(.delete, "/admin/apps/\(appID)/credentials/\(rotated.json["access_id"]?.stringValue ?? "")")
+            let apnsKey = P256.Signing.PrivateKey().pemRepresentation
+            let apns = #"{"key_id": "KEY1234567", "team_id": "TEAM123456", "bundle_id": "com.example.app", "private_key": \#(Self.quoted(apnsKey))}"#
+            try await admin(.put, "/admin/apps/\(appID)/apns", apns)
+            try await admin(.get, "/admin/apps/\(appID)/apns")
+            try await admin(.delete, "/admin/apps/\(appID)/apns")
+            let account = try JSONValue.object([
+                "type": .string("service_account"), "project_id": .string("docs"), "client_email": .string("docs@docs.iam.gserviceaccount.com"),
+                "private_key": .string(try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation),
+            ])
+            try await admin(.put, "/admin/apps/\(appID)/fcm", #"{"service_account": \#(Self.text(account))}"#)
+            try await admin(.get, "/admin/apps/\(appID)")
+            try await admin(.get, "/admin/apps/\(appID)/fcm")
+            try await admin(.delete, "/admin/apps/\(appID)/fcm")
+            try await admin(.put, "/admin/apps/\(appID)/fcm", #"{"service_account": {"project_id": "x"}}"#)
+
+            let registration = #"{"device_token": {"provider": "apns", "token": "\#(String(repeating: "d0", count: 32))", "user_alias": "ada", "language": "en"}}"#
+            let registered = try await api(.post, "/api/v1/device_tokens", registration, as: device)
+            let deviceID = try #require(registered.json["id"]?.intValue)
+            try await api(.post, "/api/v1/device_tokens.json", #"{"provider": "fcm", "token": "docs-android", "user_alias": "ada"}"#, as: device)
+            try await api(.post, "/api/v1/device_tokens", #"{"provider": "apns", "token": "zz"}"#, as: device)
+            try await api(.get, "/api/v1/device_tokens?user_alias=ada", as: device)
+            try await api(.get, "/api/v1/device_tokens.json?user_alias=ada", as: device)
+            try await api(.patch, "/api/v1/device_tokens/\(deviceID)", #"{"name": "Ada's phone"}"#, as: device)
+            try await api(.put, "/api/v1/device_tokens/\(deviceID)", #"{"country": "gb"}"#, as: device)
+            check(try await client.signed(.get, "/api/v1/device_tokens?user_alias=ada", as: Credential(role: .device, accessID: "nobody", secretKey: "x")), "GET", "/api/v1/device_tokens")
+
+            let sent = try await api(.post, "/api/v1/notifications", #"{"title": "Docs", "message": "m", "user_aliases": ["ada"]}"#, as: server)
+            let id = try #require(sent.json["id"]?.intValue)
+            try await api(.post, "/api/v1/notifications", #"{"message": "m"}"#, as: server)
+            try await api(.post, "/api/v1/notifications", #"{"message": "m", "all": true}"#, as: device)
+            let settled = try await service.eventually {
+                try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state = 'sent'") == 2
+            }
+            #expect(settled)
+            try await api(.get, "/api/v1/notifications", as: server)
+            try await api(.get, "/api/v1/notifications/\(id)", as: server)
+            try await api(.get, "/api/v1/notifications/\(id)/deliveries?state=sent", as: server)
+            try await api(.post, "/api/v1/notifications/\(id)/delivered", #"{"device_token_id": \#(deviceID)}"#, as: device)
+            try await api(.post, "/api/v1/notifications/\(id)/opened", #"{"device_token_id": "\#(deviceID)", "user": {"alias": "ada"}}"#, as: device)
+            try await api(.post, "/api/v1/notifications/999999999/opened", #"{"device_token_id": 1}"#, as: device)
+            try await admin(.get, "/admin/apps/\(appID)/sandbox/pushes?notification_id=\(id)")
+            try await api(.delete, "/api/v1/notifications/\(id)", as: server)
+            try await api(.get, "/api/v1/notifications/999999999", as: server)
+            try await api(.delete, "/api/v1/device_tokens/\(deviceID)", as: device)
+
+            try await admin(.get, "/admin/queue")
+            try await admin(.get, "/admin/deliveries/dead?app_id=\(appID)")
+            try await admin(.post, "/admin/deliveries/dead/requeue", #"{"app_id": \#(appID)}"#)
+            try await admin(.post, "/admin/deliveries/dead/requeue", #"{"delivery_ids": "all"}"#)
+            try await admin(.delete, "/admin/apps/\(appID)")
+            check(try await client.execute(uri: "/admin/queue", method: .get), "GET", "/admin/queue")
+
+            // Every documented operation was exercised.
+            #expect(conformance.operations.subtracting(checked).sorted() == [])
+        }
+    }
+
+    static func quoted(_ text: String) -> String { Self.text(.string(text)) }
+
+    static func text(_ value: JSONValue) -> String {
+        String(decoding: (try? JSONEncoder().encode(value)) ?? Data(), as: UTF8.self)
+    }
+}
