@@ -14,8 +14,10 @@ import Testing
             "DATABASE_URL": databaseURL,
             "NOTIFIABLE_MASTER_KEY": TestDatabase.masterKey.base64,
             "NOTIFIABLE_MIGRATIONS_DIR": TestDatabase.migrationsDirectory.path,
-            "NOTIFIABLE_LEASE_SECONDS": "7",
-            "NOTIFIABLE_APNS_TIMEOUT_SECONDS": "3",
+            // Long enough that a loaded machine does not expire the surviving worker's own leases
+            // (which would send a third time), short enough that the killed worker's come back soon.
+            "NOTIFIABLE_LEASE_SECONDS": "15",
+            "NOTIFIABLE_APNS_TIMEOUT_SECONDS": "5",
             "NOTIFIABLE_POLL_MS": "50",
             "LOG_LEVEL": "error",
         ].merging(extra) { _, new in new }
