@@ -5,7 +5,7 @@ import NotifiableStore
 /// The admin API's answers as text, for the CLI commands that print the same objects.
 public enum AdminJSON {
     public static func app(
-        _ app: App, credentials: [AppRegistry.CredentialSummary], apns: APNsSettings?, fcm: FCMSettings?
+        _ app: App, credentials: [AppRegistry.CredentialSummary], apns: APNsSettingsSummary?, fcm: FCMSettingsSummary?
     ) -> String {
         text(AppJSON(app, credentials: credentials, apns: .some(apns.map(APNsSettingsJSON.init)), fcm: .some(fcm.map(FCMSettingsJSON.init))))
     }

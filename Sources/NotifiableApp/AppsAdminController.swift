@@ -40,8 +40,8 @@ struct AppsAdminController {
     @Sendable func show(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<AppJSON> {
         let app = try await existingApp(context)
         async let credentials = apps.credentials(appID: app.id)
-        async let apns = apnsSettings.settings(appID: app.id)
-        async let fcm = fcmSettings.settings(appID: app.id)
+        async let apns = apnsSettings.summary(appID: app.id)
+        async let fcm = fcmSettings.summary(appID: app.id)
         return JSONResponse(AppJSON(
             app, credentials: try await credentials,
             apns: .some(try await apns.map(APNsSettingsJSON.init)), fcm: .some(try await fcm.map(FCMSettingsJSON.init))

@@ -21,15 +21,16 @@ struct GatewaySettingsAdminController {
     @Sendable func setAPNs(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<APNsSettingsJSON> {
         let appID = try context.pathID("id", what: "app")
         var request = request
-        var settings = try APNsSettingsInput.parse(try await request.jsonBody(context: context))
-        guard try await apnsSettings.save(settings, appID: appID) else { throw APIError.notFound("There is no app \(appID).") }
-        settings.updatedAt = Date()
-        return JSONResponse(APNsSettingsJSON(settings))
+        let settings = try APNsSettingsInput.parse(try await request.jsonBody(context: context))
+        guard try await apnsSettings.save(settings, appID: appID), let saved = try await apnsSettings.summary(appID: appID) else {
+            throw APIError.notFound("There is no app \(appID).")
+        }
+        return JSONResponse(APNsSettingsJSON(saved))
     }
 
     @Sendable func showAPNs(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<APNsSettingsJSON> {
         let appID = try context.pathID("id", what: "app")
-        guard let settings = try await apnsSettings.settings(appID: appID) else {
+        guard let settings = try await apnsSettings.summary(appID: appID) else {
             throw APIError.notFound("App \(appID) has no APNs settings.")
         }
         return JSONResponse(APNsSettingsJSON(settings))
@@ -44,15 +45,16 @@ struct GatewaySettingsAdminController {
     @Sendable func setFCM(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<FCMSettingsJSON> {
         let appID = try context.pathID("id", what: "app")
         var request = request
-        var settings = try FCMSettingsInput.parse(try await request.jsonBody(context: context))
-        guard try await fcmSettings.save(settings, appID: appID) else { throw APIError.notFound("There is no app \(appID).") }
-        settings.updatedAt = Date()
-        return JSONResponse(FCMSettingsJSON(settings))
+        let settings = try FCMSettingsInput.parse(try await request.jsonBody(context: context))
+        guard try await fcmSettings.save(settings, appID: appID), let saved = try await fcmSettings.summary(appID: appID) else {
+            throw APIError.notFound("There is no app \(appID).")
+        }
+        return JSONResponse(FCMSettingsJSON(saved))
     }
 
     @Sendable func showFCM(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<FCMSettingsJSON> {
         let appID = try context.pathID("id", what: "app")
-        guard let settings = try await fcmSettings.settings(appID: appID) else {
+        guard let settings = try await fcmSettings.summary(appID: appID) else {
             throw APIError.notFound("App \(appID) has no FCM settings.")
         }
         return JSONResponse(FCMSettingsJSON(settings))

@@ -1,7 +1,8 @@
 import Foundation
 import NotifiableStore
 
-/// An app's APNs settings as operators read them back: everything but the key.
+/// An app's APNs settings as operators read them back: everything but the key, and which
+/// master key sealed it.
 struct APNsSettingsJSON: Encodable, Sendable {
     let keyID: String
     let teamID: String
@@ -10,9 +11,11 @@ struct APNsSettingsJSON: Encodable, Sendable {
     let endpoint: String
     let privateKey = "[redacted]"
     let misconfiguration: String?
-    let updatedAt: String?
+    let updatedAt: String
+    let masterKeyID: String?
 
     enum CodingKeys: String, CodingKey {
+        case masterKeyID = "master_key_id"
         case keyID = "key_id"
         case teamID = "team_id"
         case bundleID = "bundle_id"
@@ -21,14 +24,15 @@ struct APNsSettingsJSON: Encodable, Sendable {
         case environment, endpoint, misconfiguration
     }
 
-    init(_ settings: APNsSettings) {
+    init(_ settings: APNsSettingsSummary) {
         keyID = settings.keyID
         teamID = settings.teamID
         bundleID = settings.bundleID
-        environment = settings.environment.rawValue
+        environment = settings.environment
         endpoint = settings.baseURL
         misconfiguration = settings.misconfigurationReason
-        updatedAt = settings.updatedAt.map(Timestamp.iso8601)
+        updatedAt = Timestamp.iso8601(settings.updatedAt)
+        masterKeyID = settings.masterKeyID
     }
 }
 
@@ -39,9 +43,11 @@ struct FCMSettingsJSON: Encodable, Sendable {
     let endpoint: String
     let serviceAccount = "[redacted]"
     let misconfiguration: String?
-    let updatedAt: String?
+    let updatedAt: String
+    let masterKeyID: String?
 
     enum CodingKeys: String, CodingKey {
+        case masterKeyID = "master_key_id"
         case projectID = "project_id"
         case clientEmail = "client_email"
         case serviceAccount = "service_account"
@@ -49,11 +55,12 @@ struct FCMSettingsJSON: Encodable, Sendable {
         case endpoint, misconfiguration
     }
 
-    init(_ settings: FCMSettings) {
+    init(_ settings: FCMSettingsSummary) {
         projectID = settings.projectID
         clientEmail = settings.clientEmail
         endpoint = settings.baseURL
         misconfiguration = settings.misconfigurationReason
-        updatedAt = settings.updatedAt.map(Timestamp.iso8601)
+        updatedAt = Timestamp.iso8601(settings.updatedAt)
+        masterKeyID = settings.masterKeyID
     }
 }

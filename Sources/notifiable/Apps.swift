@@ -52,7 +52,7 @@ struct Apps: AsyncParsableCommand {
                 guard let app = try await stores.apps.app(id: id) else { return nil }
                 return AdminJSON.app(
                     app, credentials: try await stores.apps.credentials(appID: id),
-                    apns: try await stores.apns.settings(appID: id), fcm: try await stores.fcm.settings(appID: id)
+                    apns: try await stores.apns.summary(appID: id), fcm: try await stores.fcm.summary(appID: id)
                 )
             }
             guard let text else { throw ValidationError("There is no app \(id).") }

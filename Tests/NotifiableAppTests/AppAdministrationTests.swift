@@ -270,3 +270,25 @@ extension ISO8601DateFormatter {
         return formatter
     }()
 }
+
+extension AppAdministrationTests {
+    /// Reading settings back never opens the secret: it works while the master key that sealed
+    /// it is missing, and says which key that is.
+    @Test func settingsReadBackWithoutOpeningTheSecret() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let other = MasterKey.generate()
+            let store = APNsSettingsStore(client: service.postgres, keys: MasterKeyring(current: other), logger: TestDatabase.logger)
+            let settings = APNsSettings(
+                keyID: "K2", teamID: "T2", bundleID: "com.example.app", privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation,
+                environment: .production
+            )
+            #expect(try await store.save(settings, appID: app.app.id))
+            let shown = try await client.admin(.get, "/admin/apps/\(app.app.id)/apns", service: service)
+            #expect(shown.status == .ok, "\(shown.bodyText)")
+            #expect(shown.json["master_key_id"]?.stringValue == other.id)
+            #expect(shown.json["endpoint"]?.stringValue == "https://api.push.apple.com")
+            #expect(try await client.admin(.get, "/admin/apps/\(app.app.id)", service: service).json["apns"]?["key_id"]?.stringValue == "K2")
+        }
+    }
+}
