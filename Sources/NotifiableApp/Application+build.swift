@@ -73,6 +73,12 @@ public func buildRouter(
     AppsAdminController(apps: apps, apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
     GatewaySettingsAdminController(apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
     SandboxAdminController(apps: apps, pushes: SandboxPushes(client: postgres, logger: logger)).addRoutes(to: admin)
+
+    DashboardController(
+        session: configuration.adminToken.map(DashboardSession.init), adminToken: configuration.adminToken, apps: apps, devices: devices,
+        notifications: NotificationStore(client: postgres, logger: logger), queue: DeliveryQueue(client: postgres, logger: logger),
+        queries: DashboardQueries(client: postgres, logger: logger)
+    ).addRoutes(to: router)
     return router
 }
 

@@ -1,0 +1,129 @@
+import Foundation
+import Hummingbird
+import NotifiableCore
+import NotifiableStore
+
+/// The operators' dashboard under `/dashboard`: server-rendered pages, no script, signed in
+/// with the admin token.
+struct DashboardController {
+    let session: DashboardSession?
+    let adminToken: String?
+    let apps: AppRegistry
+    let devices: DeviceRegistry
+    let notifications: NotificationStore
+    let queue: DeliveryQueue
+    let queries: DashboardQueries
+
+    func addRoutes(to router: Router<NotifiableRequestContext>) {
+        let open = router.group("dashboard")
+        open.get("login") { _, _ in session == nil ? DashboardPages.closed() : DashboardPages.login() }
+        open.post("login", use: login)
+        open.post("logout") { _, _ in
+            var response = Response(status: .seeOther, headers: [.location: "/dashboard/login"])
+            response.setCookie(Cookie(name: DashboardSession.cookieName, value: "", maxAge: 0, path: "/dashboard", httpOnly: true, sameSite: .strict))
+            return response
+        }
+        let pages = router.group("dashboard").add(middleware: DashboardAuthMiddleware(session: session))
+        pages.get { _, _ in DashboardPages.apps(try await queries.appOverviews()) }
+        pages.get("apps/:id", use: appNotifications)
+        pages.get("apps/:id/notifications/:notification", use: notification)
+        pages.get("notifications/:notification") { _, context in
+            let id = try context.pathID("notification", what: "notification")
+            guard let appID = try await queries.appID(notificationID: id) else { return notFound("There is no notification \(id).") }
+            return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(appID)/notifications/\(id)"])
+        }
+        pages.get("apps/:id/devices/:device", use: device)
+        pages.get("queue", use: queuePage)
+        pages.post("queue/requeue", use: requeue)
+    }
+
+    @Sendable func login(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        guard let session, let adminToken else { return DashboardPages.closed() }
+        var request = request
+        let form = try await FormBody.read(&request)
+        guard let token = form["token"], APIAuth.constantTimeEquals(token, adminToken) else {
+            return DashboardPages.login(error: "That is not the admin token.")
+        }
+        var response = Response(status: .seeOther, headers: [.location: "/dashboard"])
+        response.setCookie(Cookie(
+            name: DashboardSession.cookieName, value: session.issue(), maxAge: Int(DashboardSession.lifetime), path: "/dashboard",
+            httpOnly: true, sameSite: .strict
+        ))
+        return response
+    }
+
+    @Sendable func appNotifications(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        guard let app = try await app(context) else { return notFound("There is no such app.") }
+        let limit = 50
+        let page = try await notifications.list(appID: app.id, beforeID: try request.cursor(), limit: limit)
+        let counters = try await notifications.counters(notificationIDs: page.map(\.id))
+        return DashboardPages.notifications(
+            app: app, page.map { ($0, counters[$0.id] ?? NotificationCounters()) }, nextCursor: page.count == limit ? page.last?.id : nil
+        )
+    }
+
+    @Sendable func notification(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        guard let app = try await app(context) else { return notFound("There is no such app.") }
+        let id = try context.pathID("notification", what: "notification")
+        guard let notification = try await notifications.notification(id: id, appID: app.id) else {
+            return notFound("App \(app.id) has no notification \(id).")
+        }
+        let states = ["available", "running", "retrying", "sent", "failed", "dead", "cancelled"]
+        let state = request.uri.queryParameters["state"].map(String.init).flatMap { states.contains($0) ? $0 : nil }
+        let limit = 100
+        let deliveries = try await notifications.deliveries(notificationID: id, state: state, afterID: try request.cursor(), limit: limit)
+        return DashboardNotificationPage(
+            app: app, notification: notification, counters: try await notifications.counters(notificationID: id),
+            perMinute: try await queries.sendsPerMinute(notificationID: id), reasons: try await queries.failureReasons(notificationID: id),
+            deliveries: deliveries, state: state, nextCursor: deliveries.count == limit ? deliveries.last?.id : nil
+        ).response()
+    }
+
+    @Sendable func device(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        guard let app = try await app(context) else { return notFound("There is no such app.") }
+        let id = try context.pathID("device", what: "device")
+        guard let device = try await devices.device(id: id, appID: app.id) else { return notFound("App \(app.id) has no device \(id).") }
+        return DashboardPages.device(app: app, device, deliveries: try await queries.deliveries(deviceID: id, appID: app.id, limit: 100))
+    }
+
+    @Sendable func queuePage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        let cookie = request.cookies[DashboardSession.cookieName]?.value ?? ""
+        return DashboardPages.queue(
+            try await queue.stats(), dead: try await queue.dead(appID: nil, afterID: nil, limit: 100),
+            csrf: session?.csrfToken(session: cookie) ?? "", requeued: request.uri.queryParameters["requeued"].flatMap { Int(String($0)) }
+        )
+    }
+
+    @Sendable func requeue(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        let cookie = request.cookies[DashboardSession.cookieName]?.value ?? ""
+        var request = request
+        let form = try await FormBody.read(&request)
+        guard let session, let token = form["csrf"], session.isValidCSRF(token, session: cookie) else {
+            return HTML.page("Refused", "<p class=\"bad\">The form was stale or not sent from this dashboard; nothing was re-queued.</p>", status: .forbidden)
+        }
+        let count = try await queue.requeueDead(appID: nil, ids: nil)
+        return Response(status: .seeOther, headers: [.location: "/dashboard/queue?requeued=\(count)"])
+    }
+
+    private func app(_ context: NotifiableRequestContext) async throws -> App? {
+        guard let id = Int64(context.parameters.get("id") ?? ""), id > 0 else { return nil }
+        return try await apps.app(id: id)
+    }
+
+    private func notFound(_ message: String) -> Response {
+        HTML.page("Not found", "<p>\(HTML.escape(message))</p><p>\(HTML.link("/dashboard", "Back to the apps"))</p>", status: .notFound)
+    }
+}
+
+/// An `application/x-www-form-urlencoded` body, as the dashboard's forms send it.
+enum FormBody {
+    static func read(_ request: inout Request) async throws -> [String: String] {
+        let buffer = try await request.collectBody(upTo: 16 * 1024)
+        var fields: [String: String] = [:]
+        for pair in String(buffer: buffer).split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+            if let name = parts.first, !name.isEmpty { fields[name] = parts.count > 1 ? parts[1] : "" }
+        }
+        return fields
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Hummingbird
+import NotifiableCore
+import NotifiableStore
+
+/// The dashboard's pages, rendered from what the stores answered. Pure: no I/O here.
+enum DashboardPages {
+    static func closed() -> Response {
+        HTML.page("Dashboard closed", signedIn: false, "<p>Start the server with <code>NOTIFIABLE_ADMIN_TOKEN</code> set to sign in.</p>", status: .forbidden)
+    }
+
+    static func login(error: String? = nil) -> Response {
+        let problem = error.map { "<p class=\"bad\">\(HTML.escape($0))</p>" } ?? ""
+        return HTML.page("Sign in", signedIn: false, """
+            <form class="login" method="post" action="/dashboard/login">\(problem)
+            <p><label>Admin token<br><input type="password" name="token" autocomplete="current-password" required autofocus></label></p>
+            <p><button>Sign in</button></p>
+            <p class="muted">The server's <code>NOTIFIABLE_ADMIN_TOKEN</code>.</p></form>
+            """, status: error == nil ? .ok : .unauthorized)
+    }
+
+    static func apps(_ overviews: [AppOverview]) -> Response {
+        let rows = overviews.map { overview -> [String] in
+            let app = overview.app
+            return [
+                HTML.link("/dashboard/apps/\(app.id)", "\(app.name) (\(app.id))"),
+                app.deliveryMode == .sandbox ? "<span class=\"warn\">sandbox</span>" : "live",
+                "<span class=\"num\">\(overview.apnsDevices)</span>", "<span class=\"num\">\(overview.fcmDevices)</span>",
+                "<span class=\"num\">\(overview.invalidatedDevices)</span>", "<span class=\"num\">\(overview.registeredLastDay)</span>",
+                gateway(overview.apns, sandbox: app.deliveryMode == .sandbox), gateway(overview.fcm, sandbox: app.deliveryMode == .sandbox),
+            ]
+        }
+        return HTML.page("Apps", HTML.table(
+            ["App", "Mode", "iOS devices", "Android devices", "Invalidated", "Registered in 24 h", "APNs", "FCM"], rows,
+            empty: "No apps yet: create one with `notifiable apps create` or POST /admin/apps."
+        ))
+    }
+
+    private static func gateway(_ state: GatewayState, sandbox: Bool) -> String {
+        if sandbox { return "<span class=\"warn\">sandbox</span>" }
+        switch state {
+        case .notConfigured: return "<span class=\"muted\">not set</span>"
+        case .ok: return "<span class=\"ok\">ok</span>"
+        case .misconfigured(let reason): return "<span class=\"bad\">misconfigured: \(HTML.escape(reason))</span>"
+        }
+    }
+
+    static func notifications(app: App, _ items: [(StoredNotification, NotificationCounters)], nextCursor: Int64?) -> Response {
+        let rows = items.map { notification, counters -> [String] in
+            let text = notification.content.text
+            return [
+                HTML.link("/dashboard/apps/\(app.id)/notifications/\(notification.id)", "#\(notification.id)"),
+                HTML.escape(text.title ?? text.message ?? "(no text)"),
+                HTML.escape(audience(notification.targeting)),
+                HTML.time(notification.createdAt),
+                "<span class=\"num\">\(counters.targeted)</span>",
+                bar(counters),
+                HTML.percent(counters.delivered, of: counters.sent), HTML.percent(counters.opened, of: counters.sent),
+            ]
+        }
+        let more = nextCursor.map { "<p>" + HTML.link("/dashboard/apps/\(app.id)?cursor=\($0)", "Older notifications →") + "</p>" } ?? ""
+        return HTML.page("\(app.name): notifications", HTML.table(
+            ["", "Title", "Audience", "Created", "Targeted", "Outcome", "Delivered", "Opened"], rows, empty: "No notifications yet."
+        ) + more)
+    }
+
+    static func bar(_ counters: NotificationCounters) -> String {
+        HTML.stackedBar([
+            ("pending", counters.pending, "pending"), ("sent", counters.sent - counters.delivered, "sent"),
+            ("delivered", counters.delivered - counters.opened, "delivered"), ("opened", counters.opened, "opened"),
+            ("retrying", counters.retrying, "retrying"), ("failed", counters.failed, "failed"), ("dead", counters.dead, "dead"),
+        ])
+    }
+
+    static func audience(_ targeting: Targeting) -> String {
+        if targeting.all { return "everyone" }
+        var parts: [String] = []
+        if !targeting.userAliases.isEmpty { parts.append("users " + targeting.userAliases.prefix(3).joined(separator: ", ") + (targeting.userAliases.count > 3 ? " +\(targeting.userAliases.count - 3)" : "")) }
+        if !targeting.deviceIDs.isEmpty { parts.append("\(targeting.deviceIDs.count) devices") }
+        if !targeting.filters.isEmpty { parts.append("\(targeting.filters.count) filters") }
+        return parts.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Hummingbird
+import NotifiableCore
+import NotifiableStore
+
+extension DashboardPages {
+    static func queue(_ stats: QueueStats, dead: [DeliveryRecord], csrf: String, requeued: Int?) -> Response {
+        let states = ["available", "running", "retrying", "sent", "failed", "dead", "cancelled"]
+        let cards = states.map { "<div class=\"card\">\($0)<b>\(stats.counts[$0] ?? 0)</b></div>" }.joined()
+        let rows = dead.map { record -> [String] in
+            [
+                "#\(record.id)", HTML.link("/dashboard/notifications/\(record.notificationID)", "#\(record.notificationID)"),
+                "#\(record.deviceID)", record.provider.rawValue, "\(record.attempts)", HTML.escape(record.reason ?? ""), HTML.time(record.deadAt),
+            ]
+        }
+        let notice = requeued.map { "<p class=\"ok\">Re-queued \($0) deliveries.</p>" } ?? ""
+        return HTML.page("Queue", """
+            \(notice)<div class="cards">\(cards)
+            <div class="card">Oldest ready<b>\(String(format: "%.1f", stats.oldestReadyAgeSeconds)) s</b></div>
+            <div class="card">Fanning out<b>\(stats.fanningOut)</b></div></div>
+            <h2>Dead deliveries</h2>
+            <form method="post" action="/dashboard/queue/requeue"><input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
+            <button \(dead.isEmpty ? "disabled" : "")>Re-queue every dead delivery</button></form>
+            \(HTML.table(["Delivery", "Notification", "Device", "Provider", "Attempts", "Reason", "Dead since"], rows, empty: "No dead deliveries."))
+            """)
+    }
+
+    static func device(app: App, _ device: Device, deliveries: [DeliveryRecord]) -> Response {
+        let facts: [[String]] = [
+            ["Provider", device.provider.rawValue], ["Token", "<code>\(HTML.escape(device.token))</code>"],
+            ["User", HTML.escape(device.userAlias ?? "anonymous")], ["Name", HTML.escape(device.name ?? "–")],
+            ["Locale", HTML.escape([device.language, device.country?.uppercased()].compactMap { $0 }.joined(separator: "_"))],
+            ["Created", HTML.time(device.createdAt)], ["Last registered", HTML.time(device.registeredAt)], ["Updated", HTML.time(device.updatedAt)],
+            ["Invalidated", device.invalidatedAt.map { "<span class=\"bad\">\(HTML.time($0))</span>" } ?? "<span class=\"ok\">no</span>"],
+            ["Unregistered", HTML.time(device.unregisteredAt)],
+        ]
+        let rows = deliveries.map { record -> [String] in
+            [
+                HTML.link("/dashboard/apps/\(app.id)/notifications/\(record.notificationID)", "#\(record.notificationID)"),
+                "<span class=\"\(record.state)\">\(record.state)</span>", "\(record.attempts)", HTML.escape(record.reason ?? ""),
+                HTML.time(record.sentAt), HTML.time(record.deliveredAt), HTML.time(record.openedAt),
+            ]
+        }
+        return HTML.page("Device #\(device.id)", """
+            <p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)"))</p>
+            \(HTML.table(["", ""], facts))
+            <h2>Deliveries</h2>
+            \(HTML.table(["Notification", "State", "Attempts", "Reason", "Sent", "Delivered", "Opened"], rows, empty: "Nothing sent to this device yet."))
+            """)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Hummingbird
+
+/// Building the dashboard's pages: escaped text, a shared layout, and small pieces (tables,
+/// bars, numbers) that every page uses. Plain HTML and CSS; no script.
+enum HTML {
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.count)
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+
+    /// A whole page, with the navigation when signed in.
+    static func page(_ title: String, signedIn: Bool = true, _ body: String, status: HTTPResponse.Status = .ok) -> Response {
+        let navigation = signedIn ? """
+            <nav><a href="/dashboard">Apps</a><a href="/dashboard/queue">Queue</a>
+            <form method="post" action="/dashboard/logout"><button>Sign out</button></form></nav>
+            """ : ""
+        let html = """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(escape(title)) · NotifiableServer</title><style>\(style)</style></head>
+            <body><header><strong>NotifiableServer</strong>\(navigation)</header><main><h1>\(escape(title))</h1>
+            \(body)
+            </main></body></html>
+            """
+        return Response(
+            status: status,
+            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store", .init("X-Frame-Options")!: "DENY",
+                      .init("Content-Security-Policy")!: "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'"],
+            body: .init(byteBuffer: ByteBuffer(string: html))
+        )
+    }
+
+    static func table(_ headers: [String], _ rows: [[String]], empty: String = "Nothing yet.") -> String {
+        guard !rows.isEmpty else { return "<p class=\"muted\">\(escape(empty))</p>" }
+        let head = headers.map { "<th>\(escape($0))</th>" }.joined()
+        let body = rows.map { "<tr>" + $0.map { "<td>\($0)</td>" }.joined() + "</tr>" }.joined(separator: "\n")
+        return "<table><thead><tr>\(head)</tr></thead><tbody>\n\(body)\n</tbody></table>"
+    }
+
+    /// A horizontal bar split in proportion to `parts` (label, count, CSS class), with a legend.
+    static func stackedBar(_ parts: [(String, Int64, String)]) -> String {
+        let total = max(1, parts.reduce(0) { $0 + $1.1 })
+        let segments = parts.filter { $0.1 > 0 }.map { label, count, kind in
+            "<span class=\"seg \(kind)\" style=\"width:\(String(format: "%.2f", Double(count) * 100 / Double(total)))%\" title=\"\(escape(label)) \(count)\"></span>"
+        }.joined()
+        let legend = parts.map { label, count, kind in "<span class=\"key \(kind)\">\(escape(label)) \(count)</span>" }.joined(separator: " ")
+        return "<div class=\"bar\">\(segments)</div><div class=\"legend\">\(legend)</div>"
+    }
+
+    static func percent(_ part: Int64, of whole: Int64) -> String {
+        whole > 0 ? String(format: "%.1f %%", Double(part) * 100 / Double(whole)) : "–"
+    }
+
+    static func time(_ date: Date?) -> String {
+        guard let date else { return "–" }
+        return escape(date.formatted(Date.ISO8601FormatStyle().year().month().day().time(includingFractionalSeconds: false)))
+    }
+
+    static func link(_ href: String, _ text: String) -> String {
+        "<a href=\"\(escape(href))\">\(escape(text))</a>"
+    }
+
+    private static let style = """
+        body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+        header{display:flex;gap:24px;align-items:center;padding:10px 24px;background:#1d2330;color:#fff}
+        header nav{display:flex;gap:16px;align-items:center} header a{color:#cfe0ff;text-decoration:none}
+        header form{margin:0} header button{background:none;border:1px solid #667;color:#ddd;border-radius:4px;cursor:pointer}
+        main{max-width:1200px;margin:0 auto;padding:8px 24px 48px} h1{font-size:22px} h2{font-size:17px;margin-top:28px}
+        table{border-collapse:collapse;width:100%;background:#fff;box-shadow:0 1px 2px #0001}
+        th,td{text-align:left;padding:6px 10px;border-bottom:1px solid #e6e8ec;vertical-align:top} th{background:#eef0f4;font-weight:600}
+        td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+        .muted{color:#778} .ok{color:#137333} .bad{color:#b3261e} .warn{color:#9a6700}
+        .bar{display:flex;height:12px;width:260px;background:#e6e8ec;border-radius:3px;overflow:hidden}
+        .seg{display:block;height:100%} .legend{font-size:12px;color:#556;margin-top:2px}
+        .key::before{content:"";display:inline-block;width:8px;height:8px;margin-right:3px;border-radius:2px}
+        .pending,.key.pending::before{background:#9aa4b2} .sent,.key.sent::before{background:#1a73e8}
+        .retrying,.key.retrying::before{background:#f9ab00} .failed,.key.failed::before{background:#d93025}
+        .dead,.key.dead::before{background:#5f1a16} .delivered,.key.delivered::before{background:#34a853}
+        .opened,.key.opened::before{background:#0d652d} .cancelled,.key.cancelled::before{background:#c4c7cc}
+        .cards{display:flex;gap:12px;flex-wrap:wrap} .card{background:#fff;padding:10px 14px;box-shadow:0 1px 2px #0001;min-width:120px}
+        .card b{display:block;font-size:20px} pre{background:#fff;padding:10px;overflow:auto;box-shadow:0 1px 2px #0001}
+        form.inline{display:inline} input,select,button{font:inherit;padding:4px 8px}
+        .login{max-width:360px;background:#fff;padding:20px;box-shadow:0 1px 3px #0002}
+        """
+}
