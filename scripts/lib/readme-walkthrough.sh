@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the README's walkthrough exactly as written (the commands between its walkthrough
-# markers) against `scripts/run` on a data folder and ports of its own, then checks that the
-# push was recorded and the counters moved. Called by scripts/test.
+# markers) against `scripts/run` on a data folder and ports of its own, checks that the push
+# was recorded and the counters moved, then drives headless Chromium through the dashboard of
+# the same server, writing a screenshot of each page under .build/screenshots/ and checking
+# the numbers they show. Called by scripts/test.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/postgres.sh
@@ -44,6 +46,8 @@ ready || { cat "$work/run.log"; echo "scripts/run did not serve within 10 minute
 sed -n '/<!-- walkthrough:start -->/,/<!-- walkthrough:end -->/p' README.md \
   | sed '/^```/d; /^<!--/d' | sed "s#\.data/#$work/data/#g" >"$work/walkthrough.sh"
 [ -s "$work/walkthrough.sh" ] || { echo "README.md has no walkthrough block" >&2; exit 1; }
+# What the dashboard check needs to know afterwards.
+echo 'echo "$DEMO_APP_ID $N_ID $DEVICE_ID $NOTIFIABLE_ADMIN_TOKEN" >"'"$work"'/ids"' >>"$work/walkthrough.sh"
 
 if ! bash -euo pipefail "$work/walkthrough.sh" >"$work/out.txt" 2>&1; then
   cat "$work/out.txt"; echo "--- server log"; tail -n 40 "$work/run.log"
@@ -54,3 +58,16 @@ for expected in '"n_id"' '"title":"Bonjour"' '"sent":1' '"delivered":1' '"opened
   grep -q "$expected" "$work/out.txt" || { cat "$work/out.txt"; echo "The walkthrough's output lacks $expected" >&2; exit 1; }
 done
 echo "README walkthrough: every command worked; the push was recorded and the counters moved."
+
+read -r app_id notification_id device_id admin_token <"$work/ids"
+token=$(printf 'ab%.0s' {1..32})
+pages=$(cat <<JSON
+[{"name": "apps", "path": "/dashboard", "expect": ["Demo", "sandbox"]},
+ {"name": "app-notifications", "path": "/dashboard/apps/$app_id", "expect": ["Hello", "opened 1", "100.0 %"]},
+ {"name": "notification", "path": "/dashboard/apps/$app_id/notifications/$notification_id", "expect": ["Bonjour", "Sent<b>1</b>", "Opened<b>1</b>", "<svg"]},
+ {"name": "device", "path": "/dashboard/apps/$app_id/devices/$device_id", "expect": ["$token", "alice"]},
+ {"name": "queue", "path": "/dashboard/queue", "expect": ["sent<b>1</b>", "No dead deliveries."]}]
+JSON
+)
+echo "==> The dashboard in headless Chromium (screenshots in .build/screenshots/)"
+/usr/bin/python3 scripts/lib/dashboard_browser_check.py "http://127.0.0.1:$port" "$admin_token" "$PWD/.build/screenshots" "$pages"

@@ -66,8 +66,8 @@ enum DashboardPages {
 
     static func bar(_ counters: NotificationCounters) -> String {
         HTML.stackedBar([
-            ("pending", counters.pending, "pending"), ("sent", counters.sent - counters.delivered, "sent"),
-            ("delivered", counters.delivered - counters.opened, "delivered"), ("opened", counters.opened, "opened"),
+            ("pending", counters.pending, "pending"), ("sent, not yet reported", counters.sent - counters.delivered, "sent"),
+            ("delivered, unopened", counters.delivered - counters.opened, "delivered"), ("opened", counters.opened, "opened"),
             ("retrying", counters.retrying, "retrying"), ("failed", counters.failed, "failed"), ("dead", counters.dead, "dead"),
         ])
     }

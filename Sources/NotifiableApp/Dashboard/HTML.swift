@@ -53,9 +53,9 @@ enum HTML {
     static func stackedBar(_ parts: [(String, Int64, String)]) -> String {
         let total = max(1, parts.reduce(0) { $0 + $1.1 })
         let segments = parts.filter { $0.1 > 0 }.map { label, count, kind in
-            "<span class=\"seg \(kind)\" style=\"width:\(String(format: "%.2f", Double(count) * 100 / Double(total)))%\" title=\"\(escape(label)) \(count)\"></span>"
+            "<span class=\"seg s-\(kind)\" style=\"width:\(String(format: "%.2f", Double(count) * 100 / Double(total)))%\" title=\"\(escape(label)) \(count)\"></span>"
         }.joined()
-        let legend = parts.map { label, count, kind in "<span class=\"key \(kind)\">\(escape(label)) \(count)</span>" }.joined(separator: " ")
+        let legend = parts.map { label, count, kind in "<span class=\"key s-\(kind)\">\(escape(label)) \(count)</span>" }.joined(separator: " ")
         return "<div class=\"bar\">\(segments)</div><div class=\"legend\">\(legend)</div>"
     }
 
@@ -85,10 +85,12 @@ enum HTML {
         .bar{display:flex;height:12px;width:260px;background:#e6e8ec;border-radius:3px;overflow:hidden}
         .seg{display:block;height:100%} .legend{font-size:12px;color:#556;margin-top:2px}
         .key::before{content:"";display:inline-block;width:8px;height:8px;margin-right:3px;border-radius:2px}
-        .pending,.key.pending::before{background:#9aa4b2} .sent,.key.sent::before{background:#1a73e8}
-        .retrying,.key.retrying::before{background:#f9ab00} .failed,.key.failed::before{background:#d93025}
-        .dead,.key.dead::before{background:#5f1a16} .delivered,.key.delivered::before{background:#34a853}
-        .opened,.key.opened::before{background:#0d652d} .cancelled,.key.cancelled::before{background:#c4c7cc}
+        .seg.s-pending,.key.s-pending::before{background:#9aa4b2} .seg.s-sent,.key.s-sent::before{background:#1a73e8}
+        .seg.s-retrying,.key.s-retrying::before{background:#f9ab00} .seg.s-failed,.key.s-failed::before{background:#d93025}
+        .seg.s-dead,.key.s-dead::before{background:#5f1a16} .seg.s-delivered,.key.s-delivered::before{background:#34a853}
+        .seg.s-opened,.key.s-opened::before{background:#0d652d}
+        span.sent{color:#1a73e8} span.retrying,span.running,span.available{color:#9a6700} span.failed{color:#d93025}
+        span.dead{color:#5f1a16;font-weight:600} span.cancelled{color:#778}
         .cards{display:flex;gap:12px;flex-wrap:wrap} .card{background:#fff;padding:10px 14px;box-shadow:0 1px 2px #0001;min-width:120px}
         .card b{display:block;font-size:20px} pre{background:#fff;padding:10px;overflow:auto;box-shadow:0 1px 2px #0001}
         form.inline{display:inline} input,select,button{font:inherit;padding:4px 8px}
