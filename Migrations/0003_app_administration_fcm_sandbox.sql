@@ -52,3 +52,53 @@ CREATE TABLE sandbox_pushes (
 CREATE INDEX sandbox_pushes_app_newest_idx ON sandbox_pushes (app_id, id DESC);
 -- One recorded push per delivery: recording a batch again (its commit unacknowledged) adds nothing.
 CREATE UNIQUE INDEX sandbox_pushes_delivery_key ON sandbox_pushes (delivery_id);
+
+-- Each device's history, as operators read it: registered, moved to another user, anonymised,
+-- token changed, merged into another device, invalidated (and why), unregistered, registered
+-- again. Kept by a trigger, so every path that changes a device (API, imports, workers) is seen.
+CREATE TABLE device_events (
+    id         bigserial PRIMARY KEY,
+    device_id  bigint NOT NULL REFERENCES devices (id) ON DELETE CASCADE,
+    event      text NOT NULL CHECK (event IN ('registered', 'user_changed', 'anonymised', 'token_changed', 'merged',
+                                              'invalidated', 'unregistered', 'registered_again')),
+    detail     text,
+    at         timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX device_events_device_idx ON device_events (device_id, id);
+
+CREATE FUNCTION record_device_events() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO device_events (device_id, event, detail)
+        VALUES (NEW.id, 'registered', COALESCE('user ' || NEW.user_alias, 'anonymous'));
+        RETURN NULL;
+    END IF;
+    IF NEW.user_alias IS DISTINCT FROM OLD.user_alias THEN
+        INSERT INTO device_events (device_id, event, detail)
+        VALUES (NEW.id, CASE WHEN NEW.user_alias IS NULL THEN 'anonymised' ELSE 'user_changed' END,
+                COALESCE(OLD.user_alias, 'anonymous') || ' → ' || COALESCE(NEW.user_alias, 'anonymous'));
+    END IF;
+    -- Tokens are shown by their first 8 characters only.
+    IF lower(NEW.token) IS DISTINCT FROM lower(OLD.token) AND NEW.merged_into IS NULL THEN
+        INSERT INTO device_events (device_id, event, detail)
+        VALUES (NEW.id, 'token_changed', left(OLD.token, 8) || '… → ' || left(NEW.token, 8) || '…');
+    END IF;
+    IF NEW.merged_into IS NOT NULL AND OLD.merged_into IS NULL THEN
+        INSERT INTO device_events (device_id, event, detail) VALUES (NEW.id, 'merged', 'into device ' || NEW.merged_into);
+    END IF;
+    IF NEW.invalidated_at IS NOT NULL AND OLD.invalidated_at IS NULL THEN
+        INSERT INTO device_events (device_id, event, detail) VALUES (NEW.id, 'invalidated', NEW.invalidation_reason);
+    END IF;
+    IF NEW.unregistered_at IS NOT NULL AND OLD.unregistered_at IS NULL AND NEW.merged_into IS NULL THEN
+        INSERT INTO device_events (device_id, event) VALUES (NEW.id, 'unregistered');
+    END IF;
+    IF (OLD.unregistered_at IS NOT NULL AND NEW.unregistered_at IS NULL)
+       OR (OLD.invalidated_at IS NOT NULL AND NEW.invalidated_at IS NULL) THEN
+        INSERT INTO device_events (device_id, event) VALUES (NEW.id, 'registered_again');
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER devices_history AFTER INSERT OR UPDATE ON devices
+    FOR EACH ROW EXECUTE FUNCTION record_device_events();

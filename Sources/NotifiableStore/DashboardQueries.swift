@@ -105,6 +105,21 @@ public struct DashboardQueries: Sendable {
         return nil
     }
 
+    /// What happened to a device, oldest first (kept by the `devices_history` trigger).
+    public func history(deviceID: Int64, appID: Int64) async throws -> [(event: String, detail: String?, at: Date)] {
+        let rows = try await client.query(
+            """
+            SELECT e.event, e.detail, e.at FROM device_events e JOIN devices d ON d.id = e.device_id
+            WHERE e.device_id = \(deviceID) AND d.app_id = \(appID)
+            ORDER BY e.id LIMIT 500
+            """,
+            logger: logger
+        )
+        var events: [(String, String?, Date)] = []
+        for try await (event, detail, at) in rows.decode((String, String?, Date).self) { events.append((event, detail, at)) }
+        return events
+    }
+
     /// A device's deliveries, newest first.
     public func deliveries(deviceID: Int64, appID: Int64, limit: Int) async throws -> [DeliveryRecord] {
         let rows = try await client.query(

@@ -82,6 +82,8 @@ import Testing
                 #expect(deviceStatus == .ok)
                 #expect(device.contains(tokens[2]))
                 #expect(device.contains("class=\"bad\""), "shown invalidated")
+                #expect(device.contains("<td>registered</td>"))
+                #expect(device.contains("<td>invalidated</td><td>Unregistered</td>"))
 
                 let (redirect, _) = try await page("/dashboard/notifications/\(id)")
                 #expect(redirect == .seeOther)

@@ -83,7 +83,10 @@ struct DashboardController {
         guard let app = try await app(context) else { return notFound("There is no such app.") }
         let id = try context.pathID("device", what: "device")
         guard let device = try await devices.device(id: id, appID: app.id) else { return notFound("App \(app.id) has no device \(id).") }
-        return DashboardPages.device(app: app, device, deliveries: try await queries.deliveries(deviceID: id, appID: app.id, limit: 100))
+        return DashboardPages.device(
+            app: app, device, history: try await queries.history(deviceID: id, appID: app.id),
+            deliveries: try await queries.deliveries(deviceID: id, appID: app.id, limit: 100)
+        )
     }
 
     @Sendable func queuePage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {

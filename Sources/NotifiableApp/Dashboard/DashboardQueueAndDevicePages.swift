@@ -25,7 +25,7 @@ extension DashboardPages {
             """)
     }
 
-    static func device(app: App, _ device: Device, deliveries: [DeliveryRecord]) -> Response {
+    static func device(app: App, _ device: Device, history: [(event: String, detail: String?, at: Date)], deliveries: [DeliveryRecord]) -> Response {
         let facts: [[String]] = [
             ["Provider", device.provider.rawValue], ["Token", "<code>\(HTML.escape(device.token))</code>"],
             ["User", HTML.escape(device.userAlias ?? "anonymous")], ["Name", HTML.escape(device.name ?? "–")],
@@ -44,6 +44,8 @@ extension DashboardPages {
         return HTML.page("Device #\(device.id)", """
             <p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)"))</p>
             \(HTML.table(["", ""], facts))
+            <h2>History</h2>
+            \(HTML.table(["When", "What", ""], history.map { [HTML.time($0.at), HTML.escape($0.event.replacingOccurrences(of: "_", with: " ")), HTML.escape($0.detail ?? "")] }))
             <h2>Deliveries</h2>
             \(HTML.table(["Notification", "State", "Attempts", "Reason", "Sent", "Delivered", "Opened"], rows, empty: "Nothing sent to this device yet."))
             """)
