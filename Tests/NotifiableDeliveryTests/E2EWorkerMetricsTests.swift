@@ -9,8 +9,9 @@ import NotifiableTesting
 import Testing
 
 /// A `notifiable work` process serves its own counters on `NOTIFIABLE_METRICS_PORT`, and
-/// `LOG_FORMAT=json` makes every line it logs a JSON object.
-@Suite(.serialized) struct E2EWorkerMetricsTests {
+/// `LOG_FORMAT=json` makes every line it logs a JSON object. In the worker processes' suite, so
+/// its process never runs beside the timing-sensitive crash test.
+extension E2EWorkerProcessTests {
     static func get(_ url: URL) async -> String? {
         guard let (data, response) = try? await URLSession.shared.data(from: url),
               (response as? HTTPURLResponse)?.statusCode == 200 else { return nil }
@@ -24,7 +25,7 @@ import Testing
         FileManager.default.createFile(atPath: logFile.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: logFile) }
         try await withFakeAPNs { gateway in
-            try await E2EWorkerProcessTests.withDatabase { url, service in
+            try await Self.withDatabase { url, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
                 try await service.insertDevices(appID: app.app.id, count: devices, tokenSeed: 0x3E7)
@@ -34,7 +35,7 @@ import Testing
                 )
                 let worker = try NotifiableProcess(
                     ["work"],
-                    environment: E2EWorkerProcessTests.workerEnvironment(url, [
+                    environment: Self.workerEnvironment(url, [
                         "NOTIFIABLE_METRICS_PORT": "\(port)", "LOG_FORMAT": "json", "LOG_LEVEL": "info",
                     ]),
                     output: try FileHandle(forWritingTo: logFile)
