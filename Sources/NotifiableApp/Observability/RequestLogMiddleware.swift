@@ -13,7 +13,8 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
         let start = ContinuousClock.now
         let requestID = RequestIdentifier.accept(request.headers[Self.requestIDField])
         var context = context
-        // Hummingbird's own connection-local counter would be a second, less useful id.
+        // Hummingbird's own counter would be a second, less useful id. (Its `context.id` reads
+        // that key, so it is not available here: read `request_id` from the logger instead.)
         context.logger[metadataKey: "hb.request.id"] = nil
         context.logger[metadataKey: "request_id"] = .string(requestID)
         var response = try await next(request, context)
