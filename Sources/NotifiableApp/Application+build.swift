@@ -60,9 +60,18 @@ public func buildRouter(
     let router = Router(context: NotifiableRequestContext.self)
     // The log sees every answer, error answers included, because errors become responses inside it.
     router.add(middleware: RequestLogMiddleware())
+    // Outside the error middleware too, so error answers count with their status.
+    router.add(middleware: HTTPMetricsMiddleware(factory: configuration.metrics.factory))
     router.add(middleware: ErrorMiddleware())
     HealthController(postgres: postgres).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
+    MetricsController(
+        metrics: configuration.metrics,
+        queueGauges: QueueGauges(
+            queue: DeliveryQueue(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
+            factory: configuration.metrics.factory
+        )
+    ).addRoutes(to: router)
 
     let api = router.group("api/v1").add(middleware: APIAuthMiddleware(apps: apps))
     DeviceTokensController(devices: devices).addRoutes(to: api)
@@ -104,7 +113,8 @@ public func makeDeliveryWorker(
             case .fcm: try await fcmSettings.markMisconfigured(appID: appID, reason: reason, settingsVersion: version)
             }
         },
-        configuration: configuration.worker, logger: logger, beforeStart: beforeStart
+        configuration: configuration.worker, metrics: DeliveryMetrics(factory: configuration.metrics.factory),
+        logger: logger, beforeStart: beforeStart
     )
 }
 

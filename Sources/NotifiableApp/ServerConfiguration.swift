@@ -16,6 +16,13 @@ public struct ServerConfiguration: Sendable {
     /// Earlier master keys, still able to open what they sealed until `notifiable keys rotate`.
     public var previousMasterKeys: [MasterKey] = []
     public var logLevel: Logger.Level = .info
+    public var logFormat: LogFormat = .text
+    /// Where this process's metrics are counted; `/metrics` shows them.
+    public var metrics = ServiceMetrics()
+    /// Queue gauges are sampled on scrape at most this often.
+    public var queueMetricsInterval: Duration = .seconds(15)
+    /// Where `notifiable work` serves `/metrics`; it serves nothing when nil.
+    public var workerMetricsPort: Int?
     public var migrateOnStart: Bool = true
     public var migrationsDirectory: URL?
     public var databasePoolSize: Int = 20
@@ -79,6 +86,16 @@ public struct ServerConfiguration: Sendable {
             }
             configuration.logLevel = parsed
         }
+        if let format = reader.optional("LOG_FORMAT") {
+            guard let parsed = LogFormat(rawValue: format.lowercased()) else {
+                throw ConfigurationError(variable: "LOG_FORMAT", problem: "is \"\(format)\"; use text or json")
+            }
+            configuration.logFormat = parsed
+        }
+        if let seconds = try reader.integer("NOTIFIABLE_QUEUE_METRICS_SECONDS", in: 0...3600) {
+            configuration.queueMetricsInterval = .seconds(seconds)
+        }
+        configuration.workerMetricsPort = try reader.integer("NOTIFIABLE_METRICS_PORT", in: 1...65535)
         configuration.runsWorkers = try reader.boolean("NOTIFIABLE_WORKERS") ?? true
         if let lanes = try reader.integer("NOTIFIABLE_WORKER_LANES", in: 0...64) { configuration.worker.lanes = lanes }
         if let size = try reader.integer("NOTIFIABLE_WORKER_BATCH_SIZE", in: 1...5000) { configuration.worker.batchSize = size }

@@ -31,4 +31,10 @@ public enum PushToken {
             return token
         }
     }
+
+    /// What a log line may show of a token: its first 8 characters and an ellipsis. Enough to
+    /// tell devices apart when reading logs; never enough to push to one.
+    public static func logPrefix(_ token: String) -> String {
+        token.count <= 8 ? String(repeating: "*", count: token.count) : "\(token.prefix(8))…"
+    }
 }

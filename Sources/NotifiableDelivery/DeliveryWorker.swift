@@ -22,6 +22,7 @@ public final class DeliveryWorker: Service {
     /// by the gateway; true when newly marked.
     private let markMisconfigured: @Sendable (_ provider: Provider, _ appID: Int64, _ reason: String, _ settingsVersion: Date) async throws -> Bool
     private let configuration: DeliveryWorkerConfiguration
+    private let metrics: DeliveryMetrics
     private let logger: Logger
     private let doorbell = Doorbell()
     /// Rung only to stop: maintenance keeps its own pace, not the pace of work arriving.
@@ -33,10 +34,11 @@ public final class DeliveryWorker: Service {
     public init(
         postgres: PostgresClient, senders: [Provider: any PushSender], sandbox: (any SandboxDelivery)? = nil,
         markMisconfigured: @escaping @Sendable (_ provider: Provider, _ appID: Int64, _ reason: String, _ settingsVersion: Date) async throws -> Bool,
-        configuration: DeliveryWorkerConfiguration, logger: Logger,
+        configuration: DeliveryWorkerConfiguration, metrics: DeliveryMetrics = .disabled, logger: Logger,
         beforeStart: @escaping @Sendable () async throws -> Void = {}
     ) {
         self.beforeStart = beforeStart
+        self.metrics = metrics
         self.postgres = postgres
         self.queue = DeliveryQueue(client: postgres, logger: logger)
         self.fanOut = NotificationFanOut(client: postgres, logger: logger)
@@ -157,6 +159,7 @@ public final class DeliveryWorker: Service {
             do {
                 let rescued = try await queue.rescueExpiredLeases(maxAttempts: configuration.retryPolicy.maxAttempts)
                 let expired = try await queue.expireOverdue()
+                metrics.maintained(rescued: rescued, expired: expired)
                 if rescued > 0 || expired > 0 {
                     logger.info("queue maintenance", metadata: ["rescued": "\(rescued)", "expired": "\(expired)"])
                     await doorbell.ring()
@@ -188,26 +191,43 @@ public final class DeliveryWorker: Service {
 
     // MARK: One delivery
 
+    /// Sends one delivery and counts its outcome.
     private func deliver(_ delivery: ClaimedDelivery) async -> DeliveryResult {
+        let (result, tokenDead) = await send(delivery)
+        let outcome: DeliveryMetrics.Outcome = switch result.state {
+        case .sent: .sent
+        case .retrying: .retrying
+        case .failed: tokenDead ? .tokenInvalidated : .failed
+        case .dead: .dead
+        }
+        metrics.attempted(provider: delivery.provider, attempt: delivery.attempt, outcome: outcome)
+        return result
+    }
+
+    /// The result of sending one delivery, and whether the gateway called its token dead.
+    private func send(_ delivery: ClaimedDelivery) async -> (DeliveryResult, tokenDead: Bool) {
         let now = Date()
         if let expiresAt = delivery.expiresAt, expiresAt <= now {
-            return DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .dead, reason: "notification expired")
+            return (DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .dead, reason: "notification expired"), false)
         }
         guard let sender = delivery.sandbox ? sandbox?.sender(for: delivery.provider) : senders[delivery.provider] else {
-            return DeliveryResult(
+            return (DeliveryResult(
                 deliveryID: delivery.id, attempt: delivery.attempt, state: .dead,
                 reason: "\(delivery.provider.rawValue)_not_supported: this worker cannot send to \(delivery.provider.rawValue)\(delivery.sandbox ? " in sandbox mode" : "")"
-            )
+            ), false)
         }
+        let start = ContinuousClock.now
         let outcome = await sender.send(delivery)
+        metrics.gatewayRequest(provider: delivery.provider, sandbox: delivery.sandbox, took: ContinuousClock.now - start)
         if delivery.sandbox, case .sent(let gatewayID) = outcome {
             var push: SandboxPush?
             if let gatewayID { push = await sandbox?.takePush(provider: delivery.provider, gatewayID: gatewayID) }
-            return DeliveryResult(
+            return (DeliveryResult(
                 deliveryID: delivery.id, attempt: delivery.attempt, state: .sent, gatewayID: gatewayID, sandbox: true, sandboxPush: push
-            )
+            ), false)
         }
-        return await result(of: outcome, for: delivery, sentAt: now)
+        if case .tokenDead = outcome { return (await result(of: outcome, for: delivery, sentAt: now), true) }
+        return (await result(of: outcome, for: delivery, sentAt: now), false)
     }
 
     /// - Parameter sentAt: when this attempt began: a "token dead" verdict without a date of its
@@ -225,7 +245,13 @@ public final class DeliveryWorker: Service {
             return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
         case .tokenDead(let reason, let at):
             do {
-                try await queue.invalidateDevice(id: delivery.deviceID, token: delivery.token, reason: reason, at: at ?? sentAt)
+                if try await queue.invalidateDevice(id: delivery.deviceID, token: delivery.token, reason: reason, at: at ?? sentAt) {
+                    metrics.tokenInvalidated(provider: delivery.provider)
+                    logger.info("device token invalidated", metadata: [
+                        "app_id": "\(delivery.appID)", "device_id": "\(delivery.deviceID)",
+                        "token": "\(PushToken.logPrefix(delivery.token))", "reason": "\(reason)",
+                    ])
+                }
             } catch {
                 logger.error("could not invalidate device", metadata: ["device_id": "\(delivery.deviceID)", "error": "\(databaseErrorText(error))"])
             }

@@ -10,7 +10,12 @@ struct FakeFCMServiceAccount {
     var clientID: String
     var tokenURI: String
 
-    /// A new RSA-2048 account; `clientEmail` defaults to a new `firebase-adminsdk-xxxxx@{project}.iam.gserviceaccount.com`.
+    /// The RSA-2048 key of every account made in this process. Generating one costs up to seconds
+    /// of CPU (enough to starve everything else on a small machine when tests make many), and the
+    /// gateway tells accounts apart by client email, not by key.
+    private static let sharedKey = Result { try _RSA.Signing.PrivateKey(keySize: .bits2048) }
+
+    /// A new account; `clientEmail` defaults to a new `firebase-adminsdk-xxxxx@{project}.iam.gserviceaccount.com`.
     static func make(projectID: String, clientEmail: String?, tokenURI: String) throws -> FakeFCMServiceAccount {
         var generator = SystemRandomNumberGenerator()
         let suffix = String((0..<5).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement(using: &generator)! })
@@ -18,7 +23,7 @@ struct FakeFCMServiceAccount {
         let keyID = (0..<20).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
         let clientID = "1" + (0..<20).map { _ in String(Int.random(in: 0...9, using: &generator)) }.joined()
         return FakeFCMServiceAccount(
-            projectID: projectID, clientEmail: email, privateKey: try _RSA.Signing.PrivateKey(keySize: .bits2048),
+            projectID: projectID, clientEmail: email, privateKey: try sharedKey.get(),
             privateKeyID: keyID, clientID: clientID, tokenURI: tokenURI
         )
     }

@@ -55,13 +55,23 @@ public final class NotifiableProcess: @unchecked Sendable {
 }
 
 extension NotifiableProcess {
-    /// Runs `notifiable ARGUMENTS` to the end; its exit status and everything it printed.
-    public static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
-        let output = Pipe()
-        let process = try NotifiableProcess(arguments, environment: environment, output: output.fileHandleForWriting)
-        try output.fileHandleForWriting.close()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.exitStatus, text)
+    /// Runs `notifiable ARGUMENTS` to the end; its exit status and everything it printed. The
+    /// waiting happens on a thread of its own: blocking one of the few threads that run Swift
+    /// tasks would stall every other test running meanwhile.
+    public static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                do {
+                    let output = Pipe()
+                    let process = try NotifiableProcess(arguments, environment: environment, output: output.fileHandleForWriting)
+                    try output.fileHandleForWriting.close()
+                    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    process.waitUntilExit()
+                    continuation.resume(returning: (process.exitStatus, text))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }.start()
+        }
     }
 }

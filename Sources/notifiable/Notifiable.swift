@@ -1,5 +1,7 @@
 import ArgumentParser
+import CoreMetrics
 import Logging
+import NotifiableApp
 
 @main
 struct Notifiable: AsyncParsableCommand {
@@ -10,14 +12,27 @@ struct Notifiable: AsyncParsableCommand {
     )
 }
 
-/// Logs to standard error at the configured level; call once, before anything logs.
-func bootstrapLogging(level: Logger.Level) -> Logger {
+/// Logs to standard error at the configured level, as text or one JSON object per line; call
+/// once, before anything logs.
+func bootstrapLogging(level: Logger.Level, format: LogFormat = .text) -> Logger {
     LoggingSystem.bootstrap { label in
-        var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = level
-        return handler
+        switch format {
+        case .text:
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        case .json:
+            var handler = JSONLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
     }
     var logger = Logger(label: "notifiable")
     logger.logLevel = level
     return logger
+}
+
+/// Makes the process's metrics registry the one swift-metrics reports to; call once.
+func bootstrapMetrics(_ metrics: ServiceMetrics) {
+    MetricsSystem.bootstrap(metrics.factory)
 }

@@ -19,7 +19,8 @@ struct Serve: AsyncParsableCommand {
         if let port { configuration.port = port }
         if noMigrate { configuration.migrateOnStart = false }
         if noWorkers { configuration.runsWorkers = false }
-        let logger = bootstrapLogging(level: configuration.logLevel)
+        let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
+        bootstrapMetrics(configuration.metrics)
         let app = try buildApplication(configuration, logger: logger)
         try await app.runService()
     }

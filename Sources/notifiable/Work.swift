@@ -16,7 +16,8 @@ struct Work: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
-        let logger = bootstrapLogging(level: configuration.logLevel)
+        let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
+        bootstrapMetrics(configuration.metrics)
         let postgresSettings = try postgresConfiguration(configuration)
         if !noMigrate && configuration.migrateOnStart {
             try await withPostgresClient(postgresSettings, logger: logger) { client in
@@ -25,9 +26,11 @@ struct Work: AsyncParsableCommand {
         }
         let postgres = PostgresClient(configuration: postgresSettings, backgroundLogger: logger)
         let worker = makeDeliveryWorker(configuration, postgres: postgres, logger: logger)
-        let group = ServiceGroup(
-            services: [postgres, worker], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
-        )
+        var services: [any Service] = [postgres, worker]
+        if let port = configuration.workerMetricsPort {
+            services.append(buildMetricsApplication(configuration, port: port, postgres: postgres, logger: logger))
+        }
+        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }
 }

@@ -12,21 +12,21 @@ import _CryptoExtras
                 "DATABASE_URL": url, "NOTIFIABLE_MASTER_KEY": TestDatabase.masterKey.base64,
                 "NOTIFIABLE_MIGRATIONS_DIR": TestDatabase.migrationsDirectory.path,
             ]
-            func run(_ arguments: String...) throws -> (status: Int32, output: String) {
-                try NotifiableProcess.run(arguments, environment: environment)
+            func run(_ arguments: String...) async throws -> (status: Int32, output: String) {
+                try await NotifiableProcess.run(arguments, environment: environment)
             }
-            let created = try run("apps", "create", "--name", "Shop", "--sandbox", "--json")
+            let created = try await run("apps", "create", "--name", "Shop", "--sandbox", "--json")
             #expect(created.status == 0, "\(created.output)")
             let app = try JSONValue.decode(Array(created.output.utf8))
             let id = String(try #require(app["id"]?.intValue))
             let serverAccessID = try #require(app["server_credentials"]?["access_id"]?.stringValue)
 
-            #expect(try run("apps", "list").output.contains("\(id)\tShop\tsandbox"))
-            let updated = try run("apps", "update", "--app", id, "--name", "Shop 2", "--mode", "live")
+            #expect(try await run("apps", "list").output.contains("\(id)\tShop\tsandbox"))
+            let updated = try await run("apps", "update", "--app", id, "--name", "Shop 2", "--mode", "live")
             #expect(updated.status == 0 && updated.output.contains("live"), "\(updated.output)")
-            #expect(try run("apps", "update", "--app", id, "--mode", "nowhere").status != 0)
+            #expect(try await run("apps", "update", "--app", id, "--mode", "nowhere").status != 0)
 
-            let rotated = try run("apps", "rotate-credentials", "--app", id, "--role", "server", "--grace-hours", "1", "--json")
+            let rotated = try await run("apps", "rotate-credentials", "--app", id, "--role", "server", "--grace-hours", "1", "--json")
             #expect(rotated.status == 0, "\(rotated.output)")
             let rotation = try JSONValue.decode(Array(rotated.output.utf8))
             #expect(rotation["previous"]?[0]?["access_id"]?.stringValue == serverAccessID)
@@ -43,13 +43,13 @@ import _CryptoExtras
             ]
             try JSONSerialization.data(withJSONObject: account).write(to: good)
             try JSONSerialization.data(withJSONObject: account.filter { $0.key != "private_key" }).write(to: keyless)
-            let refused = try run("apps", "set-fcm", "--app", id, "--service-account-file", keyless.path)
+            let refused = try await run("apps", "set-fcm", "--app", id, "--service-account-file", keyless.path)
             #expect(refused.status != 0)
             #expect(refused.output.contains("private_key"), "\(refused.output)")
-            let set = try run("apps", "set-fcm", "--app", id, "--service-account-file", good.path)
+            let set = try await run("apps", "set-fcm", "--app", id, "--service-account-file", good.path)
             #expect(set.status == 0 && set.output.contains("shop-prod"), "\(set.output)")
 
-            let shown = try run("apps", "show", "--app", id)
+            let shown = try await run("apps", "show", "--app", id)
             #expect(shown.status == 0, "\(shown.output)")
             let details = try JSONValue.decode(Array(shown.output.utf8))
             #expect(details["name"]?.stringValue == "Shop 2")
@@ -59,12 +59,12 @@ import _CryptoExtras
             let keyLine = key.pemRepresentation.split(separator: "\n")[1]
             #expect(!shown.output.contains(keyLine))
 
-            #expect(try run("apps", "revoke-credential", "--app", id, "--access-id", serverAccessID).status == 0)
-            #expect(try run("apps", "remove-fcm", "--app", id).status == 0)
-            #expect(try run("apps", "remove-fcm", "--app", id).status != 0)
-            #expect(try run("apps", "delete", "--app", id).status != 0, "deleting needs --yes")
-            #expect(try run("apps", "delete", "--app", id, "--yes").status == 0)
-            #expect(try run("apps", "show", "--app", id).status != 0)
+            #expect(try await run("apps", "revoke-credential", "--app", id, "--access-id", serverAccessID).status == 0)
+            #expect(try await run("apps", "remove-fcm", "--app", id).status == 0)
+            #expect(try await run("apps", "remove-fcm", "--app", id).status != 0)
+            #expect(try await run("apps", "delete", "--app", id).status != 0, "deleting needs --yes")
+            #expect(try await run("apps", "delete", "--app", id, "--yes").status == 0)
+            #expect(try await run("apps", "show", "--app", id).status != 0)
         }
     }
 }

@@ -13,7 +13,7 @@ import Testing
         let old = MasterKey.generate(), new = MasterKey.generate()
         try await TestDatabase.withFreshDatabase { url in
             let environment = ["DATABASE_URL": url, "NOTIFIABLE_MIGRATIONS_DIR": TestDatabase.migrationsDirectory.path]
-            let created = try NotifiableProcess.run(["apps", "create", "--name", "Keys", "--json"], environment: environment.merging(["NOTIFIABLE_MASTER_KEY": old.base64]) { $1 })
+            let created = try await NotifiableProcess.run(["apps", "create", "--name", "Keys", "--json"], environment: environment.merging(["NOTIFIABLE_MASTER_KEY": old.base64]) { $1 })
             #expect(created.status == 0, "\(created.output)")
             let printed = try JSONValue.decode(Array(created.output.utf8))
             let appID = try #require(printed["id"]?.intValue)
@@ -28,11 +28,11 @@ import Testing
                 #expect(try await apns(MasterKeyring(current: old)).save(settings, appID: appID))
 
                 // Without the old key, nothing sealed with it can be re-sealed: the command says which variable to set.
-                let refused = try NotifiableProcess.run(["keys", "rotate"], environment: environment.merging(["NOTIFIABLE_MASTER_KEY": new.base64]) { $1 })
+                let refused = try await NotifiableProcess.run(["keys", "rotate"], environment: environment.merging(["NOTIFIABLE_MASTER_KEY": new.base64]) { $1 })
                 #expect(refused.status != 0)
                 #expect(refused.output.contains("NOTIFIABLE_PREVIOUS_MASTER_KEYS"), "\(refused.output)")
 
-                let rotated = try NotifiableProcess.run(["keys", "rotate"], environment: environment.merging([
+                let rotated = try await NotifiableProcess.run(["keys", "rotate"], environment: environment.merging([
                     "NOTIFIABLE_MASTER_KEY": new.base64, "NOTIFIABLE_PREVIOUS_MASTER_KEYS": "\(MasterKey.generate().base64),\(old.base64)",
                 ]) { $1 })
                 #expect(rotated.status == 0, "\(rotated.output)")
@@ -51,7 +51,7 @@ import Testing
                 ).decode(Int64.self).first { _ in true }
                 #expect(stale == 0)
 
-                let again = try NotifiableProcess.run(["keys", "rotate"], environment: environment.merging(["NOTIFIABLE_MASTER_KEY": new.base64]) { $1 })
+                let again = try await NotifiableProcess.run(["keys", "rotate"], environment: environment.merging(["NOTIFIABLE_MASTER_KEY": new.base64]) { $1 })
                 #expect(again.status == 0)
                 #expect(again.output.contains("Re-sealed 0 secrets"), "\(again.output)")
             }

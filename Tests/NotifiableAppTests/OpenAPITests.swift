@@ -54,6 +54,7 @@ import _CryptoExtras
             #expect(Array(served.body.readableBytesView) == Array(try Data(contentsOf: OpenAPIConformance.documentURL)))
             check(served, "GET", "/openapi.yaml")
             check(try await client.execute(uri: "/openapi.json", method: .get), "GET", "/openapi.json")
+            check(try await client.execute(uri: "/metrics", method: .get), "GET", "/metrics")
 
             let created = try await admin(.post, "/admin/apps", #"{"name": "Docs", "delivery_mode": "sandbox"}"#)
             let appID = try #require(created.json["id"]?.intValue)

@@ -25,6 +25,18 @@ import Testing
         #expect(configured.adminToken == "0123456789abcdef0123")
     }
 
+    @Test func readsTheLogFormatAndQueueMetricsInterval() throws {
+        let defaults = try ServerConfiguration.fromEnvironment(Self.valid)
+        #expect(defaults.logFormat == .text)
+        #expect(defaults.queueMetricsInterval == .seconds(15))
+        var environment = Self.valid
+        environment["LOG_FORMAT"] = "JSON"
+        environment["NOTIFIABLE_QUEUE_METRICS_SECONDS"] = "0"
+        let configured = try ServerConfiguration.fromEnvironment(environment)
+        #expect(configured.logFormat == .json)
+        #expect(configured.queueMetricsInterval == .zero)
+    }
+
     @Test(arguments: [
         ("DATABASE_URL", nil),
         ("DATABASE_URL", "mysql://localhost/db"),
@@ -33,6 +45,8 @@ import Testing
         ("PORT", "eighty"),
         ("PORT", "70000"),
         ("LOG_LEVEL", "loud"),
+        ("LOG_FORMAT", "yaml"),
+        ("NOTIFIABLE_QUEUE_METRICS_SECONDS", "-1"),
         ("NOTIFIABLE_ADMIN_TOKEN", "short"),
         ("NOTIFIABLE_MIGRATE_ON_START", "maybe"),
         ("NOTIFIABLE_LEASE_SECONDS", "20"),

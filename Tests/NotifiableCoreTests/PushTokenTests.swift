@@ -49,3 +49,12 @@ import Testing
         #expect(error?.code == "invalid_token")
     }
 }
+
+@Suite struct PushTokenLogPrefixTests {
+    @Test func logsShowOnlyTheFirstEightCharacters() {
+        #expect(PushToken.logPrefix(String(repeating: "ab", count: 32)) == "abababab…")
+        #expect(PushToken.logPrefix("fcm:APA91bHun4MxP5egoKMwt2KZFBaFUH") == "fcm:APA9…")
+        #expect(PushToken.logPrefix("short") == "*****")
+        #expect(PushToken.logPrefix("") == "")
+    }
+}

@@ -43,16 +43,8 @@ public final class FCMSender: PushSender {
     /// worker's lease (more than twice the timeout) always outlasts it.
     public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
         let budget = requestTimeout * 2
-        return await withTaskGroup(of: DeliveryOutcome?.self) { group in
-            group.addTask { await self.sendWithoutBudget(delivery) }
-            group.addTask {
-                try? await Task.sleep(for: budget)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? .retry(reason: "timeout: sending to FCM took more than \(budget.components.seconds) s", retryAfter: nil)
-        }
+        return await withDeadline(budget) { await self.sendWithoutBudget(delivery) }
+            ?? .retry(reason: "timeout: sending to FCM took more than \(budget.components.seconds) s", retryAfter: nil)
     }
 
     private func sendWithoutBudget(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {

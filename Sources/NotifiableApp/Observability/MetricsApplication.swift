@@ -1,0 +1,28 @@
+import Hummingbird
+import Logging
+import NotifiableStore
+import PostgresNIO
+
+/// The HTTP server of a `notifiable work` process, which serves no API: `GET /metrics` and
+/// `GET /health/live` on `port`, so Prometheus can scrape worker processes too. It does not run
+/// the PostgreSQL client; the worker's service group does.
+public func buildMetricsApplication(
+    _ configuration: ServerConfiguration, port: Int, postgres: PostgresClient, logger: Logger
+) -> some ApplicationProtocol {
+    let router = Router(context: NotifiableRequestContext.self)
+    router.add(middleware: HTTPMetricsMiddleware(factory: configuration.metrics.factory))
+    router.add(middleware: ErrorMiddleware())
+    router.get("health/live") { _, _ in JSONResponse(HealthController.Status(status: "ok")) }
+    MetricsController(
+        metrics: configuration.metrics,
+        queueGauges: QueueGauges(
+            queue: DeliveryQueue(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
+            factory: configuration.metrics.factory
+        )
+    ).addRoutes(to: router)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: port), serverName: "NotifiableServer"),
+        logger: logger
+    )
+}

@@ -1,0 +1,77 @@
+import Foundation
+import HummingbirdTesting
+import NotifiableCore
+import NotifiableFakeGateways
+import NotifiableTesting
+import Testing
+
+/// `/metrics` after real traffic through the workers and a fake APNs.
+@Suite struct E2EMetricsTests {
+    static func scrape(_ client: some TestClientProtocol) async throws -> PrometheusSamples {
+        let answer = try await client.execute(uri: "/metrics", method: .get, headers: [:], body: nil)
+        return try PrometheusSamples(text: String(buffer: answer.body))
+    }
+
+    @Test func registrationsAndDeliveriesAreCounted() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let registrations = 5, audience = 3
+                for n in 0..<registrations {
+                    _ = try await E2EDeliveryTests.register(
+                        client, app.deviceCredential, token: E2EDeliveryTests.token(0x3E00 + n), alias: n < audience ? "alice" : "bob"
+                    )
+                }
+                let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "Hi", "user_aliases": ["alice"]}"#)
+                #expect(try await E2EDeliveryTests.settled(service, id))
+
+                let samples = try await Self.scrape(client)
+                #expect(samples.value("notifiable_http_requests_total", ["route": "/api/v1/device_tokens", "method": "POST", "status": "200"]) == Double(registrations))
+                #expect(samples.value("notifiable_http_requests_total", ["route": "/api/v1/notifications", "method": "POST", "status": "202"]) == 1)
+                #expect(samples.value("notifiable_deliveries_total", ["provider": "apns", "outcome": "sent"]) == Double(audience))
+                #expect(samples.all("notifiable_deliveries_total", matching: ["outcome": "failed"]).total == 0)
+                #expect(samples.value("notifiable_delivery_retries_total", ["provider": "apns"]) == 0)
+                #expect(samples.value("notifiable_gateway_request_duration_seconds_count", ["provider": "apns", "mode": "live"]) == Double(audience))
+                let seconds = try #require(samples.value("notifiable_gateway_request_duration_seconds_sum", ["provider": "apns", "mode": "live"]))
+                #expect(seconds > 0 && seconds < 15)
+                #expect(samples.value("notifiable_queue_deliveries", ["state": "available"]) == 0)
+            }
+        }
+    }
+
+    @Test func retriesAndDeadTokensAreCountedAndTokensLoggedOnlyByPrefix() async throws {
+        let capture = LogCapture()
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true, logger: capture.logger(level: .info)) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let flaky = E2EDeliveryTests.token(0x3E50), gone = E2EDeliveryTests.token(0xDEAD3E51)
+                let first = try await E2EDeliveryTests.register(client, app.deviceCredential, token: flaky)
+                let second = try await E2EDeliveryTests.register(client, app.deviceCredential, token: gone)
+                gateway.script(token: flaky, [.serviceUnavailable, .accept])
+                // Unregistered since after the registration, so the verdict is not stale.
+                try await Task.sleep(for: .milliseconds(5))
+                gateway.script(token: gone, [.unregistered(since: Date())])
+                let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "Hi", "device_ids": [\#(first), \#(second)]}"#)
+                #expect(try await E2EDeliveryTests.settled(service, id))
+
+                let samples = try await Self.scrape(client)
+                let story = try await service.describeDeliveries(of: id)
+                #expect(samples.value("notifiable_deliveries_total", ["provider": "apns", "outcome": "retrying"]) == 1, "\(story)")
+                #expect(samples.value("notifiable_deliveries_total", ["provider": "apns", "outcome": "sent"]) == 1, "\(story)")
+                #expect(samples.value("notifiable_deliveries_total", ["provider": "apns", "outcome": "token_invalidated"]) == 1, "\(story)")
+                #expect(samples.value("notifiable_deliveries_total", ["provider": "apns", "outcome": "failed"]) == 0)
+                // Every series exists from the worker's start, at zero until counted.
+                #expect(samples.value("notifiable_deliveries_total", ["provider": "fcm", "outcome": "token_invalidated"]) == 0)
+                #expect(samples.value("notifiable_delivery_retries_total", ["provider": "apns"]) == 1)
+                #expect(samples.value("notifiable_token_invalidations_total", ["provider": "apns"]) == 1)
+                #expect(samples.value("notifiable_gateway_request_duration_seconds_count", ["provider": "apns", "mode": "live"]) == 3)
+            }
+        }
+        #expect(capture.text.contains("device token invalidated"))
+        let gone = E2EDeliveryTests.token(0xDEAD3E51)
+        #expect(capture.text.contains("token=\(gone.prefix(8))…"))
+        #expect(!capture.text.contains(gone))
+    }
+}

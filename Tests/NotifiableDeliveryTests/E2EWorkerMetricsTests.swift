@@ -1,0 +1,66 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NotifiableCore
+import NotifiableFakeGateways
+import NotifiableStore
+import NotifiableTesting
+import Testing
+
+/// A `notifiable work` process serves its own counters on `NOTIFIABLE_METRICS_PORT`, and
+/// `LOG_FORMAT=json` makes every line it logs a JSON object. In the worker processes' suite, so
+/// its process never runs beside the timing-sensitive crash test.
+extension E2EWorkerProcessTests {
+    static func get(_ url: URL) async -> String? {
+        guard let (data, response) = try? await URLSession.shared.data(from: url),
+              (response as? HTTPURLResponse)?.statusCode == 200 else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func aWorkerProcessServesItsMetricsAndLogsJSONLines() async throws {
+        let devices = 4
+        let port = Int.random(in: 20_000...29_999)
+        let logFile = FileManager.default.temporaryDirectory.appendingPathComponent("worker-\(port).log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: logFile) }
+        try await withFakeAPNs { gateway in
+            try await Self.withDatabase { url, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                try await service.insertDevices(appID: app.app.id, count: devices, tokenSeed: 0x3E7)
+                let (notification, _) = try await NotificationStore(client: service.postgres, logger: TestDatabase.logger).create(
+                    appID: app.app.id,
+                    request: NotificationRequest(content: NotificationContent(text: LocalizedText(message: "m")), targeting: Targeting(all: true))
+                )
+                let worker = try NotifiableProcess(
+                    ["work"],
+                    environment: Self.workerEnvironment(url, [
+                        "NOTIFIABLE_METRICS_PORT": "\(port)", "LOG_FORMAT": "json", "LOG_LEVEL": "info",
+                    ]),
+                    output: try FileHandle(forWritingTo: logFile)
+                )
+                defer { worker.terminate() }
+                let sent = try await service.eventually(timeout: .seconds(60)) {
+                    try await service.deliveries(of: notification.id, in: "sent") == Int64(devices)
+                }
+                #expect(sent)
+                let metricsURL = try #require(URL(string: "http://127.0.0.1:\(port)/metrics"))
+                var text: String?
+                for _ in 0..<100 where text == nil {
+                    text = await Self.get(metricsURL)
+                    if text == nil { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                let samples = try PrometheusSamples(text: try #require(text))
+                #expect(samples.value("notifiable_deliveries_total", ["provider": "apns", "outcome": "sent"]) == Double(devices))
+                #expect(samples.value("notifiable_queue_deliveries", ["state": "available"]) == 0)
+            }
+        }
+        let lines = try String(contentsOf: logFile, encoding: .utf8).split(separator: "\n")
+        #expect(!lines.isEmpty)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["level"] is String && object?["message"] is String && object?["metadata"] is [String: Any], "\(line)")
+        }
+    }
+}
