@@ -76,8 +76,7 @@ struct ImportRun: Sendable {
 
     func run(_ stores: Stores) async throws {
         guard try await stores.apps.app(id: appID) != nil else { throw ValidationError("There is no app \(appID).") }
-        var logger = Logger(label: "notifiable.import")
-        logger.logLevel = .notice
+        let logger = { var logger = Logger(label: "notifiable.import"); logger.logLevel = .notice; return logger }()
         let importer = DeviceImport(client: stores.client, logger: logger)
 
         var checkpoint = ImportCheckpoint(source: sourceName, appID: appID)
@@ -102,6 +101,7 @@ struct ImportRun: Sendable {
             var source = try FileImportSource(url: URL(fileURLWithPath: file), format: format, from: checkpoint.position)
             try await importAll(from: &source, importer: importer, checkpoint: checkpoint, place: "lines")
         } else if let railsURL {
+            let checkpoint = checkpoint
             try await withPostgresClient(try DatabaseURL.configuration(from: railsURL), logger: logger) { rails in
                 let devices = try await NotifiableRailsDevices.open(client: rails, railsAppID: railsAppID, logger: logger)
                 var source = try await RailsImportSource(devices: devices, from: checkpoint.position)
