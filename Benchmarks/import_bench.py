@@ -4,8 +4,8 @@ into a fresh app, then checks the row count in the database.
   NOTIFIABLE_BIN=… DATABASE_URL=… NOTIFIABLE_MASTER_KEY=… python3 Benchmarks/import_bench.py
 
 ROWS (default 1,000,000), BENCH_DIR (default /tmp/notifiable-import-bench), BATCH_SIZE (default 1000).
-A tenth of the rows carry a user alias that a later row moves, so updates and reassignments are
-part of the load, not only inserts.
+A tenth of the rows repeat an earlier row's token for another user, half within the same batch
+and half from an earlier batch, so reassignments are part of the load, not only inserts.
 """
 import json
 import os
@@ -22,16 +22,20 @@ BATCH = os.environ.get("BATCH_SIZE", "1000")
 def generate(path):
     languages = ["en", "fr", "de", "es", "it", "ja"]
     countries = ["gb", "fr", "de", "es", "it", "jp"]
+
+    def device(j):
+        """Row j's own provider and token: every fourth an FCM token, the rest APNs."""
+        return ("fcm", f"fcm-{j:060x}") if j % 4 == 0 else ("apns", f"{j:064x}")
+
     with open(path, "w") as out:
         out.write("token,provider,user_alias,language,country,custom_properties\n")
         for i in range(ROWS):
-            if i % 10 == 9:  # the same token as 5 rows earlier, for another user
-                token, alias = f"{i - 5:064x}", f"user-{i}"
+            if i % 20 == 9:  # row i-5's device (same batch) for another user
+                (provider, token), alias = device(i - 5), f"user-{i}"
+            elif i % 20 == 19 and i > 5001:  # row i-5001's device (an earlier batch) for another user
+                (provider, token), alias = device(i - 5001), f"user-{i}"
             else:
-                token, alias = f"{i:064x}", f"user-{i // 3}"
-            provider = "apns" if i % 4 else "fcm"
-            if provider == "fcm":
-                token = "fcm-" + token
+                (provider, token), alias = device(i), f"user-{i // 3}"
             custom = '"{""plan"":""pro"",""n"":' + str(i) + '}"' if i % 2 else ""
             out.write(f"{token},{provider},{alias},{languages[i % 6]},{countries[i % 6]},{custom}\n")
 

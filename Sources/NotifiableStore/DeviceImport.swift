@@ -84,7 +84,10 @@ public struct DeviceImport: Sendable {
         let columns = ImportColumns(batch)
         // `previous` reads the rows as they were before this statement (every part of one
         // statement sees the same snapshot), so fields a row does not give keep their values and
-        // each written row can be told new, updated, reassigned or anonymised.
+        // each written row can be told new, updated, reassigned or anonymised. It is a lateral
+        // lookup per input row on purpose: as `lower(token) IN (…)` the planner, misjudging an
+        // unnest's size, chose a scan of all the app's devices per batch (358 ms per 1,000 rows
+        // at 650k devices, against 3 ms through the token index).
         let rows = try await connection.query(
             """
             WITH input AS (
@@ -98,9 +101,11 @@ public struct DeviceImport: Sendable {
                        sets_country, country, sets_custom, custom, platform)
             ),
             previous AS (
-                SELECT lower(d.token) AS key, d.name, d.user_alias, d.language, d.country, d.custom_properties
-                FROM devices d
-                WHERE d.app_id = \(appID) AND d.merged_into IS NULL AND lower(d.token) IN (SELECT lower(token) FROM input)
+                SELECT lower(i.token) AS key, d.* FROM input i CROSS JOIN LATERAL (
+                    SELECT d.name, d.user_alias, d.language, d.country, d.custom_properties FROM devices d
+                    WHERE d.app_id = \(appID) AND d.merged_into IS NULL AND lower(d.token) = lower(i.token)
+                    LIMIT 1
+                ) AS d
             ),
             written AS (
                 INSERT INTO devices AS d (app_id, provider, token, name, user_alias, language, country,
