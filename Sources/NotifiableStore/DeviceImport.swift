@@ -28,6 +28,11 @@ public struct DeviceImportCounts: Sendable, Equatable, Codable {
 
 /// Registers devices in bulk with the registration rules of `POST /api/v1/device_tokens`: one
 /// `INSERT … ON CONFLICT` per batch instead of one round trip per device.
+///
+/// Fields a row does not give keep the values read at the statement's start; a registration of
+/// the same token through the API committing during that statement may see those fields reset.
+/// Imports are operator jobs, and the token and user alias (what targeting depends on) are
+/// always the row's.
 public struct DeviceImport: Sendable {
     let client: PostgresClient
     let logger: Logger

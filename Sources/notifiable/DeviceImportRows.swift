@@ -25,7 +25,11 @@ enum DeviceImportRows {
 
     /// Checks a CSV header: known columns, each once, token and provider present.
     static func csvHeader(_ fields: [String]) throws -> [String] {
-        let columns = fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        // Spreadsheet programs often start a UTF-8 CSV with a byte order mark.
+        let columns = fields.enumerated().map { index, field in
+            (index == 0 && field.hasPrefix("\u{FEFF}") ? String(field.dropFirst()) : field)
+                .trimmingCharacters(in: .whitespaces).lowercased()
+        }
         let unknown = columns.filter { !csvColumns.contains($0) }
         guard unknown.isEmpty else {
             throw ValidationError("Unknown CSV column(s) \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")); the header may name \(csvColumns.joined(separator: ", ")).")

@@ -46,6 +46,9 @@ struct FileImportSource: DeviceImportSource {
             guard let header = try reader.next() else { throw ArgumentParser.ValidationError("\(url.path) is empty: it needs a header row.") }
             columns = try DeviceImportRows.csvHeader(header.fields)
         }
+        guard position.offset <= total else {
+            throw ArgumentParser.ValidationError("\(url.path) is shorter than when the checkpoint was saved; pass --restart to import it from the start.")
+        }
         if position.offset > reader.offset { try reader.seek(to: position.offset, line: position.line) }
     }
 
