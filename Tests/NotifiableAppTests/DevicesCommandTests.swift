@@ -129,7 +129,7 @@ import Testing
             #expect(result.output.contains("invalid_token: 1 (ids 6)"), "\(result.output)")
             let devices = try await cli.devices(app: app)
             #expect(devices.count == 3)
-            #expect(devices[Hex.token(11)] == .init(alias: "alice", language: "en", country: "gb", custom: "{}"))
+            #expect(devices[Hex.token(11)] == .init(alias: "alice", language: "en", country: "gb", custom: "{}", name: "iPhone"))
             #expect(devices["fcm-token-b"] == .init(alias: "bob", language: "fr", country: "fr", custom: "{}", provider: "fcm"))
             #expect(devices[Hex.token(12)] == .init(alias: nil, language: "de", country: nil, custom: "{}"))
         }
@@ -140,7 +140,8 @@ import Testing
             let source = try cli.createApp(), copy = try cli.createApp(), jsonCopy = try cli.createApp()
             let file = try cli.write("devices.csv", #"""
                 token,provider,user_alias,language,country,custom_properties,name
-                \#(Hex.token(21)),apns,alice,en,gb,"{""tags"":[""a,b"",""c\""d""]}","Alice's ""phone"""
+                \#(Hex.token(21)),apns,alice,en,gb,"{""tags"":[""a,b"",""c\""d""]}","Alice's ""phone""
+                second line"
                 fcm-1,fcm,,fr,,,
                 \#(Hex.token(22)),apns,bob,,,"{""n"":1}",
 
@@ -157,6 +158,7 @@ import Testing
 
             let original = try await cli.devices(app: source).filter { $0.key != "fcm-1" }
             #expect(original.count == 2)
+            #expect(original[Hex.token(21)]?.name == "Alice's \"phone\"\nsecond line")
             #expect(try await cli.devices(app: copy) == original)
             #expect(try await cli.devices(app: jsonCopy) == original)
             let again = cli.folder.appendingPathComponent("again.csv")
@@ -217,6 +219,7 @@ struct CLIFixture: Sendable {
         var country: String?
         var custom: String
         var provider = "apns"
+        var name: String?
     }
 
     static func with(_ body: @Sendable (CLIFixture) async throws -> Void) async throws {
@@ -271,11 +274,11 @@ struct CLIFixture: Sendable {
     func devices(app: Int64) async throws -> [String: Stored] {
         try await withPostgres { client in
             var devices: [String: Stored] = [:]
-            for try await (token, provider, alias, language, country, custom) in try await client.query(
-                "SELECT token, provider, user_alias, language, country, custom_properties::text FROM devices WHERE app_id = \(app) AND merged_into IS NULL",
+            for try await (token, provider, alias, language, country, custom, name) in try await client.query(
+                "SELECT token, provider, user_alias, language, country, custom_properties::text, name FROM devices WHERE app_id = \(app) AND merged_into IS NULL",
                 logger: TestDatabase.logger
-            ).decode((String, String, String?, String?, String?, String).self) {
-                devices[token] = Stored(alias: alias, language: language, country: country, custom: custom, provider: provider)
+            ).decode((String, String, String?, String?, String?, String, String?).self) {
+                devices[token] = Stored(alias: alias, language: language, country: country, custom: custom, provider: provider, name: name)
             }
             return devices
         }
