@@ -148,13 +148,15 @@ struct ImportRun: Sendable {
             rowsThisRun += batch.rowsRead
             if checkpoint.batches == stopAfterBatches, crashBeforeCheckpoint { exit(75) }  // test hook: die mid-checkpoint
             try checkpoint.save(stateURL)
-            progress.update(done: source.done(at: checkpoint.position, rowsThisRun: rowsThisRun), rows: rowsThisRun)
+            progress.update(
+                done: source.done(at: checkpoint.position, rowsThisRun: rowsThisRun), rows: checkpoint.summary.rowsRead, rowsThisRun: rowsThisRun
+            )
             if checkpoint.batches == stopAfterBatches {
                 FileHandle.standardError.write(Data("Stopped after \(checkpoint.batches) batches; run again to resume.\n".utf8))
                 throw ExitCode(75)
             }
         }
-        progress.update(done: source.total, rows: rowsThisRun, final: true)
+        progress.update(done: source.total, rows: checkpoint.summary.rowsRead, rowsThisRun: rowsThisRun, final: true)
         try? FileManager.default.removeItem(at: stateURL)
         print(checkpoint.summary.text(seconds: checkpoint.seconds, place: place))
     }

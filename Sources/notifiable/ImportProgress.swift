@@ -15,14 +15,15 @@ struct ImportProgress {
         startDone = done
     }
 
-    mutating func update(done: UInt64, rows: Int, final: Bool = false) {
+    /// `rows` counts the whole import (earlier runs too); the rate counts `rowsThisRun`.
+    mutating func update(done: UInt64, rows: Int, rowsThisRun: Int, final: Bool = false) {
         let now = Date()
         let interval = terminal ? 0.2 : 2.0
         guard final || now.timeIntervalSince(lastShown) >= interval else { return }
         lastShown = now
         let elapsed = max(now.timeIntervalSince(started), 0.001)
         let fraction = total > 0 ? min(1, Double(done) / Double(total)) : 1
-        let rate = Int(Double(rows) / elapsed)
+        let rate = Int(Double(rowsThisRun) / elapsed)
         let progressed = Double(done - min(done, startDone))
         let eta = progressed > 0 ? elapsed * Double(total - min(total, done)) / progressed : nil
         let percent = String(format: "%3.0f%%", fraction * 100)
