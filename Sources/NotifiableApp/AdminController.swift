@@ -23,15 +23,21 @@ struct AdminController {
             case oldestReadyAgeSeconds = "oldest_ready_age_seconds"
             case notificationsFanningOut = "notifications_fanning_out"
         }
+
+        /// Every state is listed, with 0 where no delivery is in it.
+        init(_ stats: QueueStats) {
+            var counts = stats.counts
+            for state in ["available", "running", "retrying", "sent", "failed", "dead", "cancelled"] where counts[state] == nil {
+                counts[state] = 0
+            }
+            deliveries = counts
+            oldestReadyAgeSeconds = stats.oldestReadyAgeSeconds
+            notificationsFanningOut = stats.fanningOut
+        }
     }
 
     @Sendable func queueStats(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<QueueJSON> {
-        let stats = try await queue.stats()
-        var counts = stats.counts
-        for state in ["available", "running", "retrying", "sent", "failed", "dead", "cancelled"] where counts[state] == nil {
-            counts[state] = 0
-        }
-        return JSONResponse(QueueJSON(deliveries: counts, oldestReadyAgeSeconds: stats.oldestReadyAgeSeconds, notificationsFanningOut: stats.fanningOut))
+        JSONResponse(QueueJSON(try await queue.stats()))
     }
 
     @Sendable func dead(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Page<DeliveryJSON>> {

@@ -14,6 +14,16 @@ public enum AdminJSON {
         text(RotationJSON(rotation))
     }
 
+    /// `GET /admin/queue`'s answer.
+    public static func queue(_ stats: QueueStats) -> String {
+        text(AdminController.QueueJSON(stats))
+    }
+
+    /// A notification as `POST /api/v1/notifications` answers it.
+    public static func notification(_ notification: StoredNotification, counters: NotificationCounters?) -> String {
+        text(NotificationJSON(notification, counters: counters))
+    }
+
     static func text(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]

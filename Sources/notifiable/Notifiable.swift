@@ -8,7 +8,10 @@ struct Notifiable: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notifiable",
         abstract: "NotifiableServer: a self-hosted push notification service.",
-        subcommands: [Serve.self, Work.self, Migrate.self, Apps.self, Keys.self, Sign.self, Call.self, FakeAPNs.self, FakeFCM.self]
+        subcommands: [
+            Serve.self, Work.self, Migrate.self, Apps.self, Devices.self, Notifications.self, Queue.self,
+            Keys.self, Sign.self, Call.self, FakeAPNs.self, FakeFCM.self,
+        ]
     )
 }
 

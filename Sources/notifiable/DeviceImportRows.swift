@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import NotifiableCore
+import NotifiableStore
+
+/// The formats `devices import` reads and `devices export` writes.
+enum DeviceFileFormat: String, ExpressibleByArgument, CaseIterable {
+    case csv, jsonl
+
+    /// From the file's extension: `.csv`, or `.jsonl` / `.ndjson`.
+    init?(fileName: String) {
+        switch URL(fileURLWithPath: fileName).pathExtension.lowercased() {
+        case "csv": self = .csv
+        case "jsonl", "ndjson": self = .jsonl
+        default: return nil
+        }
+    }
+}
+
+/// Turns import records into the body `POST /api/v1/device_tokens` would receive, so that rows
+/// are validated by the very rules the API applies (`DeviceFields.registration`).
+enum DeviceImportRows {
+    /// The columns a CSV file may have; the header row names them, in any order.
+    static let csvColumns = ["token", "provider", "user_alias", "language", "country", "custom_properties", "name"]
+
+    /// Checks a CSV header: known columns, each once, token and provider present.
+    static func csvHeader(_ fields: [String]) throws -> [String] {
+        // Spreadsheet programs often start a UTF-8 CSV with a byte order mark.
+        let columns = fields.enumerated().map { index, field in
+            (index == 0 && field.hasPrefix("\u{FEFF}") ? String(field.dropFirst()) : field)
+                .trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        let unknown = columns.filter { !csvColumns.contains($0) }
+        guard unknown.isEmpty else {
+            throw ValidationError("Unknown CSV column(s) \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")); the header may name \(csvColumns.joined(separator: ", ")).")
+        }
+        guard Set(columns).count == columns.count else { throw ValidationError("The CSV header names a column twice.") }
+        guard columns.contains("token"), columns.contains("provider") else {
+            throw ValidationError("The CSV header must name at least the token and provider columns.")
+        }
+        return columns
+    }
+
+    /// A CSV row as a registration body. An empty cell counts as a field not given: a missing
+    /// user alias anonymises the device (as in the API), other missing fields keep their values.
+    static func csvBody(_ fields: [String], columns: [String]) throws(NotifiableCore.ValidationError) -> JSONValue {
+        guard fields.count == columns.count else {
+            throw NotifiableCore.ValidationError(
+                code: "wrong_field_count", message: "The row has \(fields.count) fields; the header names \(columns.count)."
+            )
+        }
+        var object: [String: JSONValue] = [:]
+        for (column, value) in zip(columns, fields) where !value.isEmpty {
+            object[column] = .string(value)
+        }
+        return .object(object)
+    }
+
+    /// A JSON line as a registration body.
+    static func jsonBody(_ line: String) throws(NotifiableCore.ValidationError) -> JSONValue {
+        guard let value = try? JSONValue.decode(Array(line.utf8)) else {
+            throw NotifiableCore.ValidationError(code: "invalid_json", message: "The line is not valid JSON.")
+        }
+        return value
+    }
+
+    /// A validated registration, or why the row cannot be imported.
+    static func registration(_ body: () throws(NotifiableCore.ValidationError) -> JSONValue) -> Result<DeviceFields, NotifiableCore.ValidationError> {
+        do {
+            return .success(try DeviceFields.registration(from: try body()))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+extension DeviceImportRows {
+    /// A notifiable-rails device token as a registration body. notifiable-rails kept a `locale`
+    /// (`en` or `en_GB`) before it had `language` and `country`; the locale fills in whichever of
+    /// those the row lacks.
+    static func railsBody(_ row: NotifiableRailsDevice) throws(NotifiableCore.ValidationError) -> JSONValue {
+        guard row.isValid else {
+            throw NotifiableCore.ValidationError(
+                code: "invalid_in_notifiable_rails", message: "notifiable-rails marked the token invalid (is_valid = false)."
+            )
+        }
+        var object: [String: JSONValue] = [:]
+        func put(_ key: String, _ value: String?) {
+            if let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty { object[key] = .string(value) }
+        }
+        put("token", row.token)
+        put("provider", row.provider)
+        put("user_alias", row.userAlias)
+        put("name", row.name)
+        let locale = (row.locale ?? "").split(whereSeparator: { $0 == "_" || $0 == "-" }).map(String.init)
+        put("language", (row.language?.isEmpty ?? true) ? locale.first : row.language)
+        put("country", (row.country?.isEmpty ?? true) ? (locale.count > 1 ? locale[1] : nil) : row.country)
+        return .object(object)
+    }
+}

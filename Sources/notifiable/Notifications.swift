@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NotifiableApp
+import NotifiableCore
+import NotifiableStore
+
+struct Notifications: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send notifications from the command line, as POST /api/v1/notifications does.",
+        subcommands: [Send.self]
+    )
+
+    struct Send: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Store a notification for delivery and wake the workers; prints it as the API answers.",
+            discussion: """
+            Either a whole request body (--file, the JSON of POST /api/v1/notifications) or the common \
+            fields as options. Examples:
+              notifiable notifications send --app 1 --title Hello --message "Your order shipped" --user alice
+              notifiable notifications send --app 1 --message "Maintenance tonight" --all
+              notifiable notifications send --app 1 --file notification.json
+            """
+        )
+
+        @Option(help: "The app's id.") var app: Int64
+        @Option(help: "A JSON file holding the request body.") var file: String?
+        @Option(help: "The title.") var title: String?
+        @Option(help: "The message.") var message: String?
+        @Option(name: .customLong("user"), help: "A user alias to reach (repeatable).") var users: [String] = []
+        @Option(name: .customLong("device-id"), help: "A device id to reach (repeatable).") var deviceIDs: [Int64] = []
+        @Flag(help: "Reach every device of the app.") var all = false
+        @Option(help: "Makes a repeated command send nothing twice.") var idempotencyKey: String?
+
+        func validate() throws {
+            let hasFields = title != nil || message != nil || !users.isEmpty || !deviceIDs.isEmpty || all || idempotencyKey != nil
+            guard (file == nil) != !hasFields else {
+                throw ValidationError("Give --file, or the notification's fields (--title, --message, --user, --device-id, --all), not both.")
+            }
+        }
+
+        /// The request body the options stand for.
+        func body() throws -> JSONValue {
+            if let file {
+                guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("Cannot read \(file).") }
+                guard let body = try? JSONValue.decode(data) else { throw ValidationError("\(file) is not valid JSON.") }
+                return body
+            }
+            var object: [String: JSONValue] = [:]
+            if let title { object["title"] = .string(title) }
+            if let message { object["message"] = .string(message) }
+            if !users.isEmpty { object["user_aliases"] = .array(users.map(JSONValue.string)) }
+            if !deviceIDs.isEmpty { object["device_ids"] = .array(deviceIDs.map(JSONValue.integer)) }
+            if all { object["all"] = .bool(true) }
+            if let idempotencyKey { object["idempotency_key"] = .string(idempotencyKey) }
+            return .object(object)
+        }
+
+        func run() async throws {
+            let request: NotificationRequest
+            do {
+                request = try NotificationRequest.parse(try body(), now: Date())
+            } catch let error as NotifiableCore.ValidationError {
+                throw ValidationError("\(error.field.map { "\($0): " } ?? "")\(error.message)")
+            }
+            let appID = app
+            let text = try await withStores { stores -> String in
+                guard try await stores.apps.app(id: appID) != nil else { throw ValidationError("There is no app \(appID).") }
+                let notifications = NotificationStore(client: stores.client, logger: Logger(label: "notifiable.notifications"))
+                // The store wakes the workers (NOTIFY) once the notification is committed.
+                let (notification, created) = try await notifications.create(appID: appID, request: request)
+                let counters = created ? nil : try await notifications.counters(notificationID: notification.id)
+                return AdminJSON.notification(notification, counters: counters)
+            }
+            print(text)
+        }
+    }
+}
