@@ -66,39 +66,44 @@ CREATE TABLE device_events (
 );
 CREATE INDEX device_events_device_idx ON device_events (device_id, id);
 
-CREATE FUNCTION record_device_events() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Statement-level, reading the rows a statement changed as a whole, so a bulk import writes one
+-- INSERT … SELECT of events per batch rather than one per device.
+CREATE FUNCTION record_registered_devices() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO device_events (device_id, event, detail)
-        VALUES (NEW.id, 'registered', COALESCE('user ' || NEW.user_alias, 'anonymous'));
-        RETURN NULL;
-    END IF;
-    IF NEW.user_alias IS DISTINCT FROM OLD.user_alias THEN
-        INSERT INTO device_events (device_id, event, detail)
-        VALUES (NEW.id, CASE WHEN NEW.user_alias IS NULL THEN 'anonymised' ELSE 'user_changed' END,
-                COALESCE(OLD.user_alias, 'anonymous') || ' → ' || COALESCE(NEW.user_alias, 'anonymous'));
-    END IF;
-    -- Tokens are shown by their first 8 characters only.
-    IF lower(NEW.token) IS DISTINCT FROM lower(OLD.token) AND NEW.merged_into IS NULL THEN
-        INSERT INTO device_events (device_id, event, detail)
-        VALUES (NEW.id, 'token_changed', left(OLD.token, 8) || '… → ' || left(NEW.token, 8) || '…');
-    END IF;
-    IF NEW.merged_into IS NOT NULL AND OLD.merged_into IS NULL THEN
-        INSERT INTO device_events (device_id, event, detail) VALUES (NEW.id, 'merged', 'into device ' || NEW.merged_into);
-    END IF;
-    IF NEW.invalidated_at IS NOT NULL AND OLD.invalidated_at IS NULL THEN
-        INSERT INTO device_events (device_id, event, detail) VALUES (NEW.id, 'invalidated', NEW.invalidation_reason);
-    END IF;
-    IF NEW.unregistered_at IS NOT NULL AND OLD.unregistered_at IS NULL AND NEW.merged_into IS NULL THEN
-        INSERT INTO device_events (device_id, event) VALUES (NEW.id, 'unregistered');
-    END IF;
-    IF (OLD.unregistered_at IS NOT NULL AND NEW.unregistered_at IS NULL)
-       OR (OLD.invalidated_at IS NOT NULL AND NEW.invalidated_at IS NULL) THEN
-        INSERT INTO device_events (device_id, event) VALUES (NEW.id, 'registered_again');
-    END IF;
+    INSERT INTO device_events (device_id, event, detail)
+    SELECT id, 'registered', COALESCE('user ' || user_alias, 'anonymous') FROM inserted_devices ORDER BY id;
     RETURN NULL;
 END
 $$;
 
-CREATE TRIGGER devices_history AFTER INSERT OR UPDATE ON devices
-    FOR EACH ROW EXECUTE FUNCTION record_device_events();
+CREATE FUNCTION record_changed_devices() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO device_events (device_id, event, detail)
+    SELECT n.id, e.event, e.detail
+    FROM old_devices o
+    JOIN new_devices n ON n.id = o.id
+    CROSS JOIN LATERAL (VALUES
+        (1, CASE WHEN n.user_alias IS DISTINCT FROM o.user_alias
+                 THEN CASE WHEN n.user_alias IS NULL THEN 'anonymised' ELSE 'user_changed' END END,
+            COALESCE(o.user_alias, 'anonymous') || ' → ' || COALESCE(n.user_alias, 'anonymous')),
+        -- Tokens are shown by their first 8 characters only.
+        (2, CASE WHEN lower(n.token) IS DISTINCT FROM lower(o.token) AND n.merged_into IS NULL THEN 'token_changed' END,
+            left(o.token, 8) || '… → ' || left(n.token, 8) || '…'),
+        (3, CASE WHEN n.merged_into IS NOT NULL AND o.merged_into IS NULL THEN 'merged' END, 'into device ' || n.merged_into),
+        (4, CASE WHEN n.invalidated_at IS NOT NULL AND o.invalidated_at IS NULL THEN 'invalidated' END, n.invalidation_reason),
+        (5, CASE WHEN n.unregistered_at IS NOT NULL AND o.unregistered_at IS NULL AND n.merged_into IS NULL THEN 'unregistered' END, NULL),
+        (6, CASE WHEN (o.unregistered_at IS NOT NULL AND n.unregistered_at IS NULL)
+                   OR (o.invalidated_at IS NOT NULL AND n.invalidated_at IS NULL) THEN 'registered_again' END, NULL)
+    ) AS e(position, event, detail)
+    WHERE e.event IS NOT NULL
+    ORDER BY n.id, e.position;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER devices_history_insert AFTER INSERT ON devices
+    REFERENCING NEW TABLE AS inserted_devices
+    FOR EACH STATEMENT EXECUTE FUNCTION record_registered_devices();
+CREATE TRIGGER devices_history_update AFTER UPDATE ON devices
+    REFERENCING OLD TABLE AS old_devices NEW TABLE AS new_devices
+    FOR EACH STATEMENT EXECUTE FUNCTION record_changed_devices();
