@@ -87,6 +87,9 @@ public final class DeliveryWorker: Service {
                     await doorbell.wait(atMost: configuration.pollInterval)
                     continue
                 }
+                // While the batch is out, its lease is renewed: only a worker that died (or lost
+                // the database) lets it run out.
+                let heartbeat = Task { await self.keepLeases(of: claimed) }
                 let results = await withTaskGroup(of: DeliveryResult.self, returning: [DeliveryResult].self) { group in
                     for delivery in claimed {
                         group.addTask { await self.deliver(delivery) }
@@ -97,9 +100,27 @@ public final class DeliveryWorker: Service {
                     return results
                 }
                 await recordUntilStored(results)
+                heartbeat.cancel()
             } catch {
                 logger.error("delivery lane failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
                 try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Renews the lease of a batch in flight every third of a lease, until cancelled.
+    private func keepLeases(of claimed: [ClaimedDelivery]) async {
+        let interval = configuration.lease / 3
+        while true {
+            do {
+                try await Task.sleep(for: interval)
+            } catch {
+                return
+            }
+            do {
+                try await queue.extendLeases(claimed, lease: configuration.lease)
+            } catch {
+                logger.warning("could not renew a batch's lease", metadata: ["error": "\(databaseErrorText(error))"])
             }
         }
     }

@@ -215,6 +215,24 @@ public struct DeliveryQueue: Sendable {
         }
     }
 
+    /// Extends the lease of deliveries a worker is still sending (those still running under the
+    /// claim it made), so that a slow gateway or a busy machine does not hand them to another
+    /// worker to be pushed twice. Answers how many were extended.
+    @discardableResult
+    public func extendLeases(_ claimed: [ClaimedDelivery], lease: Duration) async throws -> Int {
+        guard !claimed.isEmpty else { return 0 }
+        let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        return try await client.query(
+            """
+            UPDATE deliveries q SET locked_until = now() + make_interval(secs => \(leaseSeconds))
+            FROM unnest(\(claimed.map(\.id))::int8[], \(claimed.map { Int32($0.attempt) })::int4[]) AS r(id, attempt)
+            WHERE q.id = r.id AND q.attempts = r.attempt AND q.state = 'running'
+            RETURNING q.id
+            """,
+            logger: logger
+        ).count()
+    }
+
     /// Returns deliveries whose lease ran out (their worker died or stalled) to the queue,
     /// or to `dead` when they have had `maxAttempts` claims already.
     @discardableResult

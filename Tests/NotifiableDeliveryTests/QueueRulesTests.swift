@@ -35,6 +35,33 @@ import Testing
         }
     }
 
+    /// A worker still sending renews its batch's lease; only deliveries whose worker stopped
+    /// renewing go back to the queue.
+    @Test func aRenewedLeaseIsNotRescuedAndAnAbandonedOneIs() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let first = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x1EA5E1))
+            let second = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x1EA5E2))
+            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(first), \#(second)]}"#)
+            try await Self.fanOut(service)
+            let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let claimed = try await queue.claim(limit: 10, lease: .seconds(1))
+            #expect(claimed.count == 2)
+            let kept = try #require(claimed.first { $0.deviceID == first })
+
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await queue.extendLeases([kept], lease: .seconds(30)) == 1)
+            try await Task.sleep(for: .milliseconds(800))
+            #expect(try await queue.rescueExpiredLeases(maxAttempts: 5) == 1)
+            #expect(try await service.deliveries(of: id, in: "running") == 1)
+            #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE device_id = \(first) AND state = 'running'") == 1)
+
+            // Once recorded, a delivery's lease is not renewed any more.
+            try await queue.record([DeliveryResult(deliveryID: kept.id, attempt: kept.attempt, state: .sent)])
+            #expect(try await queue.extendLeases([kept], lease: .seconds(30)) == 0)
+        }
+    }
+
     @Test func aCancelledNotificationsRetryingDeliveriesAreNotSentAgain() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
