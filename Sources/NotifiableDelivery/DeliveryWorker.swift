@@ -126,8 +126,8 @@ public final class DeliveryWorker: Service {
     }
 
     /// Pushes that went out must be recorded, or they would be sent again when their lease
-    /// runs out: keep trying (also while stopping) until the database takes them, or the lease
-    /// is about to end anyway.
+    /// runs out: keep trying (also while stopping; the batch's lease is still being renewed)
+    /// until the database takes them, for at most one lease's length.
     private func recordUntilStored(_ results: [DeliveryResult]) async {
         let giveUp = ContinuousClock.now + configuration.lease
         var delay = Duration.milliseconds(100)

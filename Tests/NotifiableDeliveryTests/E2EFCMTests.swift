@@ -185,10 +185,17 @@ import Testing
                 #expect(try await E2EDeliveryTests.settled(service, id))
                 let counters = try await E2EDeliveryTests.counters(client, app.serverCredential, id)
                 #expect(counters["counters"]?["dead"]?.intValue == 20)
-                // Fail fast: no retries, and once marked, the rest are not even sent.
-                #expect(gateway.sendRequestCount < 20 + 1)
+                // Fail fast: each delivery asked FCM at most once (no retries, no token refresh).
+                let sentToFCM = gateway.sendRequestCount
+                #expect(sentToFCM <= 20)
                 let settings = try await client.admin(.get, "/admin/apps/\(app.app.id)/fcm", service: service)
                 #expect(settings.json["misconfiguration"]?.stringValue?.contains("THIRD_PARTY_AUTH_ERROR") == true)
+
+                // Once marked, the app's next notification does not reach FCM at all.
+                let next = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "again", "user_aliases": ["frank"]}"#)
+                #expect(try await E2EDeliveryTests.settled(service, next))
+                #expect(try await E2EDeliveryTests.counters(client, app.serverCredential, next)["counters"]?["dead"]?.intValue == 20)
+                #expect(gateway.sendRequestCount == sentToFCM)
             }
         }
     }

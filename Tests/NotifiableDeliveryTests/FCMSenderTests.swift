@@ -111,27 +111,39 @@ import Testing
         ))
         #expect(google.sends.count == 2)
         #expect(google.exchanges.count == 2)
-        // Forgotten, so the next delivery reads the settings (and the worker's mark) again.
-        _ = await sender.send(fcmDelivery(id: 2))
-        #expect(google.settingsReads.count == 2)
+        // Remembered: the app's next delivery stops at once, without asking FCM or re-reading settings
+        // (they are read again after the short wait a refused configuration gets).
+        guard case .misconfigured(_, nil) = await sender.send(fcmDelivery(id: 2)) else {
+            Issue.record("the next delivery was not held back")
+            return
+        }
+        #expect(google.sends.count == 2)
+        #expect(google.settingsReads.count == 1)
     }
 
-    @Test func aRefusalByFCMHasTheSettingsReadAgainBeforeTheNextDelivery() async throws {
+    @Test func aRefusalByFCMHoldsTheAppBackThenTheSettingsAreReadAgain() async throws {
         let google = Google { _ in .fcmError(403, "PERMISSION_DENIED", errorCode: nil, message: "denied") }
-        let sender = google.sender(maxAge: .milliseconds(100))
+        let sender = google.sender(maxAge: .seconds(2))
         guard case .misconfigured = await sender.send(fcmDelivery(id: 1)) else {
             Issue.record("a 403 is not a misconfiguration")
             return
         }
-        // The worker marks the app; the next delivery sees the mark and is not sent.
+        // At once, before the worker's mark can be stored, the next delivery is held back here.
+        guard case .misconfigured(_, nil) = await sender.send(fcmDelivery(id: 2)) else {
+            Issue.record("the next delivery was not held back")
+            return
+        }
+        #expect(google.settingsReads.count == 1)
+        // The worker marks the app; after the short wait the settings are read again, mark and all.
         google.settings.withLock { $0?.misconfigurationReason = "PERMISSION_DENIED: denied" }
-        #expect(await sender.send(fcmDelivery(id: 2)) == .misconfigured(reason: "PERMISSION_DENIED: denied"))
+        try await Task.sleep(for: .milliseconds(2200))
+        #expect(await sender.send(fcmDelivery(id: 3)) == .misconfigured(reason: "PERMISSION_DENIED: denied"))
         #expect(google.settingsReads.count == 2)
         #expect(google.sends.count == 1)
         // The operator saves the settings again: sending resumes with the access token already had.
         google.settings.withLock { $0?.misconfigurationReason = nil }
-        try await Task.sleep(for: .milliseconds(150))
-        _ = await sender.send(fcmDelivery(id: 3))
+        try await Task.sleep(for: .milliseconds(2200))
+        _ = await sender.send(fcmDelivery(id: 4))
         #expect(google.sends.count == 2)
         #expect(google.exchanges.count == 1)
     }

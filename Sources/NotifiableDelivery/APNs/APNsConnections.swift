@@ -13,10 +13,10 @@ struct APNsConnection: Sendable {
     let signingKey: String
     let topic: String
     /// Set when APNs refused the app's configuration; nothing is sent until settings change.
-    let misconfiguration: String?
+    var misconfiguration: String?
     /// When the settings were saved: a refusal marks that version only.
     let settingsVersion: Date?
-    let loadedAt: ContinuousClock.Instant
+    var loadedAt: ContinuousClock.Instant
     /// Whether APNs has accepted any push over these settings (see `APNsSender`).
     var hasAccepted = AcceptanceFlag()
 }
@@ -72,8 +72,12 @@ actor APNsConnections {
         }
     }
 
-    func forget(appID: Int64) {
-        if let connection = connections.removeValue(forKey: appID) { retire(connection.transport) }
+    /// APNs refused the app's settings: the app's next deliveries stop here at once, and the
+    /// settings are read again after the short wait a refused configuration gets (by then the
+    /// worker has stored its mark, or an operator saved new settings).
+    func refuse(appID: Int64, reason: String) {
+        connections[appID]?.misconfiguration = reason
+        connections[appID]?.loadedAt = .now
     }
 
     func shutdown() async {

@@ -63,9 +63,9 @@ public final class APNsSender: PushSender {
             case .refreshCredentialsAndRetry:
                 await connection.tokens.refresh(rejected: jwt)
             case .misconfigured(let reason, _):
-                // APNs itself refused the settings: read them again (the worker marks them), so
-                // the app's other deliveries stop here instead of going to APNs.
-                await connections.forget(appID: delivery.appID)
+                // APNs itself refused the settings (the worker marks them): the app's other
+                // deliveries stop here instead of going to APNs.
+                await connections.refuse(appID: delivery.appID, reason: reason)
                 return .misconfigured(reason: reason, settingsVersion: connection.settingsVersion)
             case .tokenDead(let reason, nil) where reason == APNsReason.badDeviceToken.rawValue && !connection.hasAccepted.isSet:
                 // Every token of an app looks bad when its settings name the wrong environment

@@ -13,10 +13,10 @@ struct FCMConnection: Sendable {
     let serviceAccountJSON: String
     let trustedCAPEM: String?
     /// Set when FCM refused the app's configuration; nothing is sent until settings change.
-    let misconfiguration: String?
+    var misconfiguration: String?
     /// When the settings were saved: a refusal marks that version only.
     let settingsVersion: Date?
-    let loadedAt: ContinuousClock.Instant
+    var loadedAt: ContinuousClock.Instant
     /// Whether FCM has accepted any message over these settings (see `FCMSender`).
     var hasAccepted = AcceptanceFlag()
 }
@@ -41,7 +41,6 @@ actor FCMConnections {
     private var loading: [Int64: Task<Result<FCMConnection, MissingConnection>, Never>] = [:]
     /// Apps whose settings are to be read before their next delivery; their connections stay, so that
     /// the access token carries over while the service account is unchanged.
-    private var stale: Set<Int64> = []
     /// By trusted CA PEM; "" for the system's roots.
     private var transports: [String: any FCMTransport] = [:]
 
@@ -57,7 +56,7 @@ actor FCMConnections {
     }
 
     func connection(appID: Int64) async -> Result<FCMConnection, MissingConnection> {
-        if let cached = connections[appID], !stale.contains(appID),
+        if let cached = connections[appID],
            MissingConnection.settingsAreFresh(loadedAt: cached.loadedAt, refused: cached.misconfiguration != nil, maxAge: maxAge) {
             return .success(cached)
         }
@@ -67,10 +66,12 @@ actor FCMConnections {
         return await load.value
     }
 
-    /// FCM refused the app's settings: read them again (with the worker's misconfiguration mark)
-    /// before the next delivery.
-    func readAgain(appID: Int64) {
-        stale.insert(appID)
+    /// FCM refused the app's settings: the app's next deliveries stop here at once, and the
+    /// settings are read again after the short wait a refused configuration gets (by then the
+    /// worker has stored its mark, or an operator saved new settings).
+    func refuse(appID: Int64, reason: String) {
+        connections[appID]?.misconfiguration = reason
+        connections[appID]?.loadedAt = .now
     }
 
     func shutdown() async {
@@ -82,7 +83,6 @@ actor FCMConnections {
 
     private func load(appID: Int64) async -> Result<FCMConnection, MissingConnection> {
         defer { loading[appID] = nil }
-        stale.remove(appID)
         let loaded: FCMSettings?
         do {
             loaded = try await settings(appID)

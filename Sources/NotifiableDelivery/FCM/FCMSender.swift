@@ -99,9 +99,9 @@ public final class FCMSender: PushSender {
         case .sent:
             connection.hasAccepted.set()
         case .misconfigured(let reason, _):
-            // FCM itself refused the settings: read them again (the worker marks them), so the app's other
-            // deliveries stop here instead of going to FCM.
-            await connections.readAgain(appID: delivery.appID)
+            // FCM itself refused the settings (the worker marks them): the app's other deliveries stop
+            // here instead of going to FCM.
+            await connections.refuse(appID: delivery.appID, reason: reason)
             return .misconfigured(reason: reason, settingsVersion: connection.settingsVersion)
         case .tokenDead(let reason, _) where reason.hasPrefix("SENDER_ID_MISMATCH") && !connection.hasAccepted.isSet:
             // Every token of an app looks foreign when its service account belongs to another Firebase
