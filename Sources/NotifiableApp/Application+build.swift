@@ -73,8 +73,10 @@ public func buildRouter(
         )
     ).addRoutes(to: router)
 
+    let userTokens = UserTokenVerifier(settings: UserTokenSettings(client: postgres, logger: logger), keys: configuration.keys, now: { Date() })
     let api = router.group("api/v1").add(middleware: APIAuthMiddleware(apps: apps))
     DeviceTokensController(devices: devices).addRoutes(to: api)
+    UserTokensController(verifier: userTokens).addRoutes(to: api)
     NotificationsController(notifications: NotificationStore(client: postgres, logger: logger)).addRoutes(to: api)
 
     let admin = router.group("admin").add(middleware: AdminAuthMiddleware(token: configuration.adminToken))

@@ -8,9 +8,16 @@ public struct Caller: Sendable, Equatable {
     public let accessID: String
 }
 
+/// The user a request acts for: set from a verified user token on `/api/v1/me` routes.
+public struct VerifiedUser: Sendable, Equatable {
+    public let appID: Int64
+    public let alias: String
+}
+
 public struct NotifiableRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var caller: Caller?
+    public var user: VerifiedUser?
 
     /// The largest request body accepted, on every route.
     public static let maxBodyBytes = 64 * 1024
@@ -24,5 +31,11 @@ public struct NotifiableRequestContext: RequestContext {
     func requireCaller() throws -> Caller {
         guard let caller else { throw APIError.unauthorized("missing_authorization", "This endpoint needs an APIAuth signature.") }
         return caller
+    }
+
+    /// The verified user; only routes behind the user-token middleware may ask.
+    func requireUser() throws -> VerifiedUser {
+        guard let user else { throw APIError.unauthorized("missing_authorization", "This endpoint needs a user token (Authorization: Bearer …).") }
+        return user
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 /// The sealed form is nonce ‖ ciphertext ‖ tag; the associated data binds each secret to
 /// the row it belongs to, so a ciphertext copied to another row does not open.
 public struct MasterKey: Sendable {
-    private let key: SymmetricKey
+    let key: SymmetricKey
 
     public init(key: SymmetricKey) {
         self.key = key

@@ -72,7 +72,7 @@ public struct DashboardQueries: Sendable {
         let rows = try await client.query(
             """
             SELECT date_trunc('minute', sent_at), count(*) FROM deliveries
-            WHERE notification_id = \(notificationID) AND sent_at IS NOT NULL
+            WHERE notification_id = \(notificationID) AND kind = 'push' AND sent_at IS NOT NULL
             GROUP BY 1 ORDER BY 1
             """,
             logger: logger
@@ -87,7 +87,7 @@ public struct DashboardQueries: Sendable {
         let rows = try await client.query(
             """
             SELECT state, reason, count(*) FROM deliveries
-            WHERE notification_id = \(notificationID) AND state IN ('failed', 'dead', 'retrying') AND reason IS NOT NULL
+            WHERE notification_id = \(notificationID) AND kind = 'push' AND state IN ('failed', 'dead', 'retrying') AND reason IS NOT NULL
             GROUP BY state, reason ORDER BY count(*) DESC, state, reason LIMIT 50
             """,
             logger: logger

@@ -100,7 +100,13 @@ public struct DeliveryQueue: Sendable {
         let rows = try await client.query(
             """
             WITH ready AS (
-                SELECT q.id FROM deliveries q
+                SELECT q.id, q.kind,
+                       -- A sync signal that a newer one for the same device and notification supersedes.
+                       q.kind = 'sync' AND EXISTS (
+                           SELECT 1 FROM deliveries newer
+                           WHERE newer.device_id = q.device_id AND newer.notification_id = q.notification_id
+                             AND newer.kind = 'sync' AND newer.id > q.id) AS superseded
+                FROM deliveries q
                 WHERE q.state IN ('available', 'retrying') AND q.run_at <= now()
                 ORDER BY q.run_at
                 LIMIT \(limit)
@@ -111,15 +117,18 @@ public struct DeliveryQueue: Sendable {
                 attempts = CASE WHEN target.gone THEN q.attempts ELSE q.attempts + 1 END,
                 locked_until = CASE WHEN target.gone THEN NULL ELSE now() + make_interval(secs => \(leaseSeconds)) END,
                 cancelled_at = CASE WHEN target.gone THEN now() ELSE q.cancelled_at END,
-                reason = CASE WHEN target.gone THEN 'notification cancelled or device gone before sending' ELSE q.reason END,
+                reason = CASE WHEN NOT target.gone THEN q.reason
+                              WHEN q.kind = 'sync' THEN 'device gone or a newer sync signal supersedes this one'
+                              ELSE 'notification cancelled or device gone before sending' END,
                 claimed_at = CASE WHEN target.gone THEN q.claimed_at ELSE clock_timestamp() END,
                 updated_at = now()
             FROM ready, devices d, notifications n, apps a,
-                 LATERAL (SELECT n.state = 'cancelled' OR d.unregistered_at IS NOT NULL OR d.invalidated_at IS NOT NULL
-                                 OR d.merged_into IS NOT NULL AS gone) AS target
+                 LATERAL (SELECT (ready.kind = 'push' AND n.state = 'cancelled') OR d.unregistered_at IS NOT NULL
+                                 OR d.invalidated_at IS NOT NULL OR d.merged_into IS NOT NULL OR ready.superseded AS gone) AS target
             WHERE q.id = ready.id AND d.id = q.device_id AND n.id = q.notification_id AND a.id = q.app_id
             RETURNING q.id, q.state, q.notification_id, q.app_id, q.device_id, q.attempts, d.provider, d.token,
-                      d.language, d.country, n.content::text, n.expires_at, a.delivery_mode = 'sandbox'
+                      d.language, d.country, COALESCE(q.content, n.content)::text, COALESCE(q.expires_at, n.expires_at),
+                      a.delivery_mode = 'sandbox', q.kind
             """,
             logger: logger
         )
@@ -127,18 +136,20 @@ public struct DeliveryQueue: Sendable {
         var unreadable: [DeliveryResult] = []
         var contents: [Int64: NotificationContent] = [:]
         for try await row in rows {
-            let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, contentText, expiresAt, sandbox) =
-                try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, String, Date?, Bool).self)
+            let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, contentText, expiresAt, sandbox, kind) =
+                try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, String, Date?, Bool, String).self)
             guard state == "running" else { continue }
             // One unreadable notification must not hold the rest of the batch until its lease runs out.
-            guard let content = contents[notificationID] ?? (try? StoredJSON.decode(NotificationContent.self, from: contentText)),
+            // Sync signals carry content of their own; pushes share their notification's.
+            let cached = kind == "push" ? contents[notificationID] : nil
+            guard let content = cached ?? (try? StoredJSON.decode(NotificationContent.self, from: contentText)),
                   let provider = Provider(rawValue: provider)
             else {
                 logger.error("stored notification content is unreadable", metadata: ["notification_id": "\(notificationID)"])
                 unreadable.append(DeliveryResult(deliveryID: id, attempt: Int(attempt), state: .failed, reason: "stored notification content is unreadable"))
                 continue
             }
-            contents[notificationID] = content
+            if kind == "push" { contents[notificationID] = content }
             claimed.append(ClaimedDelivery(
                 id: id, notificationID: notificationID, appID: appID, deviceID: deviceID, attempt: Int(attempt),
                 provider: provider, token: token, language: language, country: country,
@@ -262,7 +273,7 @@ public struct DeliveryQueue: Sendable {
             """
             UPDATE deliveries q SET state = 'dead', dead_at = now(), updated_at = now(), reason = 'notification expired'
             FROM notifications n
-            WHERE n.id = q.notification_id AND n.expires_at <= now() AND q.state IN ('available', 'retrying')
+            WHERE n.id = q.notification_id AND COALESCE(q.expires_at, n.expires_at) <= now() AND q.state IN ('available', 'retrying')
             RETURNING q.id
             """,
             logger: logger
@@ -312,15 +323,17 @@ public struct DeliveryQueue: Sendable {
 
     /// Puts dead deliveries back in the queue with a fresh attempt budget: those named, or all
     /// of the app's (or everyone's) when none are named. Deliveries to devices that are gone
-    /// or invalid stay dead. Returns how many were re-queued.
+    /// or invalid stay dead, and so do sync signals: a newer state may have replaced theirs, and
+    /// the device catches up from its change feed. Returns how many were re-queued.
     public func requeueDead(appID: Int64?, ids: [Int64]?) async throws -> Int {
         let rows = try await client.query(
             """
             UPDATE deliveries q SET state = 'available', attempts = 0, run_at = now(), updated_at = now(), dead_at = NULL
             FROM devices d, notifications n
-            WHERE q.state = 'dead' AND d.id = q.device_id AND n.id = q.notification_id
+            WHERE q.state = 'dead' AND q.kind = 'push' AND d.id = q.device_id AND n.id = q.notification_id
               AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL
-              AND n.state <> 'cancelled' AND (n.expires_at IS NULL OR n.expires_at > now())
+              AND (q.kind = 'sync' OR n.state <> 'cancelled')
+              AND (COALESCE(q.expires_at, n.expires_at) IS NULL OR COALESCE(q.expires_at, n.expires_at) > now())
               AND (\(appID)::int8 IS NULL OR q.app_id = \(appID)::int8)
               AND (\(ids)::int8[] IS NULL OR q.id = ANY(\(ids)::int8[]))
             RETURNING q.id

@@ -157,7 +157,7 @@ public struct DeviceRegistry: Sendable {
                                                  reason = 'device merged: the token already had this notification'
                 WHERE pending.device_id = \(survivorID) AND pending.state IN ('available', 'retrying')
                   AND EXISTS (SELECT 1 FROM deliveries AS other
-                              WHERE other.notification_id = pending.notification_id AND other.device_id = \(mergedID)
+                              WHERE other.notification_id = pending.notification_id AND other.kind = pending.kind AND other.device_id = \(mergedID)
                                 AND other.state IN ('running', 'sent'))
                 """,
                 logger: logger
@@ -167,7 +167,8 @@ public struct DeviceRegistry: Sendable {
                 UPDATE deliveries AS moved SET device_id = \(survivorID), updated_at = now()
                 WHERE moved.device_id = \(mergedID) AND moved.state IN ('available', 'retrying')
                   AND NOT EXISTS (SELECT 1 FROM deliveries AS other
-                                  WHERE other.notification_id = moved.notification_id AND other.device_id = \(survivorID))
+                                  WHERE other.notification_id = moved.notification_id AND other.kind = moved.kind
+                                    AND other.device_id = \(survivorID))
                 """,
                 logger: logger
             )

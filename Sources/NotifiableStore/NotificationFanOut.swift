@@ -72,7 +72,7 @@ public struct NotificationFanOut: Sendable {
             created AS (
                 INSERT INTO deliveries (notification_id, app_id, device_id)
                 SELECT \(notificationID), \(appID), id FROM batch
-                ON CONFLICT (notification_id, device_id) DO NOTHING
+                ON CONFLICT (notification_id, device_id) WHERE kind = 'push' DO NOTHING
                 RETURNING 1
             )
             SELECT (SELECT max(id) FROM batch), (SELECT count(*) FROM batch), (SELECT count(*) FROM created)

@@ -79,7 +79,7 @@ public struct NotificationStore: Sendable {
         let rows = try await client.query(
             """
             SELECT notification_id, state, count(*), count(delivered_at), count(opened_at)
-            FROM deliveries WHERE notification_id = ANY(\(ids)::int8[]) GROUP BY notification_id, state
+            FROM deliveries WHERE notification_id = ANY(\(ids)::int8[]) AND kind = 'push' GROUP BY notification_id, state
             """,
             logger: logger
         )
@@ -89,7 +89,7 @@ public struct NotificationStore: Sendable {
         let lastErrors = try await client.query(
             """
             SELECT DISTINCT ON (notification_id) notification_id, reason FROM deliveries
-            WHERE notification_id = ANY(\(ids)::int8[]) AND reason IS NOT NULL AND state IN ('retrying', 'failed', 'dead')
+            WHERE notification_id = ANY(\(ids)::int8[]) AND kind = 'push' AND reason IS NOT NULL AND state IN ('retrying', 'failed', 'dead')
             ORDER BY notification_id, updated_at DESC
             """,
             logger: logger
@@ -146,7 +146,7 @@ public struct NotificationStore: Sendable {
                 delivered_at = COALESCE(q.delivered_at, now()),
                 opened_at = CASE WHEN \(opened) THEN COALESCE(q.opened_at, now()) ELSE q.opened_at END
             FROM devices d
-            WHERE q.notification_id = \(notificationID) AND q.device_id = \(deviceID) AND q.app_id = \(appID)
+            WHERE q.notification_id = \(notificationID) AND q.device_id = \(deviceID) AND q.app_id = \(appID) AND q.kind = 'push'
               AND d.id = q.device_id
               AND (\(userAlias)::text IS NULL OR d.user_alias = \(userAlias)::text)
             RETURNING q.id

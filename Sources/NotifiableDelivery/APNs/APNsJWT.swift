@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NotifiableCore
 
 public enum APNsKeyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The text is not a PEM private key (nor bare base64 DER).
@@ -66,12 +67,7 @@ public enum APNsJWT {
     }
 
     /// Base64url without padding (RFC 7515 §2).
-    public static func base64URL(_ data: some DataProtocol) -> String {
-        var text = Data(data).base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
-    }
+    public static func base64URL(_ data: some DataProtocol) -> String { Base64URL.encode(data) }
 
     private static func otherCurve(pem: String) -> String? {
         if (try? P384.Signing.PrivateKey(pemRepresentation: pem)) != nil { return "P-384" }

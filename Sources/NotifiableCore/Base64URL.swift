@@ -1,8 +1,8 @@
 import Foundation
 
 /// Base64url without padding (RFC 7515 §2), the encoding of every part of a JWT.
-enum Base64URL {
-    static func encode(_ bytes: some DataProtocol) -> String {
+public enum Base64URL {
+    public static func encode(_ bytes: some DataProtocol) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
@@ -10,7 +10,7 @@ enum Base64URL {
     }
 
     /// The bytes of `text`, or nil when it is not unpadded base64url (padding and the `+` `/` alphabet are refused).
-    static func decode(_ text: Substring) -> Data? {
+    public static func decode(_ text: Substring) -> Data? {
         var base64 = String(text)
         guard !base64.contains("="), !base64.contains("+"), !base64.contains("/") else { return nil }
         base64 = base64.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
