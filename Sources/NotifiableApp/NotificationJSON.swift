@@ -17,6 +17,12 @@ struct NotificationJSON: Encodable, Sendable {
     let expiresAt: String?
     let counters: Counters?
     let lastError: String?
+    /// For a stateful notification: its users, and how many have read, dismissed or activated it.
+    let userStates: UserStates?
+
+    struct UserStates: Encodable, Sendable {
+        let targeted, read, dismissed, activated: Int64
+    }
 
     enum CodingKeys: String, CodingKey {
         case id, state, counters
@@ -26,6 +32,7 @@ struct NotificationJSON: Encodable, Sendable {
         case cancelledAt = "cancelled_at"
         case expiresAt = "expires_at"
         case lastError = "last_error"
+        case userStates = "user_states"
     }
 
     init(_ notification: StoredNotification, counters: NotificationCounters?) {
@@ -41,6 +48,9 @@ struct NotificationJSON: Encodable, Sendable {
                      dead: $0.dead, cancelled: $0.cancelled, delivered: $0.delivered, opened: $0.opened)
         }
         lastError = counters?.lastError
+        userStates = notification.userStates.map {
+            UserStates(targeted: $0.targeted, read: $0.read, dismissed: $0.dismissed, activated: $0.activated)
+        }
     }
 
     /// queued (audience still being resolved), sending, completed, or cancelled.

@@ -21,6 +21,9 @@ public struct ServerConfiguration: Sendable {
     public var metrics = ServiceMetrics()
     /// Queue gauges are sampled on scrape at most this often.
     public var queueMetricsInterval: Duration = .seconds(15)
+    /// How long a sync signal waits for further changes to the same user notification, so that
+    /// a burst of changes sends one.
+    public var syncSignalDelay: Duration = .seconds(1)
     /// Where `notifiable work` serves `/metrics`; it serves nothing when nil.
     public var workerMetricsPort: Int?
     public var migrateOnStart: Bool = true
@@ -103,6 +106,7 @@ public struct ServerConfiguration: Sendable {
         if let base = try reader.integer("NOTIFIABLE_RETRY_BASE_MS", in: 1...3_600_000) { configuration.worker.retryPolicy.baseDelay = .milliseconds(base) }
         if let lease = try reader.integer("NOTIFIABLE_LEASE_SECONDS", in: 1...3600) { configuration.worker.lease = .seconds(lease) }
         if let poll = try reader.integer("NOTIFIABLE_POLL_MS", in: 1...60_000) { configuration.worker.pollInterval = .milliseconds(poll) }
+        if let delay = try reader.integer("NOTIFIABLE_SYNC_SIGNAL_DELAY_MS", in: 0...60_000) { configuration.syncSignalDelay = .milliseconds(delay) }
         if let timeout = try reader.integer("NOTIFIABLE_APNS_TIMEOUT_SECONDS", in: 1...300) { configuration.apnsRequestTimeout = .seconds(timeout) }
         // A lease shorter than a send could outlive would hand in-flight deliveries to another
         // worker and push them twice.

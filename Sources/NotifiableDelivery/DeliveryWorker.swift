@@ -25,6 +25,8 @@ public final class DeliveryWorker: Service {
     private let metrics: DeliveryMetrics
     private let logger: Logger
     private let doorbell = Doorbell()
+    /// Expires users' copies of stateful notifications and prunes their change feeds.
+    private let userNotifications: UserNotifications
     /// Rung only to stop: maintenance keeps its own pace, not the pace of work arriving.
     private let maintenanceBell = Doorbell()
     private let stopping = Mutex(false)
@@ -42,6 +44,7 @@ public final class DeliveryWorker: Service {
         self.postgres = postgres
         self.queue = DeliveryQueue(client: postgres, logger: logger)
         self.fanOut = NotificationFanOut(client: postgres, logger: logger)
+        self.userNotifications = UserNotifications(client: postgres, logger: logger)
         self.senders = senders
         self.sandbox = sandbox
         self.markMisconfigured = markMisconfigured
@@ -184,6 +187,13 @@ public final class DeliveryWorker: Service {
                 if rescued > 0 || expired > 0 {
                     logger.info("queue maintenance", metadata: ["rescued": "\(rescued)", "expired": "\(expired)"])
                     await doorbell.ring()
+                }
+                let expiredCopies = try await userNotifications.expire()
+                let prunedChanges = try await userNotifications.pruneChanges()
+                if expiredCopies > 0 || prunedChanges > 0 {
+                    logger.info("user notification maintenance", metadata: [
+                        "expired": "\(expiredCopies)", "pruned_changes": "\(prunedChanges)",
+                    ])
                 }
             } catch {
                 logger.error("queue maintenance failed", metadata: ["error": "\(databaseErrorText(error))"])

@@ -18,6 +18,26 @@ public struct StoredNotification: Sendable, Equatable {
     public let createdAt: Date
     public let fannedOutAt: Date?
     public let cancelledAt: Date?
+    /// For a stateful notification, its users' states as they stand.
+    public let userStates: UserStateCounters?
+}
+
+extension StoredNotification {
+    func with(userStates: UserStateCounters?) -> StoredNotification {
+        StoredNotification(
+            id: id, appID: appID, content: content, targeting: targeting, idempotencyKey: idempotencyKey, state: state,
+            createdAt: createdAt, fannedOutAt: fannedOutAt, cancelledAt: cancelledAt, userStates: userStates
+        )
+    }
+}
+
+/// How many users a stateful notification reached and how many of them have, as things
+/// stand, read, dismissed or activated it.
+public struct UserStateCounters: Sendable, Equatable {
+    public var targeted: Int64
+    public var read: Int64
+    public var dismissed: Int64
+    public var activated: Int64
 }
 
 /// Exact counts of a notification's deliveries by what happened to them.

@@ -16,23 +16,39 @@ public struct NotificationStore: Sendable {
 
     static let columns = """
         n.id, n.app_id, n.content::text, n.targeting::text, n.idempotency_key, n.state,
-        n.created_at, n.fanned_out_at, n.cancelled_at
+        n.created_at, n.fanned_out_at, n.cancelled_at,
+        n.stateful, n.users_targeted, n.users_read, n.users_dismissed, n.users_activated
         """
 
-    /// Stores a notification for fan-out. With an idempotency key the app has used before,
-    /// returns that notification instead and `created` is false.
+    /// Stores a notification for fan-out; a stateful one with its users' copies, in the same
+    /// transaction. With an idempotency key the app has used before, returns that notification
+    /// instead and `created` is false.
     public func create(appID: Int64, request: NotificationRequest) async throws -> (notification: StoredNotification, created: Bool) {
         let content = try StoredJSON.text(request.content)
         let targeting = try StoredJSON.text(request.targeting)
-        let inserted = try await first(client.query(
-            """
-            INSERT INTO notifications AS n (app_id, idempotency_key, content, targeting, expires_at)
-            VALUES (\(appID), \(request.idempotencyKey), \(content)::jsonb, \(targeting)::jsonb, \(request.content.expiresAt))
-            ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-            RETURNING \(unescaped: Self.columns)
-            """,
-            logger: logger
-        ))
+        let stateful = request.stateful != nil
+        let inserted = try await client.withTransaction(logger: logger) { connection -> StoredNotification? in
+            guard var notification = try await first(connection.query(
+                """
+                INSERT INTO notifications AS n (app_id, idempotency_key, content, targeting, expires_at, stateful, users_targeted)
+                VALUES (\(appID), \(request.idempotencyKey), \(content)::jsonb, \(targeting)::jsonb, \(request.content.expiresAt),
+                        \(stateful), \(stateful ? request.targeting.userAliases.count : 0))
+                ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+                RETURNING \(unescaped: Self.columns)
+                """,
+                logger: logger
+            )) else { return nil }
+            if let options = request.stateful {
+                try await UserNotifications.createCopies(
+                    of: notification.id, appID: appID, for: request.targeting.userAliases, expiresAt: options.expiresAt,
+                    on: connection, logger: logger
+                )
+                notification = notification.with(userStates: UserStateCounters(
+                    targeted: Int64(request.targeting.userAliases.count), read: 0, dismissed: 0, activated: 0
+                ))
+            }
+            return notification
+        }
         if let inserted {
             await wakeWorkers(client, logger: logger)
             return (inserted, true)
@@ -162,8 +178,8 @@ public struct NotificationStore: Sendable {
     }
 
     static func notification(from row: PostgresRow) throws -> StoredNotification {
-        let (id, appID, content, targeting, key, state, createdAt, fannedOutAt, cancelledAt) = try row.decode(
-            (Int64, Int64, String, String, String?, String, Date, Date?, Date?).self
+        let (id, appID, content, targeting, key, state, createdAt, fannedOutAt, cancelledAt, stateful, users, read, dismissed, activated) = try row.decode(
+            (Int64, Int64, String, String, String?, String, Date, Date?, Date?, Bool, Int32, Int32, Int32, Int32).self
         )
         return StoredNotification(
             id: id, appID: appID,
@@ -171,7 +187,10 @@ public struct NotificationStore: Sendable {
             targeting: try StoredJSON.decode(Targeting.self, from: targeting),
             idempotencyKey: key,
             state: StoredNotification.State(rawValue: state) ?? .fanningOut,
-            createdAt: createdAt, fannedOutAt: fannedOutAt, cancelledAt: cancelledAt
+            createdAt: createdAt, fannedOutAt: fannedOutAt, cancelledAt: cancelledAt,
+            userStates: stateful
+                ? UserStateCounters(targeted: Int64(users), read: Int64(read), dismissed: Int64(dismissed), activated: Int64(activated))
+                : nil
         )
     }
 }

@@ -142,7 +142,7 @@ extension NotificationContent {
 
     /// `expires_at` (an ISO 8601 date-time or seconds since 1970) or `ttl_seconds` from `now`.
     /// Kept to the millisecond, which also makes the stored form round-trip exactly.
-    private static func readExpiry(_ reader: NotificationFieldReader, now: Date) throws(ValidationError) -> Date? {
+    static func readExpiry(_ reader: NotificationFieldReader, now: Date) throws(ValidationError) -> Date? {
         let ttl = try reader.integer("ttl_seconds", in: 0...NotificationRequest.maxTTLSeconds)
         guard let member = reader.member("expires_at") else {
             return ttl.map { milliseconds(now.timeIntervalSince1970 + Double($0)) }

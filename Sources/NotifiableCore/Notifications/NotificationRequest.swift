@@ -11,11 +11,14 @@ public struct NotificationRequest: Sendable, Equatable {
     public var targeting: Targeting
     /// Makes a retried request send nothing twice; 1…255 characters.
     public var idempotencyKey: String?
+    /// Set when each targeted user keeps a copy with read and action state.
+    public var stateful: StatefulOptions?
 
-    public init(content: NotificationContent, targeting: Targeting, idempotencyKey: String? = nil) {
+    public init(content: NotificationContent, targeting: Targeting, idempotencyKey: String? = nil, stateful: StatefulOptions? = nil) {
         self.content = content
         self.targeting = targeting
         self.idempotencyKey = idempotencyKey
+        self.stateful = stateful
     }
 
     /// Longest `title`, `subtitle` and `message`, in characters.
@@ -38,7 +41,7 @@ public struct NotificationRequest: Sendable, Equatable {
     /// Every key a body may hold (at the top level or under `notification`).
     public static let knownKeys: Set<String> = NotificationContent.requestKeys
         .union(Targeting.requestKeys)
-        .union(["idempotency_key"])
+        .union(["idempotency_key", "stateful"])
 
     /// Validates a request body. `now` is the clock against which `expires_at` must lie in the
     /// future and from which `ttl_seconds` counts.
@@ -48,6 +51,7 @@ public struct NotificationRequest: Sendable, Equatable {
         let content = try NotificationContent.read(from: reader, now: now)
         let targeting = try Targeting.read(from: reader)
         let idempotencyKey = try reader.text("idempotency_key", maxLength: maxShortTextLength, allowEmpty: false)
+        let stateful = try StatefulOptions.read(from: reader, now: now)
 
         guard content.showsOrDoesSomething else {
             throw ValidationError(
@@ -64,7 +68,15 @@ public struct NotificationRequest: Sendable, Equatable {
                     + "or \"all\": true for every device of the app."
             )
         }
-        return NotificationRequest(content: content, targeting: targeting, idempotencyKey: idempotencyKey)
+        if stateful != nil, targeting.userAliases.isEmpty || !targeting.deviceIDs.isEmpty || !targeting.filters.isEmpty || targeting.all {
+            throw ValidationError(
+                code: "stateful_needs_user_aliases",
+                message: "A stateful notification keeps a copy per user, so it targets users: send \"user_aliases\" alone, "
+                    + "without \"device_ids\", \"filters\" or \"all\".",
+                field: reader.path("stateful")
+            )
+        }
+        return NotificationRequest(content: content, targeting: targeting, idempotencyKey: idempotencyKey, stateful: stateful)
     }
 
     /// Likely meanings of keys clients send by mistake, named in the `unknown_field` message.
