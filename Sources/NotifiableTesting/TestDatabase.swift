@@ -31,6 +31,7 @@ public enum TestDatabase {
         configuration.worker.retryPolicy.baseDelay = .milliseconds(50)
         configuration.worker.retryPolicy.maxDelay = .seconds(1)
         configuration.worker.lease = .seconds(20)
+        configuration.syncSignalDelay = .milliseconds(300)
         configuration.apnsRequestTimeout = .seconds(5)
         return configuration
     }
