@@ -1,0 +1,149 @@
+import Foundation
+import HummingbirdTesting
+import NotifiableCore
+import NotifiableFakeGateways
+import NotifiableTesting
+import Testing
+
+/// "Handled once, dismissed everywhere": a change one device makes reaches the user's other
+/// devices as a background push, through the queue, over the real HTTP/2 fake gateways.
+@Suite struct E2EStatefulNotificationsTests {
+    static func apnsToken(_ n: Int) -> String { String(format: "%064x", n) }
+
+    static func register(_ client: some TestClientProtocol, _ credential: Credential, provider: String, token: String, alias: String) async throws -> Int64 {
+        let response = try await client.signed(
+            .post, "/api/v1/device_tokens", body: #"{"device_token": {"provider": "\#(provider)", "token": "\#(token)", "user_alias": "\#(alias)"}}"#,
+            as: credential
+        )
+        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
+    }
+
+    /// Nothing of the notification's, pushes or sync signals, left to send.
+    static func settled(_ service: TestService, _ id: Int64) async throws -> Bool {
+        try await service.eventually {
+            try await service.integer(
+                """
+                SELECT (SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state IN ('available', 'running', 'retrying'))
+                     + (SELECT count(*) FROM notifications WHERE id = \(id) AND state = 'fanning_out')
+                """
+            ) == 0
+        }
+    }
+
+    static func isBackground(_ push: AcceptedPush) -> Bool { push.headers["apns-push-type"] == "background" }
+
+    @Test func aChangeOnOneDeviceReachesEachOtherDeviceOnceAndNotItself() async throws {
+        try await withFakeAPNs { apns in
+            try await withFakeFCM { fcm in
+                try await withTestService(workers: true) { client, service in
+                    let app = try await service.createApp()
+                    try await service.connectAPNs(appID: app.app.id, to: apns)
+                    try await service.connectFCM(appID: app.app.id, to: fcm)
+                    let tokenA = Self.apnsToken(0xA), tokenB = Self.apnsToken(0xB), tokenC = "fcm-token-c"
+                    let deviceA = try await Self.register(client, app.deviceCredential, provider: "apns", token: tokenA, alias: "alice")
+                    _ = try await Self.register(client, app.deviceCredential, provider: "apns", token: tokenB, alias: "alice")
+                    _ = try await Self.register(client, app.deviceCredential, provider: "fcm", token: tokenC, alias: "alice")
+                    _ = try await Self.register(client, app.deviceCredential, provider: "apns", token: Self.apnsToken(0xBB), alias: "bob")
+
+                    let sent = try await client.signed(
+                        .post, "/api/v1/notifications", body: #"{"title": "Your order shipped", "user_aliases": ["alice"], "stateful": true}"#,
+                        as: app.serverCredential
+                    )
+                    let id = try #require(sent.json["id"]?.intValue)
+                    #expect(try await Self.settled(service, id))
+                    #expect(apns.pushes(to: tokenA).count == 1)
+                    #expect(apns.pushes(to: tokenB).count == 1)
+                    #expect(fcm.messages(to: tokenC).count == 1)
+
+                    // Device B is up to date with the feed.
+                    let alice = try await client.userToken(for: "alice", as: app.serverCredential)
+                    let before = try await client.asUser(alice, .get, "/api/v1/me/changes")
+                    let cursor = try #require(before.json["next_cursor"]?.stringValue)
+
+                    // Device A marks it read.
+                    let read = try await client.asUser(
+                        alice, .patch, "/api/v1/me/notifications/\(id)", body: #"{"read_state": "read", "device_token_id": \#(deviceA)}"#
+                    )
+                    #expect(read.status == .ok, "\(String(buffer: read.body))")
+                    #expect(try await Self.settled(service, id))
+
+                    #expect(apns.pushes(to: tokenA).count == 1, "the device that made the change is not told")
+                    let toB = apns.pushes(to: tokenB).filter(Self.isBackground)
+                    try #require(toB.count == 1)
+                    let signal = toB[0]
+                    #expect(signal.headers["apns-priority"] == "5")
+                    #expect(signal.headers["apns-collapse-id"] == "n\(id)-state")
+                    let payload = try JSONValue.decode(signal.payload)
+                    #expect(payload["aps"] == .object(["content-available": .integer(1)]), "a background push shows nothing")
+                    #expect(payload["n_id"]?.intValue == id)
+                    #expect(payload["n_sync"]?.stringValue == "updated")
+                    #expect(payload["n_read_state"]?.stringValue == "read")
+                    #expect(payload["n_user_action_state"]?.stringValue == "no_interaction")
+
+                    let toC = fcm.messages(to: tokenC)
+                    try #require(toC.count == 2)
+                    let message = toC[1].message
+                    #expect(message["notification"] == nil, "a data-only message")
+                    #expect(message["android"]?["priority"]?.stringValue == "NORMAL")
+                    #expect(message["android"]?["collapse_key"]?.stringValue == "n\(id)-state")
+                    #expect(message["data"]?["n_read_state"]?.stringValue == "read")
+                    #expect(message["data"]?["n_cursor"] == payload["n_cursor"])
+                    #expect(apns.pushes(to: Self.apnsToken(0xBB)).isEmpty)
+
+                    // B's feed from its cursor holds exactly that change, at the cursor the signal carried.
+                    let after = try await client.asUser(alice, .get, "/api/v1/me/changes?since=\(cursor)")
+                    let changes = try #require(after.json["changes"]?.arrayValue)
+                    try #require(changes.count == 1)
+                    #expect(changes[0]["kind"]?.stringValue == "updated")
+                    #expect(changes[0]["id"]?.intValue == id)
+                    #expect(changes[0]["read_state"]?.stringValue == "read")
+                    #expect(changes[0]["device_token_id"]?.intValue == deviceA)
+                    #expect(changes[0]["cursor"] == payload["n_cursor"])
+
+                    // A delete from B reaches A and C, not B.
+                    let deviceB = try #require(try await client.signed(.get, "/api/v1/device_tokens?user_alias=alice", as: app.deviceCredential)
+                        .json.arrayValue?.first { $0["token"]?.stringValue == tokenB }?["id"]?.intValue)
+                    #expect(try await client.asUser(alice, .delete, "/api/v1/me/notifications/\(id)?device_token_id=\(deviceB)").status == .noContent)
+                    #expect(try await Self.settled(service, id))
+                    #expect(apns.pushes(to: tokenB).filter(Self.isBackground).count == 1)
+                    let deleted = try #require(apns.pushes(to: tokenA).filter(Self.isBackground).first)
+                    #expect(try JSONValue.decode(deleted.payload)["n_sync"]?.stringValue == "deleted")
+                    #expect(fcm.messages(to: tokenC).last?.message["data"]?["n_sync"]?.stringValue == "deleted")
+                }
+            }
+        }
+    }
+
+    @Test func aBurstOfChangesCollapsesToAFewSignalsEndingWithTheLastState() async throws {
+        try await withFakeAPNs { apns in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: apns)
+                let tokenA = Self.apnsToken(0x1A), tokenB = Self.apnsToken(0x1B)
+                let deviceA = try await Self.register(client, app.deviceCredential, provider: "apns", token: tokenA, alias: "carol")
+                _ = try await Self.register(client, app.deviceCredential, provider: "apns", token: tokenB, alias: "carol")
+                let sent = try await client.signed(
+                    .post, "/api/v1/notifications", body: #"{"title": "Hi", "user_aliases": ["carol"], "stateful": true}"#, as: app.serverCredential
+                )
+                let id = try #require(sent.json["id"]?.intValue)
+                #expect(try await Self.settled(service, id))
+                let carol = try await client.userToken(for: "carol", as: app.serverCredential)
+
+                for n in 0..<20 {
+                    let state = n % 2 == 0 ? "read" : "unread"
+                    let response = try await client.asUser(
+                        carol, .patch, "/api/v1/me/notifications/\(id)", body: #"{"read_state": "\#(state)", "device_token_id": \#(deviceA)}"#
+                    )
+                    #expect(response.status == .ok)
+                }
+                #expect(try await Self.settled(service, id))
+                let signals = apns.pushes(to: tokenB).filter(Self.isBackground)
+                #expect((1...3).contains(signals.count), "20 changes sent \(signals.count) signals")
+                let last = try JSONValue.decode(signals.last?.payload ?? [])
+                #expect(last["n_read_state"]?.stringValue == "unread")
+                #expect(last["n_cursor"]?.stringValue == "21", "the last signal carries the last change's cursor")
+                #expect(apns.pushes(to: tokenA).filter(Self.isBackground).isEmpty)
+            }
+        }
+    }
+}
