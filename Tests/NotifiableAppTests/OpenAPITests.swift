@@ -112,6 +112,23 @@ import _CryptoExtras
             try await admin(.get, "/admin/apps/\(appID)/sandbox/pushes?notification_id=\(id)")
             try await api(.delete, "/api/v1/notifications/\(id)", as: server)
             try await api(.get, "/api/v1/notifications/999999999", as: server)
+            let stateful = try await api(.post, "/api/v1/notifications", #"{"title": "Kept", "user_aliases": ["ada"], "stateful": true}"#, as: server)
+            let keptID = try #require(stateful.json["id"]?.intValue)
+            let ada = try await client.userToken(for: "ada", as: server)
+            func user(_ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil) async throws -> TestResponse {
+                check(try await client.asUser(ada, method, uri, body: body), method.rawValue, uri)
+            }
+            try await user(.get, "/api/v1/me/notifications?read_state=unread&language=en")
+            try await user(.get, "/api/v1/me/notifications/\(keptID)")
+            try await user(.patch, "/api/v1/me/notifications/\(keptID)", #"{"read_state": "read", "device_token_id": \#(deviceID)}"#)
+            try await user(.patch, "/api/v1/me/notifications/\(keptID)", #"{"read_state": "seen"}"#)
+            try await user(.get, "/api/v1/me/changes?since=0&limit=1")
+            try await user(.get, "/api/v1/me/changes?since=x")
+            try await api(.get, "/api/v1/users/ada/notifications", as: server)
+            try await api(.get, "/api/v1/notifications/\(keptID)", as: server)
+            try await user(.delete, "/api/v1/me/notifications/\(keptID)?device_token_id=\(deviceID)")
+            try await user(.get, "/api/v1/me/notifications/\(keptID)")
+            check(try await client.asUser("not-a-token", .get, "/api/v1/me/changes"), "GET", "/api/v1/me/changes")
             try await api(.delete, "/api/v1/device_tokens/\(deviceID)", as: device)
 
             try await admin(.get, "/admin/queue")
