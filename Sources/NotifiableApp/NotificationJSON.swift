@@ -86,9 +86,10 @@ struct DeliveryJSON: Encodable, Sendable {
     let deliveredAt: String?
     let openedAt: String?
     let sandbox: Bool
+    let kind: String
 
     enum CodingKeys: String, CodingKey {
-        case id, provider, state, attempts, reason, sandbox
+        case id, provider, state, attempts, reason, sandbox, kind
         case notificationID = "notification_id"
         case deviceID = "device_id"
         case userAlias = "user_alias"
@@ -124,6 +125,7 @@ struct DeliveryJSON: Encodable, Sendable {
         deliveredAt = record.deliveredAt.map(Timestamp.iso8601)
         openedAt = record.openedAt.map(Timestamp.iso8601)
         sandbox = record.sandbox
+        kind = record.kind
     }
 }
 

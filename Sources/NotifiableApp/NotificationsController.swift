@@ -55,9 +55,13 @@ struct NotificationsController {
         if let state, !states.contains(state) {
             throw APIError(status: .unprocessableContent, code: "invalid_state", message: "state must be one of \(states.joined(separator: ", ")).", field: "state")
         }
+        let kind = request.uri.queryParameters["kind"].map(String.init)
+        if let kind, !["push", "sync"].contains(kind) {
+            throw APIError(status: .unprocessableContent, code: "invalid_kind", message: "kind must be push or sync.", field: "kind")
+        }
         let limit = try request.limit()
         let records = try await notifications.deliveries(
-            notificationID: notification.id, state: state, afterID: try request.cursor(), limit: limit
+            notificationID: notification.id, state: state, kind: kind, afterID: try request.cursor(), limit: limit
         )
         return JSONResponse(Page(data: records.map(DeliveryJSON.init), nextCursor: records.count == limit ? records.last.map { String($0.id) } : nil))
     }

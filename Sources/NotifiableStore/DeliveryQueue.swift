@@ -348,21 +348,21 @@ public struct DeliveryQueue: Sendable {
     static let recordColumns = """
         q.id, q.notification_id, q.device_id, d.user_alias, d.provider, q.state, q.attempts, q.reason,
         q.gateway_status, q.gateway_id, q.run_at, q.created_at, q.sent_at, q.failed_at, q.dead_at,
-        q.cancelled_at, q.delivered_at, q.opened_at, q.sandbox
+        q.cancelled_at, q.delivered_at, q.opened_at, q.sandbox, q.kind
         """
 
     static func record(from row: PostgresRow) throws -> DeliveryRecord {
         let (id, notificationID, deviceID, alias, provider, state, attempts, reason, status, gatewayID,
-             runAt, createdAt, sentAt, failedAt, deadAt, cancelledAt, deliveredAt, openedAt, sandbox) = try row.decode(
+             runAt, createdAt, sentAt, failedAt, deadAt, cancelledAt, deliveredAt, openedAt, sandbox, kind) = try row.decode(
             (Int64, Int64, Int64, String?, String, String, Int32, String?, Int32?, String?,
-             Date, Date, Date?, Date?, Date?, Date?, Date?, Date?, Bool).self
+             Date, Date, Date?, Date?, Date?, Date?, Date?, Date?, Bool, String).self
         )
         return DeliveryRecord(
             id: id, notificationID: notificationID, deviceID: deviceID, userAlias: alias,
             provider: Provider(rawValue: provider) ?? .apns, state: state, attempts: Int(attempts), reason: reason,
             gatewayStatus: status.map(Int.init), gatewayID: gatewayID, runAt: runAt, createdAt: createdAt,
             sentAt: sentAt, failedAt: failedAt, deadAt: deadAt, cancelledAt: cancelledAt,
-            deliveredAt: deliveredAt, openedAt: openedAt, sandbox: sandbox
+            deliveredAt: deliveredAt, openedAt: openedAt, sandbox: sandbox, kind: kind
         )
     }
 }

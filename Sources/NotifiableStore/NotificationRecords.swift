@@ -94,6 +94,9 @@ public struct DeliveryRecord: Sendable, Equatable {
     public let openedAt: Date?
     /// Sent to the built-in fake gateway of an app in sandbox mode.
     public let sandbox: Bool
+    /// `push`, the notification itself, or `sync`, a background push carrying a user's new
+    /// state of a stateful notification to one of the user's devices.
+    public let kind: String
 }
 
 /// A status the SDKs report for a notification on a device.

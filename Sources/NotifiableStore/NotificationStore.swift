@@ -114,14 +114,14 @@ public struct NotificationStore: Sendable {
         return all
     }
 
-    /// A notification's deliveries in id order, after `afterID`, optionally in one state.
-    public func deliveries(notificationID: Int64, state: String?, afterID: Int64?, limit: Int) async throws -> [DeliveryRecord] {
+    /// A notification's deliveries in id order, after `afterID`, optionally in one state and of one kind.
+    public func deliveries(notificationID: Int64, state: String?, kind: String? = nil, afterID: Int64?, limit: Int) async throws -> [DeliveryRecord] {
         let rows = try await client.query(
             """
             SELECT \(unescaped: DeliveryQueue.recordColumns)
             FROM deliveries q JOIN devices d ON d.id = q.device_id
             WHERE q.notification_id = \(notificationID) AND q.id > \(afterID ?? 0)
-              AND (\(state)::text IS NULL OR q.state = \(state)::text)
+              AND (\(state)::text IS NULL OR q.state = \(state)::text) AND (\(kind)::text IS NULL OR q.kind = \(kind)::text)
             ORDER BY q.id LIMIT \(limit)
             """,
             logger: logger

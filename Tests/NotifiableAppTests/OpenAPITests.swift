@@ -126,6 +126,8 @@ import _CryptoExtras
             try await user(.get, "/api/v1/me/changes?since=x")
             try await api(.get, "/api/v1/users/ada/notifications", as: server)
             try await api(.get, "/api/v1/notifications/\(keptID)", as: server)
+            let signals = try await api(.get, "/api/v1/notifications/\(keptID)/deliveries?kind=sync", as: server)
+            #expect(signals.json["data"]?.arrayValue?.map { $0["kind"]?.stringValue } == ["sync"], "one sync signal, to ada's other device")
             try await user(.delete, "/api/v1/me/notifications/\(keptID)?device_token_id=\(deviceID)")
             try await user(.get, "/api/v1/me/notifications/\(keptID)")
             check(try await client.asUser("not-a-token", .get, "/api/v1/me/changes"), "GET", "/api/v1/me/changes")
