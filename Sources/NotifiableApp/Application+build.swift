@@ -77,12 +77,12 @@ public func buildRouter(
     let api = router.group("api/v1").add(middleware: APIAuthMiddleware(apps: apps))
     DeviceTokensController(devices: devices).addRoutes(to: api)
     UserTokensController(verifier: userTokens).addRoutes(to: api)
-    let userNotifications = UserNotificationsController(
-        store: UserNotifications(client: postgres, logger: logger, syncDelay: configuration.syncSignalDelay)
-    )
-    userNotifications.addServerRoutes(to: api)
-    userNotifications.addUserRoutes(to: router.group("api/v1/me").add(middleware: UserTokenMiddleware(verifier: userTokens)))
-    NotificationsController(notifications: NotificationStore(client: postgres, logger: logger)).addRoutes(to: api)
+    let userNotifications = UserNotifications(client: postgres, logger: logger, syncDelay: configuration.syncSignalDelay)
+    let userNotificationRoutes = UserNotificationsController(store: userNotifications)
+    userNotificationRoutes.addServerRoutes(to: api)
+    userNotificationRoutes.addUserRoutes(to: router.group("api/v1/me").add(middleware: UserTokenMiddleware(verifier: userTokens)))
+    NotificationsController(notifications: NotificationStore(client: postgres, logger: logger), userNotifications: userNotifications)
+        .addRoutes(to: api)
 
     let admin = router.group("admin").add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
     AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)

@@ -8,6 +8,7 @@ import NotifiableStore
 /// delivered/opened reports of the SDKs (device or server credentials).
 struct NotificationsController {
     let notifications: NotificationStore
+    let userNotifications: UserNotifications
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
         group.post("notifications", use: create)
@@ -102,6 +103,10 @@ struct NotificationsController {
         }
         guard try await notifications.record(event, notificationID: notificationID, deviceID: deviceID, appID: caller.appID, userAlias: alias) else {
             throw APIError.notFound("Notification \(notificationID) was not sent to device \(deviceID) of this app.")
+        }
+        // Opening a stateful notification on one device handles it everywhere.
+        if event == .opened {
+            try await userNotifications.markOpened(notificationID: notificationID, deviceID: deviceID, appID: caller.appID)
         }
         return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
     }

@@ -114,6 +114,41 @@ import Testing
         }
     }
 
+    /// The SDKs already report "opened": for a stateful notification that handles it on every device.
+    @Test func anSDKOpenedReportReadsAndActivatesItEverywhere() async throws {
+        try await withFakeAPNs { apns in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: apns)
+                let tokenA = Self.apnsToken(0x2A), tokenB = Self.apnsToken(0x2B)
+                let deviceA = try await Self.register(client, app.deviceCredential, provider: "apns", token: tokenA, alias: "dan")
+                _ = try await Self.register(client, app.deviceCredential, provider: "apns", token: tokenB, alias: "dan")
+                let sent = try await client.signed(
+                    .post, "/api/v1/notifications", body: #"{"title": "Hi", "user_aliases": ["dan"], "stateful": true}"#, as: app.serverCredential
+                )
+                let id = try #require(sent.json["id"]?.intValue)
+                #expect(try await Self.settled(service, id))
+
+                for _ in 0..<2 {
+                    let opened = try await client.signed(
+                        .post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": "\#(deviceA)", "user": {"alias": "dan"}}"#,
+                        as: app.deviceCredential
+                    )
+                    #expect(opened.status == .ok)
+                }
+                #expect(try await Self.settled(service, id))
+                let signals = apns.pushes(to: tokenB).filter(Self.isBackground)
+                try #require(signals.count == 1, "a repeated report changes nothing more")
+                let payload = try JSONValue.decode(signals[0].payload)
+                #expect(payload["n_read_state"]?.stringValue == "read")
+                #expect(payload["n_user_action_state"]?.stringValue == "activated")
+                #expect(apns.pushes(to: tokenA).filter(Self.isBackground).isEmpty)
+                let states = try await client.signed(.get, "/api/v1/notifications/\(id)", as: app.serverCredential).json["user_states"]
+                #expect(states == .object(["targeted": .integer(1), "read": .integer(1), "dismissed": .integer(0), "activated": .integer(1)]))
+            }
+        }
+    }
+
     @Test func aBurstOfChangesCollapsesToAFewSignalsEndingWithTheLastState() async throws {
         try await withFakeAPNs { apns in
             try await withTestService(workers: true) { client, service in
@@ -129,19 +164,34 @@ import Testing
                 #expect(try await Self.settled(service, id))
                 let carol = try await client.userToken(for: "carol", as: app.serverCredential)
 
-                for n in 0..<20 {
-                    let state = n % 2 == 0 ? "read" : "unread"
-                    let response = try await client.asUser(
-                        carol, .patch, "/api/v1/me/notifications/\(id)", body: #"{"read_state": "\#(state)", "device_token_id": \#(deviceA)}"#
-                    )
-                    #expect(response.status == .ok)
+                // Twenty changes at once, as taps on two devices and a backend might make them.
+                let started = ContinuousClock.now
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for n in 0..<20 {
+                        group.addTask {
+                            let state = ["read", "unread"][n % 2], action = ["dismissed", "activated", "no_interaction"][n % 3]
+                            let response = try await client.asUser(
+                                carol, .patch, "/api/v1/me/notifications/\(id)",
+                                body: #"{"read_state": "\#(state)", "user_action_state": "\#(action)", "device_token_id": \#(deviceA)}"#
+                            )
+                            #expect(response.status == .ok)
+                        }
+                    }
+                    try await group.waitForAll()
                 }
+                let burst = ContinuousClock.now - started
                 #expect(try await Self.settled(service, id))
                 let signals = apns.pushes(to: tokenB).filter(Self.isBackground)
-                #expect((1...3).contains(signals.count), "20 changes sent \(signals.count) signals")
+                // One signal per collapsing window the burst spanned, and one in flight when it began.
+                let windows = Int((burst / service.configuration.syncSignalDelay).rounded(.up))
+                #expect((1...max(3, windows + 1)).contains(signals.count), "20 changes over \(burst) sent \(signals.count) signals")
+                let changes = try #require(try await service.integer("SELECT count(*) FROM user_notification_changes WHERE notification_id = \(id) AND kind = 'updated'"))
+                #expect(changes > 1)
                 let last = try JSONValue.decode(signals.last?.payload ?? [])
-                #expect(last["n_read_state"]?.stringValue == "unread")
-                #expect(last["n_cursor"]?.stringValue == "21", "the last signal carries the last change's cursor")
+                let final = try await client.asUser(carol, .get, "/api/v1/me/notifications/\(id)").json
+                #expect(last["n_read_state"] == final["read_state"])
+                #expect(last["n_user_action_state"] == final["user_action_state"])
+                #expect(last["n_cursor"]?.stringValue == String(changes + 1), "the last signal carries the last change's cursor")
                 #expect(apns.pushes(to: tokenA).filter(Self.isBackground).isEmpty)
             }
         }

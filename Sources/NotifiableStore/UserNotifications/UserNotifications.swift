@@ -155,6 +155,20 @@ public struct UserNotifications: Sendable {
         return try await record(appID: appID, userAlias: userAlias, notificationID: notificationID)
     }
 
+    /// The SDKs report a notification opened on a device: for a stateful notification, its
+    /// user has read and activated it, and the user's other devices are told. Nothing when the
+    /// device has no user or the user no live copy.
+    public func markOpened(notificationID: Int64, deviceID: Int64, appID: Int64) async throws {
+        var alias: String?
+        for try await value in try await client.query(
+            "SELECT user_alias FROM devices WHERE id = \(deviceID) AND app_id = \(appID)", logger: logger
+        ).decode(String?.self) { alias = value }
+        guard let alias else { return }
+        _ = try await update(
+            appID: appID, userAlias: alias, notificationID: notificationID, readState: .read, actionState: .activated, deviceID: deviceID
+        )
+    }
+
     /// Deletes the user's copy: recorded in the feed and signalled to the user's devices other
     /// than `deviceID`. The notification's counters keep the user's last state. False when the
     /// user has no such live copy.
