@@ -1,0 +1,50 @@
+import Foundation
+import HummingbirdTesting
+import NotifiableCore
+import NotifiableStore
+import NotifiableTesting
+import Testing
+
+/// Sync signals on the queue, driven by hand: at most one waits per device and notification,
+/// and one that a newer signal supersedes is never sent.
+@Suite struct SyncQueueRulesTests {
+    @Test func aRetryingSignalThatANewerOneSupersedesIsCancelledAtClaim() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let phone = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x5A), alias: "erin")
+            let tablet = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x5B), alias: "erin")
+            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["erin"], "stateful": true}"#)
+            try await QueueRulesTests.fanOut(service)
+            let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let pushes = try await queue.claim(limit: 10, lease: .seconds(30))
+            #expect(pushes.count == 2)
+            try await queue.record(pushes.map { DeliveryResult(deliveryID: $0.id, attempt: $0.attempt, state: .sent) })
+
+            let store = UserNotifications(client: service.postgres, logger: TestDatabase.logger, syncDelay: .zero)
+            // Two changes before any worker looks: one signal, carrying the second.
+            _ = try await store.update(appID: app.app.id, userAlias: "erin", notificationID: id, readState: .read, actionState: nil, deviceID: phone)
+            _ = try await store.update(appID: app.app.id, userAlias: "erin", notificationID: id, readState: nil, actionState: .dismissed, deviceID: phone)
+            #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE kind = 'sync'") == 1)
+            let first = try await queue.claim(limit: 10, lease: .seconds(30))
+            try #require(first.count == 1)
+            #expect(first[0].deviceID == tablet)
+            #expect(first[0].content.parameters["n_user_action_state"] == .string("dismissed"))
+            #expect(first[0].content.isBackgroundOnly)
+
+            // It fails transiently; meanwhile the user changes the state again.
+            try await queue.record([DeliveryResult(deliveryID: first[0].id, attempt: first[0].attempt, state: .retrying, runAt: Date())])
+            _ = try await store.update(appID: app.app.id, userAlias: "erin", notificationID: id, readState: .unread, actionState: nil, deviceID: phone)
+            let second = try await queue.claim(limit: 10, lease: .seconds(30))
+            try #require(second.count == 1, "only the newer signal goes")
+            #expect(second[0].id != first[0].id)
+            #expect(second[0].content.parameters["n_read_state"] == .string("unread"))
+            #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE id = \(first[0].id) AND state = 'cancelled'") == 1)
+
+            // The notification's counters count its pushes only; dead signals are not re-queued.
+            let counters = try await client.signed(.get, "/api/v1/notifications/\(id)", as: app.serverCredential).json["counters"]
+            #expect(counters?["targeted"]?.intValue == 2)
+            try await queue.record([DeliveryResult(deliveryID: second[0].id, attempt: second[0].attempt, state: .dead)])
+            #expect(try await queue.requeueDead(appID: app.app.id, ids: nil) == 0)
+        }
+    }
+}
