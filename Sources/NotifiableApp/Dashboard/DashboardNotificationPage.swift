@@ -25,6 +25,12 @@ struct DashboardNotificationPage {
         let cards = [("Targeted", counters.targeted), ("Sent", counters.sent), ("Delivered", counters.delivered), ("Opened", counters.opened),
                      ("Retrying", counters.retrying), ("Failed", counters.failed), ("Dead", counters.dead), ("Pending", counters.pending)]
             .map { "<div class=\"card\">\($0.0)<b>\($0.1)</b></div>" }.joined()
+        let userStates = notification.userStates.map { states in
+            "<h2>Users' states</h2><div class=\"cards\">"
+                + [("Users", states.targeted), ("Read", states.read), ("Dismissed", states.dismissed), ("Activated", states.activated)]
+                    .map { "<div class=\"card\">\($0.0)<b>\($0.1)</b></div>" }.joined()
+                + "</div>"
+        } ?? ""
         let reasonRows = reasons.map { ["<span class=\"\(HTML.escape($0.state))\">\(HTML.escape($0.state))</span>", HTML.escape($0.reason), "<span class=\"num\">\($0.count)</span>"] }
         let filters = ["all", "available", "running", "retrying", "sent", "failed", "dead", "cancelled"].map { name in
             let href = "/dashboard/apps/\(app.id)/notifications/\(notification.id)" + (name == "all" ? "" : "?state=\(name)")
@@ -34,7 +40,8 @@ struct DashboardNotificationPage {
             [
                 HTML.link("/dashboard/apps/\(app.id)/devices/\(record.deviceID)", "#\(record.deviceID)"),
                 HTML.escape(record.userAlias ?? "–"), record.provider.rawValue,
-                "<span class=\"\(record.state)\">\(record.state)</span>", "\(record.attempts)", HTML.escape(record.reason ?? ""),
+                "<span class=\"\(record.state)\">\(record.state)</span>" + (record.kind == "sync" ? " (sync)" : ""), "\(record.attempts)",
+                HTML.escape(record.reason ?? ""),
                 HTML.time(record.sentAt), HTML.time(record.deliveredAt), HTML.time(record.openedAt),
             ]
         }
@@ -46,6 +53,7 @@ struct DashboardNotificationPage {
             <p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)")) · created \(HTML.time(notification.createdAt)) · audience: \(HTML.escape(DashboardPages.audience(notification.targeting)))</p>
             <div class="cards">\(cards)</div>
             <p>\(DashboardPages.bar(counters))</p>
+            \(userStates)
             <h2>Text per locale</h2>\(texts)
             <h2>Sends per minute</h2>\(SendsChart(points: perMinute).svg())
             <h2>Failure reasons</h2>\(HTML.table(["State", "Reason", "Deliveries"], reasonRows, empty: "No failures."))
