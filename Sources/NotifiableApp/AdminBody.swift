@@ -41,6 +41,15 @@ struct AdminBody {
         }
     }
 
+    /// true or false; nil when absent or null.
+    func boolean(_ key: String) throws -> Bool? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        default: throw APIError(status: .unprocessableContent, code: "invalid_type", message: "\(key) must be true or false.", field: key)
+        }
+    }
+
     /// One of an enumeration's raw values; nil when absent or null.
     func choice<Choice: RawRepresentable & CaseIterable>(_ key: String, _ type: Choice.Type) throws -> Choice? where Choice.RawValue == String {
         guard let text = try string(key) else { return nil }

@@ -5,9 +5,16 @@ import NotifiableStore
 /// The admin API's answers as text, for the CLI commands that print the same objects.
 public enum AdminJSON {
     public static func app(
-        _ app: App, credentials: [AppRegistry.CredentialSummary], apns: APNsSettingsSummary?, fcm: FCMSettingsSummary?
+        _ app: App, policy: UserTokenPolicy, credentials: [AppRegistry.CredentialSummary], apns: APNsSettingsSummary?, fcm: FCMSettingsSummary?
     ) -> String {
-        text(AppJSON(app, credentials: credentials, apns: .some(apns.map(APNsSettingsJSON.init)), fcm: .some(fcm.map(FCMSettingsJSON.init))))
+        text(AppJSON(
+            app, policy: policy, credentials: credentials, apns: .some(apns.map(APNsSettingsJSON.init)), fcm: .some(fcm.map(FCMSettingsJSON.init))
+        ))
+    }
+
+    /// `POST /admin/apps/:id/user_tokens/rotate`'s answer.
+    public static func userTokenRotation(_ policy: UserTokenPolicy) -> String {
+        text(UserTokenRotationJSON(policy))
     }
 
     public static func rotation(_ rotation: AppRegistry.Rotation) -> String {

@@ -8,6 +8,8 @@ struct AppJSON: Encodable, Sendable {
     let id: Int64
     let name: String
     let deliveryMode: String
+    let requireVerifiedAlias: Bool
+    let userTokenGeneration: Int
     let createdAt: String
     let updatedAt: String
     let credentials: [CredentialJSON]?
@@ -17,20 +19,26 @@ struct AppJSON: Encodable, Sendable {
     enum CodingKeys: String, CodingKey {
         case id, name, credentials, apns, fcm
         case deliveryMode = "delivery_mode"
+        case requireVerifiedAlias = "require_verified_alias"
+        case userTokenGeneration = "user_token_generation"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
 
     /// The app alone (listings).
-    init(_ app: App) {
-        self.init(app, credentials: nil, apns: nil, fcm: nil)
+    init(_ app: App, policy: UserTokenPolicy) {
+        self.init(app, policy: policy, credentials: nil, apns: nil, fcm: nil)
     }
 
     /// The app with its credentials and gateway settings (null when not configured).
-    init(_ app: App, credentials: [AppRegistry.CredentialSummary]?, apns: APNsSettingsJSON??, fcm: FCMSettingsJSON??) {
+    init(
+        _ app: App, policy: UserTokenPolicy, credentials: [AppRegistry.CredentialSummary]?, apns: APNsSettingsJSON??, fcm: FCMSettingsJSON??
+    ) {
         id = app.id
         name = app.name
         deliveryMode = app.deliveryMode.rawValue
+        requireVerifiedAlias = policy.requireVerifiedAlias
+        userTokenGeneration = policy.generation
         createdAt = Timestamp.iso8601(app.createdAt)
         updatedAt = Timestamp.iso8601(app.updatedAt)
         self.credentials = credentials?.map(CredentialJSON.init)
@@ -43,6 +51,8 @@ struct AppJSON: Encodable, Sendable {
         try container.encode(id, forKey: .id)
         try container.encode(name, forKey: .name)
         try container.encode(deliveryMode, forKey: .deliveryMode)
+        try container.encode(requireVerifiedAlias, forKey: .requireVerifiedAlias)
+        try container.encode(userTokenGeneration, forKey: .userTokenGeneration)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encodeIfPresent(credentials, forKey: .credentials)
@@ -130,6 +140,22 @@ public struct CreatedAppJSON: Encodable, Sendable {
           access id   \(serverCredentials.accessID)
           secret key  \(serverCredentials.secretKey)
         """
+    }
+}
+
+/// A user-token key rotation's answer: the generation that signs the app's tokens from now on.
+struct UserTokenRotationJSON: Encodable, Sendable {
+    let appID: Int64
+    let userTokenGeneration: Int
+
+    enum CodingKeys: String, CodingKey {
+        case appID = "app_id"
+        case userTokenGeneration = "user_token_generation"
+    }
+
+    init(_ policy: UserTokenPolicy) {
+        appID = policy.appID
+        userTokenGeneration = policy.generation
     }
 }
 

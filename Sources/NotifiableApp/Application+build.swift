@@ -75,7 +75,7 @@ public func buildRouter(
 
     let userTokens = UserTokenVerifier(settings: UserTokenSettings(client: postgres, logger: logger), keys: configuration.keys, now: { Date() })
     let api = router.group("api/v1").add(middleware: APIAuthMiddleware(apps: apps))
-    DeviceTokensController(devices: devices).addRoutes(to: api)
+    DeviceTokensController(devices: devices, userTokens: userTokens).addRoutes(to: api)
     UserTokensController(verifier: userTokens).addRoutes(to: api)
     let userNotifications = UserNotifications(client: postgres, logger: logger, syncDelay: configuration.syncSignalDelay)
     let userNotificationRoutes = UserNotificationsController(store: userNotifications)
@@ -86,7 +86,7 @@ public func buildRouter(
 
     let admin = router.group("admin").add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
     AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)
-    AppsAdminController(apps: apps, apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
+    AppsAdminController(apps: apps, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings).addRoutes(to: admin)
     GatewaySettingsAdminController(apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
     SandboxAdminController(apps: apps, pushes: SandboxPushes(client: postgres, logger: logger)).addRoutes(to: admin)
 

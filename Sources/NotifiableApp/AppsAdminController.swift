@@ -4,11 +4,12 @@ import NotifiableCore
 import NotifiableStore
 
 /// Operators manage apps and their credentials: create, list, read, rename, switch delivery
-/// mode, delete, rotate and revoke credentials.
+/// mode and verified aliases, delete, rotate and revoke credentials, rotate user-token keys.
 struct AppsAdminController {
     let apps: AppRegistry
     let apnsSettings: APNsSettingsStore
     let fcmSettings: FCMSettingsStore
+    let userTokens: UserTokenSettings
 
     /// How long a rotated-out credential keeps working unless the caller says otherwise.
     static let defaultGrace: Duration = .seconds(24 * 3600)
@@ -21,6 +22,7 @@ struct AppsAdminController {
         group.delete("apps/:id", use: delete)
         group.post("apps/:id/credentials/rotate", use: rotate)
         group.delete("apps/:id/credentials/:access_id", use: revoke)
+        group.post("apps/:id/user_tokens/rotate", use: rotateUserTokenKey)
     }
 
     /// `{"name": "Demo", "delivery_mode": "live"|"sandbox"}` → 201 with the credentials, shown once.
@@ -34,30 +36,43 @@ struct AppsAdminController {
     }
 
     @Sendable func list(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Page<AppJSON>> {
-        JSONResponse(Page(data: try await apps.list().map(AppJSON.init), nextCursor: nil))
+        let listed = try await apps.list()
+        let policies = try await userTokens.policies(appIDs: listed.map(\.id))
+        // An app deleted between the two reads is left out rather than shown half.
+        return JSONResponse(Page(data: listed.compactMap { app in policies[app.id].map { AppJSON(app, policy: $0) } }, nextCursor: nil))
     }
 
     @Sendable func show(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<AppJSON> {
         let app = try await existingApp(context)
+        async let policy = userTokens.policy(appID: app.id)
         async let credentials = apps.credentials(appID: app.id)
         async let apns = apnsSettings.summary(appID: app.id)
         async let fcm = fcmSettings.summary(appID: app.id)
+        guard let policy = try await policy else { throw APIError.notFound("There is no app \(app.id).") }
         return JSONResponse(AppJSON(
-            app, credentials: try await credentials,
+            app, policy: policy, credentials: try await credentials,
             apns: .some(try await apns.map(APNsSettingsJSON.init)), fcm: .some(try await fcm.map(FCMSettingsJSON.init))
         ))
     }
 
-    /// `{"name"?, "delivery_mode"?}`.
+    /// `{"name"?, "delivery_mode"?, "require_verified_alias"?}`.
     @Sendable func update(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<AppJSON> {
         let id = try context.pathID("id", what: "app")
         var request = request
         let body = try AdminBody(try await request.jsonBody(context: context))
-        try body.allowOnly(["name", "delivery_mode"])
+        try body.allowOnly(["name", "delivery_mode", "require_verified_alias"])
         let name = try Self.name(body, required: false)
         let mode = try body.choice("delivery_mode", DeliveryMode.self)
-        guard let app = try await apps.update(id: id, name: name, deliveryMode: mode) else { throw APIError.notFound("There is no app \(id).") }
-        return JSONResponse(AppJSON(app))
+        let requireVerifiedAlias = try body.boolean("require_verified_alias")
+        let policy = if let requireVerifiedAlias {
+            try await userTokens.setRequireVerifiedAlias(requireVerifiedAlias, appID: id)
+        } else {
+            try await userTokens.policy(appID: id)
+        }
+        guard let policy, let app = try await apps.update(id: id, name: name, deliveryMode: mode) else {
+            throw APIError.notFound("There is no app \(id).")
+        }
+        return JSONResponse(AppJSON(app, policy: policy))
     }
 
     /// Deletes the app and everything it owns (devices, notifications, deliveries, settings).
@@ -80,6 +95,14 @@ struct AppsAdminController {
         let grace = try body.integer("grace_seconds", in: 0...(366 * 24 * 3600)).map { Duration.seconds($0) } ?? Self.defaultGrace
         guard let rotation = try await apps.rotate(appID: id, role: role, grace: grace) else { throw APIError.notFound("There is no app \(id).") }
         return JSONResponse(RotationJSON(rotation), status: .created)
+    }
+
+    /// Revokes every user token the app has minted, at once (a token leaked; otherwise they
+    /// live up to an hour): tokens verify only with a key of the app's current generation, which this raises.
+    @Sendable func rotateUserTokenKey(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<UserTokenRotationJSON> {
+        let id = try context.pathID("id", what: "app")
+        guard let policy = try await userTokens.rotateKey(appID: id) else { throw APIError.notFound("There is no app \(id).") }
+        return JSONResponse(UserTokenRotationJSON(policy))
     }
 
     /// Ends one credential now (a grace period no longer needed, or a leaked secret).

@@ -3,9 +3,16 @@ import NotifiableCore
 import NotifiableStore
 
 /// The device registry API the Notifiable SDKs call (CONTRACT §3). Both device and server
-/// credentials may use it; every lookup is confined to the caller's app.
+/// credentials may use it; every lookup is confined to the caller's app. Where the app requires
+/// verified aliases, a device acts for a user only with that user's token (`VerifiedAliasGate`).
 struct DeviceTokensController {
     let devices: DeviceRegistry
+    let verifiedAliases: VerifiedAliasGate
+
+    init(devices: DeviceRegistry, userTokens: UserTokenVerifier) {
+        self.devices = devices
+        self.verifiedAliases = VerifiedAliasGate(verifier: userTokens)
+    }
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
         for path in ["device_tokens", "device_tokens.json"] {
@@ -20,7 +27,11 @@ struct DeviceTokensController {
     @Sendable func register(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<DeviceJSON> {
         let caller = try context.requireCaller()
         var request = request
-        let fields = try DeviceFields.registration(from: try await request.jsonBody(context: context))
+        let body = try await request.jsonBody(context: context)
+        let fields = try DeviceFields.registration(from: body)
+        try await verifiedAliases.admit(
+            caller, actingFor: fields.userAliasToProve(current: nil), token: VerifiedAliasGate.presentedToken(request, body: body)
+        )
         let device = try await devices.register(appID: caller.appID, fields: fields)
         return JSONResponse(DeviceJSON(device))
     }
@@ -32,6 +43,9 @@ struct DeviceTokensController {
         let body = try await request.jsonBody(context: context)
         guard let current = try await devices.device(id: id, appID: caller.appID) else { throw APIError.notFound("There is no registered device of this app \(id).") }
         let fields = try DeviceFields.update(from: body, provider: current.provider)
+        try await verifiedAliases.admit(
+            caller, actingFor: fields.userAliasToProve(current: current), token: VerifiedAliasGate.presentedToken(request, body: body)
+        )
         guard let device = try await devices.update(id: id, appID: caller.appID, fields: fields) else { throw APIError.notFound("There is no registered device of this app \(id).") }
         return JSONResponse(DeviceJSON(device))
     }
@@ -58,6 +72,8 @@ struct DeviceTokensController {
                 message: "user_alias must be 1 to \(DeviceFields.maxTextLength) characters, without NUL.", field: "user_alias"
             )
         }
+        // The list hands out the user's device ids and push tokens, with which an install could act as the user.
+        try await verifiedAliases.admit(caller, actingFor: alias, token: VerifiedAliasGate.presentedToken(request))
         let found = try await devices.devices(userAlias: alias, appID: caller.appID)
         return JSONResponse(found.map(DeviceJSON.init))
     }

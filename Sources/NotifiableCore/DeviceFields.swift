@@ -17,7 +17,7 @@ public struct DeviceFields: Sendable, Equatable {
     public static let maxCustomPropertiesBytes = 16 * 1024
     static let knownKeys: Set<String> = [
         "provider", "token", "name", "user_alias", "user", "language", "country",
-        "custom_properties", "id", "device_token_id",
+        "custom_properties", "id", "device_token_id", DeviceFields.userTokenKey,
     ]
 
     public init() {}

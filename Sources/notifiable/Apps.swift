@@ -10,7 +10,7 @@ struct Apps: AsyncParsableCommand {
         abstract: "Manage apps (tenants), their credentials and their APNs/FCM settings.",
         subcommands: [
             Create.self, List.self, Show.self, Update.self, Delete.self, RotateCredentials.self, RevokeCredential.self,
-            SetAPNs.self, RemoveAPNs.self, SetFCM.self, RemoveFCM.self,
+            RotateUserTokenKey.self, SetAPNs.self, RemoveAPNs.self, SetFCM.self, RemoveFCM.self,
         ]
     )
 
@@ -49,9 +49,9 @@ struct Apps: AsyncParsableCommand {
         func run() async throws {
             let id = app
             let text = try await withStores { stores -> String? in
-                guard let app = try await stores.apps.app(id: id) else { return nil }
+                guard let app = try await stores.apps.app(id: id), let policy = try await stores.userTokens.policy(appID: id) else { return nil }
                 return AdminJSON.app(
-                    app, credentials: try await stores.apps.credentials(appID: id),
+                    app, policy: policy, credentials: try await stores.apps.credentials(appID: id),
                     apns: try await stores.apns.summary(appID: id), fcm: try await stores.fcm.summary(appID: id)
                 )
             }
@@ -61,23 +61,38 @@ struct Apps: AsyncParsableCommand {
     }
 
     struct Update: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Rename an app or switch its delivery mode.")
+        static let configuration = CommandConfiguration(abstract: "Rename an app, switch its delivery mode or require verified user aliases.")
 
         @Option(help: "The app's id.") var app: Int64
         @Option(help: "A new name.") var name: String?
         @Option(help: "live (Apple and Google) or sandbox (the built-in fake gateways).") var mode: DeliveryMode?
+        @Option(help: "true: a device takes a user alias only with that user's token (see README, Security).")
+        var requireVerifiedAlias: Bool?
 
         func validate() throws {
             if let name, App.normalizedName(name) == nil { throw ValidationError("--name must be 1 to \(App.maxNameLength) characters.") }
-            guard name != nil || mode != nil else { throw ValidationError("Give --name, --mode or both.") }
+            guard name != nil || mode != nil || requireVerifiedAlias != nil else {
+                throw ValidationError("Give --name, --mode, --require-verified-alias or several.")
+            }
         }
 
         func run() async throws {
-            let id = app, name = name.flatMap(App.normalizedName), mode = mode
-            guard let updated = try await withStores({ try await $0.apps.update(id: id, name: name, deliveryMode: mode) }) else {
-                throw ValidationError("There is no app \(id).")
+            let id = app, name = name.flatMap(App.normalizedName), mode = mode, required = requireVerifiedAlias
+            let result = try await withStores { stores -> (App, UserTokenPolicy)? in
+                let policy = if let required {
+                    try await stores.userTokens.setRequireVerifiedAlias(required, appID: id)
+                } else {
+                    try await stores.userTokens.policy(appID: id)
+                }
+                guard let policy, let app = try await stores.apps.update(id: id, name: name, deliveryMode: mode) else { return nil }
+                return (app, policy)
             }
+            guard let result else { throw ValidationError("There is no app \(id).") }
+            let (updated, policy) = result
             print("App \(updated.id) \"\(updated.name)\" delivers in \(updated.deliveryMode.rawValue) mode.")
+            print(policy.requireVerifiedAlias
+                ? "Devices take a user alias only with that user's token."
+                : "Devices may take any user alias (verified aliases are not required).")
         }
     }
 
@@ -104,6 +119,7 @@ struct Stores: Sendable {
     let apps: AppRegistry
     let apns: APNsSettingsStore
     let fcm: FCMSettingsStore
+    let userTokens: UserTokenSettings
     let client: PostgresClient
     let configuration: ServerConfiguration
 }
@@ -119,6 +135,7 @@ func withStores<T: Sendable>(_ body: @Sendable (Stores) async throws -> T) async
             apps: AppRegistry(client: client, keys: configuration.keys, logger: logger),
             apns: APNsSettingsStore(client: client, keys: configuration.keys, logger: logger),
             fcm: FCMSettingsStore(client: client, keys: configuration.keys, logger: logger),
+            userTokens: UserTokenSettings(client: client, logger: logger),
             client: client, configuration: configuration
         ))
     }

@@ -67,6 +67,8 @@ import _CryptoExtras
             try await admin(.get, "/admin/apps/\(appID)")
             try await admin(.get, "/admin/apps/999999999")
             try await admin(.patch, "/admin/apps/\(appID)", #"{"name": "Docs 2"}"#)
+            try await admin(.post, "/admin/apps/\(appID)/user_tokens/rotate")
+            try await admin(.post, "/admin/apps/999999999/user_tokens/rotate")
             let rotated = try await admin(.post, "/admin/apps/\(appID)/credentials/rotate", #"{"role": "device", "grace_seconds": 3600}"#)
             try await admin(.delete, "/admin/apps/\(appID)/credentials/\(rotated.json["access_id"]?.stringValue ?? "")")
             let apnsKey = P256.Signing.PrivateKey().pemRepresentation
@@ -132,6 +134,17 @@ import _CryptoExtras
             try await user(.get, "/api/v1/me/notifications/\(keptID)")
             check(try await client.asUser("not-a-token", .get, "/api/v1/me/changes"), "GET", "/api/v1/me/changes")
             try await api(.delete, "/api/v1/device_tokens/\(deviceID)", as: device)
+
+            let minted = try await api(.post, "/api/v1/users/ada/tokens", #"{"ttl_seconds": 600}"#, as: server)
+            try await api(.post, "/api/v1/users/ada/tokens", #"{"ttl_seconds": 1}"#, as: server)
+            try await api(.post, "/api/v1/users/ada/tokens", as: device)
+            try await admin(.patch, "/admin/apps/\(appID)", #"{"require_verified_alias": true}"#)
+            try await api(.post, "/api/v1/device_tokens", registration, as: device)
+            try await api(.get, "/api/v1/device_tokens?user_alias=ada", as: device)
+            check(
+                try await client.signed(.post, "/api/v1/device_tokens", body: registration, as: device, userToken: minted.json["token"]?.stringValue ?? ""),
+                "POST", "/api/v1/device_tokens"
+            )
 
             try await admin(.get, "/admin/queue")
             try await admin(.get, "/admin/deliveries/dead?app_id=\(appID)")

@@ -34,6 +34,14 @@ public struct UserTokenSettings: Sendable {
         )).first
     }
 
+    /// The policies of these apps, by app id; apps that no longer exist are missing.
+    public func policies(appIDs: [Int64]) async throws -> [Int64: UserTokenPolicy] {
+        let found = try await Self.policies(client.query(
+            "SELECT id, user_token_generation, require_verified_alias FROM apps WHERE id = ANY(\(appIDs))", logger: logger
+        ))
+        return Dictionary(uniqueKeysWithValues: found.map { ($0.appID, $0) })
+    }
+
     /// Raises the app's key generation: every user token minted so far stops working at once.
     /// Nil when there is no such app.
     public func rotateKey(appID: Int64) async throws -> UserTokenPolicy? {
