@@ -186,18 +186,22 @@ import Testing
             let id = try #require(notification["id"]?.intValue)
             #expect(notification["state"]?.stringValue != nil)
 
+            let kept = try await cli.run("notifications", "send", "--app", "\(app)", "--title", "Kept", "--user", "bob", "--stateful")
+            #expect(kept.status == 0, "\(kept.output)")
+            #expect(try JSONValue.decode(Array(kept.output.utf8))["user_states"]?["targeted"]?.intValue == 1)
+
             let body = try cli.write("n.json", #"{"notification": {"title": "All"}, "all": true, "idempotency_key": "k1"}"#)
             let fromFile = try await cli.run("notifications", "send", "--app", "\(app)", "--file", body.path)
             #expect(fromFile.status == 0, "\(fromFile.output)")
 
             let reached = try await cli.fanOut()
             #expect(reached[id] == 2)
-            #expect(reached.values.reduce(0, +) == 5)
+            #expect(reached.values.reduce(0, +) == 6)
 
             let status = try await cli.run("queue", "status")
             #expect(status.status == 0, "\(status.output)")
             let stats = try JSONValue.decode(Array(status.output.utf8))
-            #expect(stats["deliveries"]?["available"]?.intValue == 5)
+            #expect(stats["deliveries"]?["available"]?.intValue == 6)
             #expect(stats["deliveries"]?["dead"]?.intValue == 0)
             #expect(stats["notifications_fanning_out"]?.intValue == 0)
 
