@@ -19,6 +19,10 @@ struct NotificationJSON: Encodable, Sendable {
     let lastError: String?
     /// For a stateful notification: its users, and how many have read, dismissed or activated it.
     let userStates: UserStates?
+    /// A scheduled notification's send time: an instant, or with `local_time` a wall-clock
+    /// time without a zone.
+    let sendAt: String?
+    let localTime: Bool?
 
     struct UserStates: Encodable, Sendable {
         let targeted, read, dismissed, activated: Int64
@@ -33,6 +37,8 @@ struct NotificationJSON: Encodable, Sendable {
         case expiresAt = "expires_at"
         case lastError = "last_error"
         case userStates = "user_states"
+        case sendAt = "send_at"
+        case localTime = "local_time"
     }
 
     init(_ notification: StoredNotification, counters: NotificationCounters?) {
@@ -48,6 +54,17 @@ struct NotificationJSON: Encodable, Sendable {
                      dead: $0.dead, cancelled: $0.cancelled, delivered: $0.delivered, opened: $0.opened)
         }
         lastError = counters?.lastError
+        switch notification.schedule {
+        case .at(let date)?:
+            sendAt = Timestamp.iso8601(date)
+            localTime = nil
+        case .localTime(let wallClock)?:
+            sendAt = wallClock.formatted(Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().dateTimeSeparator(.standard).time(includingFractionalSeconds: false).timeSeparator(.colon))
+            localTime = true
+        case nil:
+            sendAt = nil
+            localTime = nil
+        }
         userStates = notification.userStates.map {
             UserStates(targeted: $0.targeted, read: $0.read, dismissed: $0.dismissed, activated: $0.activated)
         }
@@ -57,7 +74,7 @@ struct NotificationJSON: Encodable, Sendable {
     static func state(of notification: StoredNotification, counters: NotificationCounters?) -> String {
         switch notification.state {
         case .cancelled: return "cancelled"
-        case .fanningOut: return "queued"
+        case .fanningOut: return notification.schedule.map { $0.earliestInstant > Date() } == true ? "scheduled" : "queued"
         case .fannedOut:
             guard let counters else { return "sending" }
             return counters.pending + counters.retrying > 0 ? "sending" : "completed"

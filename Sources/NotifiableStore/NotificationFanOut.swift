@@ -9,6 +9,9 @@ public struct FanOutJob: Sendable {
     public let appID: Int64
     public let targeting: Targeting
     public var cursor: Int64
+    /// For a notification sent at a wall-clock time in each device's time zone: that time,
+    /// held as if it were UTC.
+    public var localSendAt: Date? = nil
 }
 
 /// Creates deliveries for a notification's audience, one committed batch at a time, walking
@@ -32,17 +35,18 @@ public struct NotificationFanOut: Sendable {
             WHERE id = (
                 SELECT id FROM notifications
                 WHERE state = 'fanning_out' AND (fanout_locked_until IS NULL OR fanout_locked_until < now())
+                  AND (fanout_after IS NULL OR fanout_after <= now())
                 ORDER BY id LIMIT 1
                 FOR UPDATE SKIP LOCKED
             )
-            RETURNING id, app_id, targeting::text, fanout_cursor
+            RETURNING id, app_id, targeting::text, fanout_cursor, local_send_at
             """,
             logger: logger
         )
-        for try await (id, appID, targeting, cursor) in rows.decode((Int64, Int64, String, Int64).self) {
+        for try await (id, appID, targeting, cursor, localSendAt) in rows.decode((Int64, Int64, String, Int64, Date?).self) {
             return FanOutJob(
                 notificationID: id, appID: appID,
-                targeting: try StoredJSON.decode(Targeting.self, from: targeting), cursor: cursor
+                targeting: try StoredJSON.decode(Targeting.self, from: targeting), cursor: cursor, localSendAt: localSendAt
             )
         }
         return nil
@@ -59,7 +63,8 @@ public struct NotificationFanOut: Sendable {
         let limit = builder.bind(Int64(batchSize))
         builder.append("""
             WITH batch AS (
-                SELECT d.id FROM devices d
+                SELECT d.id, COALESCE(d.platform_properties ->> 'time_zone', d.custom_properties ->> 'time_zone') AS time_zone
+                FROM devices d
                 WHERE d.app_id = \(appID) AND d.id > \(cursor)
                   AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
                   AND 
@@ -70,8 +75,23 @@ public struct NotificationFanOut: Sendable {
                 ORDER BY d.id LIMIT \(limit)
             ),
             created AS (
-                INSERT INTO deliveries (notification_id, app_id, device_id)
-                SELECT \(notificationID), \(appID), id FROM batch
+                INSERT INTO deliveries (notification_id, app_id, device_id, run_at)
+
+            """)
+        if let localSendAt = job.localSendAt {
+            // Due when the wall-clock time comes in the device's own zone (UTC for none or an
+            // unknown one, on which AT TIME ZONE would fail); at once where it has passed already.
+            let wallClock = builder.bind(localSendAt)
+            builder.append("""
+                    SELECT \(notificationID), \(appID), batch.id,
+                           GREATEST(now(), (\(wallClock)::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE COALESCE(zone.name, 'UTC'))
+                    FROM batch LEFT JOIN (SELECT name FROM pg_timezone_names) AS zone ON zone.name = batch.time_zone
+
+                """)
+        } else {
+            builder.append("        SELECT \(notificationID), \(appID), id, now() FROM batch\n")
+        }
+        builder.append("""
                 ON CONFLICT (notification_id, device_id) WHERE kind = 'push' DO NOTHING
                 RETURNING 1
             )

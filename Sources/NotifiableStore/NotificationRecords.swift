@@ -20,13 +20,15 @@ public struct StoredNotification: Sendable, Equatable {
     public let cancelledAt: Date?
     /// For a stateful notification, its users' states as they stand.
     public let userStates: UserStateCounters?
+    /// When it goes out, if it was scheduled.
+    public let schedule: SendSchedule?
 }
 
 extension StoredNotification {
     func with(userStates: UserStateCounters?) -> StoredNotification {
         StoredNotification(
             id: id, appID: appID, content: content, targeting: targeting, idempotencyKey: idempotencyKey, state: state,
-            createdAt: createdAt, fannedOutAt: fannedOutAt, cancelledAt: cancelledAt, userStates: userStates
+            createdAt: createdAt, fannedOutAt: fannedOutAt, cancelledAt: cancelledAt, userStates: userStates, schedule: schedule
         )
     }
 }

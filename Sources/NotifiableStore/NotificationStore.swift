@@ -17,7 +17,7 @@ public struct NotificationStore: Sendable {
     static let columns = """
         n.id, n.app_id, n.content::text, n.targeting::text, n.idempotency_key, n.state,
         n.created_at, n.fanned_out_at, n.cancelled_at,
-        n.stateful, n.users_targeted, n.users_read, n.users_dismissed, n.users_activated
+        n.stateful, n.users_targeted, n.users_read, n.users_dismissed, n.users_activated, n.send_at, n.local_send_at
         """
 
     /// Stores a notification for fan-out; a stateful one with its users' copies, in the same
@@ -27,12 +27,20 @@ public struct NotificationStore: Sendable {
         let content = try StoredJSON.text(request.content)
         let targeting = try StoredJSON.text(request.targeting)
         let stateful = request.stateful != nil
+        var sendAt: Date?, localSendAt: Date?
+        switch request.schedule {
+        case .at(let date)?: sendAt = date
+        case .localTime(let wallClock)?: localSendAt = wallClock
+        case nil: break
+        }
         let inserted = try await client.withTransaction(logger: logger) { connection -> StoredNotification? in
             guard var notification = try await first(connection.query(
                 """
-                INSERT INTO notifications AS n (app_id, idempotency_key, content, targeting, expires_at, stateful, users_targeted)
+                INSERT INTO notifications AS n (
+                    app_id, idempotency_key, content, targeting, expires_at, stateful, users_targeted, send_at, local_send_at)
                 VALUES (\(appID), \(request.idempotencyKey), \(content)::jsonb, \(targeting)::jsonb, \(request.content.expiresAt),
-                        \(stateful), \(stateful ? request.targeting.userAliases.count : 0))
+                        \(stateful), \(stateful ? request.targeting.userAliases.count : 0), \(sendAt),
+                        \(localSendAt)::timestamptz AT TIME ZONE 'UTC')
                 ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
                 RETURNING \(unescaped: Self.columns)
                 """,
@@ -178,8 +186,9 @@ public struct NotificationStore: Sendable {
     }
 
     static func notification(from row: PostgresRow) throws -> StoredNotification {
-        let (id, appID, content, targeting, key, state, createdAt, fannedOutAt, cancelledAt, stateful, users, read, dismissed, activated) = try row.decode(
-            (Int64, Int64, String, String, String?, String, Date, Date?, Date?, Bool, Int32, Int32, Int32, Int32).self
+        let (id, appID, content, targeting, key, state, createdAt, fannedOutAt, cancelledAt, stateful, users, read, dismissed, activated,
+             sendAt, localSendAt) = try row.decode(
+            (Int64, Int64, String, String, String?, String, Date, Date?, Date?, Bool, Int32, Int32, Int32, Int32, Date?, Date?).self
         )
         return StoredNotification(
             id: id, appID: appID,
@@ -190,7 +199,8 @@ public struct NotificationStore: Sendable {
             createdAt: createdAt, fannedOutAt: fannedOutAt, cancelledAt: cancelledAt,
             userStates: stateful
                 ? UserStateCounters(targeted: Int64(users), read: Int64(read), dismissed: Int64(dismissed), activated: Int64(activated))
-                : nil
+                : nil,
+            schedule: sendAt.map(SendSchedule.at) ?? localSendAt.map(SendSchedule.localTime)
         )
     }
 }

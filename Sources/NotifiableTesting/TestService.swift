@@ -61,6 +61,20 @@ public func withTestService<T: Sendable>(
     }
 }
 
+/// A service over the database at `databaseURL`, which outlives it: run one after another on
+/// the same database to restart the service (`TestDatabase.withFreshDatabase` gives one).
+public func withTestService<T: Sendable>(
+    onDatabase databaseURL: String,
+    workers: Bool = false,
+    logger: Logger = TestDatabase.logger,
+    _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
+) async throws -> T {
+    var configuration = try TestDatabase.serverConfiguration()
+    configuration.runsWorkers = workers
+    configuration.databaseURL = databaseURL
+    return try await runTestService(configuration, .router, logger, body)
+}
+
 private func runTestService<T: Sendable>(
     _ configuration: ServerConfiguration, _ mode: TestingSetup, _ logger: Logger,
     _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T

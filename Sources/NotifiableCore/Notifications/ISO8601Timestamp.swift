@@ -8,6 +8,18 @@ enum ISO8601Timestamp {
     /// time zone (`Z`, `±hh:mm`, `±hhmm` or `±hh`). `T` may be lower case or a space; the
     /// fraction may use `.` or `,`.
     static func secondsSince1970(_ text: String) -> Double? {
+        parse(text, zone: .required)
+    }
+
+    /// A wall-clock date-time without a time zone (`2026-11-23T08:00:00`), as the seconds since
+    /// 1970 it would be in UTC; nil for anything else, a date-time with a zone included.
+    static func localSecondsSince1970(_ text: String) -> Double? {
+        parse(text, zone: .forbidden)
+    }
+
+    private enum ZoneRule { case required, forbidden }
+
+    private static func parse(_ text: String, zone: ZoneRule) -> Double? {
         let bytes = Array(text.utf8)
         var index = 0
 
@@ -44,8 +56,11 @@ enum ISO8601Timestamp {
         }
 
         var offset: Int64 = 0
-        guard index < bytes.count else { return nil }
-        if skip("Zz") {
+        if zone == .forbidden {
+            guard index == bytes.count else { return nil }
+        } else if index == bytes.count {
+            return nil
+        } else if skip("Zz") {
             offset = 0
         } else if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
             let sign: Int64 = bytes[index] == UInt8(ascii: "-") ? -1 : 1

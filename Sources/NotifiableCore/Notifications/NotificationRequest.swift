@@ -13,12 +13,18 @@ public struct NotificationRequest: Sendable, Equatable {
     public var idempotencyKey: String?
     /// Set when each targeted user keeps a copy with read and action state.
     public var stateful: StatefulOptions?
+    /// Set when it goes out later than at once.
+    public var schedule: SendSchedule?
 
-    public init(content: NotificationContent, targeting: Targeting, idempotencyKey: String? = nil, stateful: StatefulOptions? = nil) {
+    public init(
+        content: NotificationContent, targeting: Targeting, idempotencyKey: String? = nil, stateful: StatefulOptions? = nil,
+        schedule: SendSchedule? = nil
+    ) {
         self.content = content
         self.targeting = targeting
         self.idempotencyKey = idempotencyKey
         self.stateful = stateful
+        self.schedule = schedule
     }
 
     /// Longest `title`, `subtitle` and `message`, in characters.
@@ -41,14 +47,18 @@ public struct NotificationRequest: Sendable, Equatable {
     /// Every key a body may hold (at the top level or under `notification`).
     public static let knownKeys: Set<String> = NotificationContent.requestKeys
         .union(Targeting.requestKeys)
-        .union(["idempotency_key", "stateful"])
+        .union(["idempotency_key", "stateful", "send_at", "local_time"])
 
     /// Validates a request body. `now` is the clock against which `expires_at` must lie in the
     /// future and from which `ttl_seconds` counts.
     public static func parse(_ body: JSONValue, now: Date) throws(ValidationError) -> NotificationRequest {
         let reader = try NotificationFieldReader(body: body)
         try reader.refuseUnknownKeys(knownKeys, hints: unknownKeyHints)
-        let content = try NotificationContent.read(from: reader, now: now)
+        var content = try NotificationContent.read(from: reader, now: now)
+        let schedule = try SendSchedule.read(from: reader, now: now)
+        if let schedule {
+            try content.fitExpiry(to: schedule, reader: reader, now: now)
+        }
         let targeting = try Targeting.read(from: reader)
         let idempotencyKey = try reader.text("idempotency_key", maxLength: maxShortTextLength, allowEmpty: false)
         let stateful = try StatefulOptions.read(from: reader, now: now)
@@ -76,7 +86,9 @@ public struct NotificationRequest: Sendable, Equatable {
                 field: reader.path("stateful")
             )
         }
-        return NotificationRequest(content: content, targeting: targeting, idempotencyKey: idempotencyKey, stateful: stateful)
+        return NotificationRequest(
+            content: content, targeting: targeting, idempotencyKey: idempotencyKey, stateful: stateful, schedule: schedule
+        )
     }
 
     /// Likely meanings of keys clients send by mistake, named in the `unknown_field` message.
@@ -84,6 +96,8 @@ public struct NotificationRequest: Sendable, Equatable {
         "body": "message", "text": "message", "alert": "message",
         "ttl": "ttl_seconds", "time_to_live": "ttl_seconds", "expiry": "expires_at",
         "expiration": "expires_at", "expires": "expires_at",
+        "schedule": "send_at", "scheduled_at": "send_at", "send_after": "send_at", "deliver_at": "send_at",
+        "timezone": "local_time", "time_zone": "local_time",
         "user_alias": "user_aliases", "users": "user_aliases", "aliases": "user_aliases",
         "device_id": "device_ids", "device_token_ids": "device_ids", "devices": "device_ids",
         "filter": "filters", "data": "parameters", "custom": "parameters", "payload": "parameters",
@@ -93,6 +107,31 @@ public struct NotificationRequest: Sendable, Equatable {
 }
 
 extension NotificationContent {
+    /// A scheduled notification's `ttl_seconds` counts from when it is sent, and its expiry must
+    /// come after the send; with `local_time` the send differs per device, so `ttl_seconds` is
+    /// refused there.
+    mutating func fitExpiry(to schedule: SendSchedule, reader: NotificationFieldReader, now: Date) throws(ValidationError) {
+        guard let expiresAt else { return }
+        if reader.member("ttl_seconds") != nil {
+            guard case .at(let sendAt) = schedule else {
+                throw ValidationError(
+                    code: "conflicting_fields",
+                    message: "With local_time each device's send time differs; give expires_at instead of ttl_seconds.",
+                    field: reader.path("ttl_seconds")
+                )
+            }
+            self.expiresAt = expiresAt.addingTimeInterval(sendAt.timeIntervalSince(now))
+            return
+        }
+        guard expiresAt > schedule.earliestInstant else {
+            throw ValidationError(
+                code: "expires_before_sending",
+                message: "\(reader.path("expires_at")) is before \(reader.path("send_at")); the notification would never go out.",
+                field: reader.path("expires_at")
+            )
+        }
+    }
+
     /// Whether a device would show or do anything on receiving it.
     var showsOrDoesSomething: Bool {
         func hasText(_ text: LocalizedText) -> Bool { text.title != nil || text.message != nil }
