@@ -75,3 +75,5 @@ ALTER TABLE deliveries DROP CONSTRAINT deliveries_notification_id_device_id_key;
 CREATE UNIQUE INDEX deliveries_push_key ON deliveries (notification_id, device_id) WHERE kind = 'push';
 CREATE UNIQUE INDEX deliveries_available_sync_key ON deliveries (notification_id, device_id)
     WHERE kind = 'sync' AND state = 'available';
+-- A claim looks for a newer or a running signal of the same device and notification.
+CREATE INDEX deliveries_sync_idx ON deliveries (notification_id, device_id, id) WHERE kind = 'sync';

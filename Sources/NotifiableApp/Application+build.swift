@@ -81,8 +81,10 @@ public func buildRouter(
     let userNotificationRoutes = UserNotificationsController(store: userNotifications)
     userNotificationRoutes.addServerRoutes(to: api)
     userNotificationRoutes.addUserRoutes(to: router.group("api/v1/me").add(middleware: UserTokenMiddleware(verifier: userTokens)))
-    NotificationsController(notifications: NotificationStore(client: postgres, logger: logger), userNotifications: userNotifications)
-        .addRoutes(to: api)
+    NotificationsController(
+        notifications: NotificationStore(client: postgres, logger: logger), userNotifications: userNotifications,
+        verifiedAliases: VerifiedAliasGate(verifier: userTokens)
+    ).addRoutes(to: api)
 
     let admin = router.group("admin").add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
     AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)

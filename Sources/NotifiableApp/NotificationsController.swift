@@ -9,6 +9,7 @@ import NotifiableStore
 struct NotificationsController {
     let notifications: NotificationStore
     let userNotifications: UserNotifications
+    let verifiedAliases: VerifiedAliasGate
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
         group.post("notifications", use: create)
@@ -104,11 +105,22 @@ struct NotificationsController {
         guard try await notifications.record(event, notificationID: notificationID, deviceID: deviceID, appID: caller.appID, userAlias: alias) else {
             throw APIError.notFound("Notification \(notificationID) was not sent to device \(deviceID) of this app.")
         }
-        // Opening a stateful notification on one device handles it everywhere.
-        if event == .opened {
-            try await userNotifications.markOpened(notificationID: notificationID, deviceID: deviceID, appID: caller.appID)
+        // Opening a stateful notification on one device handles it everywhere: when the report
+        // names the device's user (checked by the record above) and, where the app requires
+        // verified aliases, carries that user's token. Without them the report still counts.
+        if event == .opened, let alias, try await mayActForUser(caller, alias: alias, request: request, body: body) {
+            try await userNotifications.markOpened(notificationID: notificationID, deviceID: deviceID, appID: caller.appID, userAlias: alias)
         }
         return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
+    }
+
+    private func mayActForUser(_ caller: Caller, alias: String, request: Request, body: JSONValue) async throws -> Bool {
+        do {
+            try await verifiedAliases.admit(caller, actingFor: alias, token: try VerifiedAliasGate.presentedToken(request, body: body))
+            return true
+        } catch is APIError {
+            return false
+        }
     }
 
     private func owned(_ context: NotifiableRequestContext) async throws -> StoredNotification {

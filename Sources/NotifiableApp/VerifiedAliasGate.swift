@@ -25,7 +25,8 @@ struct VerifiedAliasGate: Sendable {
             )
         }
         let verified = try await verifier.verify(token)
-        guard verified.appID == caller.appID, verified.userAlias == alias else {
+        // Byte for byte, as PostgreSQL compares aliases: Swift's == would take "e\u{301}" for "é".
+        guard verified.appID == caller.appID, verified.userAlias.utf8.elementsEqual(alias.utf8) else {
             throw APIError(
                 status: .forbidden, code: "user_token_mismatch",
                 message: "The user token was minted for another user alias or another app; acting for \"\(alias)\" needs "

@@ -108,6 +108,12 @@ public struct DeliveryQueue: Sendable {
                              AND newer.kind = 'sync' AND newer.id > q.id) AS superseded
                 FROM deliveries q
                 WHERE q.state IN ('available', 'retrying') AND q.run_at <= now()
+                  -- A device's sync signals for a notification go one at a time, in order, so the
+                  -- last to reach the gateway is the newest.
+                  AND NOT (q.kind = 'sync' AND EXISTS (
+                      SELECT 1 FROM deliveries older
+                      WHERE older.device_id = q.device_id AND older.notification_id = q.notification_id
+                        AND older.kind = 'sync' AND older.state = 'running'))
                 ORDER BY q.run_at
                 LIMIT \(limit)
                 FOR UPDATE SKIP LOCKED

@@ -110,6 +110,39 @@ import Testing
         }
     }
 
+    @Test func listsPageNewestFirstAndARotatedKeyEndsTheUsersTokens() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            var ids: [Int64] = []
+            for n in 0..<5 { ids.append(try await Self.sendStateful(client, app.serverCredential, to: ["gus"], title: "n\(n)")) }
+            let gus = try await client.userToken(for: "gus", as: app.serverCredential)
+            _ = try await client.asUser(gus, .patch, "/api/v1/me/notifications/\(ids[1])", body: #"{"read_state": "read"}"#)
+
+            var seen: [Int64] = []
+            var cursor: String?
+            repeat {
+                let page = try await client.asUser(gus, .get, "/api/v1/me/notifications?limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""))
+                seen += page.json["data"]?.arrayValue?.compactMap { $0["id"]?.intValue } ?? []
+                cursor = page.json["next_cursor"]?.stringValue
+            } while cursor != nil
+            #expect(seen == ids.reversed())
+            let unread = try await client.signed(.get, "/api/v1/users/gus/notifications?read_state=unread&limit=3", as: app.serverCredential).json
+            #expect(unread["data"]?.arrayValue?.compactMap { $0["id"]?.intValue } == [ids[4], ids[3], ids[2]])
+            let rest = try await client.signed(
+                .get, "/api/v1/users/gus/notifications?read_state=unread&limit=3&cursor=\(unread["next_cursor"]?.stringValue ?? "")", as: app.serverCredential
+            ).json
+            #expect(rest["data"]?.arrayValue?.compactMap { $0["id"]?.intValue } == [ids[0]])
+
+            // Rotating the app's user-token key ends every token it minted, on /me too.
+            #expect(try await client.admin(.post, "/admin/apps/\(app.app.id)/user_tokens/rotate", service: service).status == .ok)
+            let refused = try await client.asUser(gus, .get, "/api/v1/me/notifications")
+            #expect(refused.status == .unauthorized)
+            #expect(refused.errorCode == "invalid_user_token")
+            let fresh = try await client.userToken(for: "gus", as: app.serverCredential)
+            #expect(try await client.asUser(fresh, .get, "/api/v1/me/changes").status == .ok)
+        }
+    }
+
     @Test func badInputIsRefusedNamingTheField() async throws {
         try await withTestService { client, service in
             let app = try await service.createApp()
@@ -154,15 +187,17 @@ import Testing
     @Test func anExpiredCopyLeavesTheListsAndIsFedAsExpired() async throws {
         try await withTestService { client, service in
             let app = try await service.createApp()
-            let expiresAt = Date().addingTimeInterval(2)
-            let soon = try await Self.sendStateful(
-                client, app.serverCredential, to: ["alice"], stateful: #"{"expires_at": "\#(Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(expiresAt))"}"#
-            )
+            let soon = try await Self.sendStateful(client, app.serverCredential, to: ["alice"], stateful: #"{"ttl_seconds": 60}"#)
             let later = try await Self.sendStateful(client, app.serverCredential, to: ["alice"])
             let alice = try await client.userToken(for: "alice", as: app.serverCredential)
             #expect(try await client.asUser(alice, .get, "/api/v1/me/notifications").json["data"]?.arrayValue?.count == 2)
+            let soonExpiry = try await service.integer("SELECT extract(epoch FROM expires_at - created_at)::int8 FROM user_notifications WHERE notification_id = \(soon)")
+            #expect(soonExpiry == 60)
 
-            try await Task.sleep(until: .now + .seconds(max(0, expiresAt.timeIntervalSinceNow) + 0.2))
+            // Its minute passes (moved on by hand rather than waited for).
+            try await service.postgres.query(
+                "UPDATE user_notifications SET expires_at = now() - interval '1 second' WHERE notification_id = \(soon)", logger: TestDatabase.logger
+            )
             let list = try await client.asUser(alice, .get, "/api/v1/me/notifications")
             #expect(list.json["data"]?.arrayValue?.compactMap { $0["id"]?.intValue } == [later])
             #expect(try await client.asUser(alice, .get, "/api/v1/me/notifications/\(soon)").status == .notFound)

@@ -89,7 +89,10 @@ import Testing
                 // A stateful one shows its users' states.
                 let kept = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "Kept", "user_aliases": ["u0", "u1"], "stateful": true}"#)
                 #expect(try await E2EDeliveryTests.settled(service, kept))
-                _ = try await client.signed(.post, "/api/v1/notifications/\(kept)/opened", body: #"{"device_token_id": \#(deviceIDs[0])}"#, as: app.deviceCredential)
+                _ = try await client.signed(
+                    .post, "/api/v1/notifications/\(kept)/opened", body: #"{"device_token_id": \#(deviceIDs[0]), "user": {"alias": "u0"}}"#,
+                    as: app.deviceCredential
+                )
                 let (_, stateful) = try await page("/dashboard/apps/\(app.app.id)/notifications/\(kept)")
                 #expect(stateful.contains("Users<b>2</b>"))
                 #expect(stateful.contains("Read<b>1</b>"))

@@ -47,4 +47,68 @@ import Testing
             #expect(try await queue.requeueDead(appID: app.app.id, ids: nil) == 0)
         }
     }
+
+    @Test func aNewerSignalWaitsWhileAnOlderOneIsInFlight() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let phone = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x6A), alias: "ivy")
+            _ = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x6B), alias: "ivy")
+            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["ivy"], "stateful": true}"#)
+            try await QueueRulesTests.fanOut(service)
+            let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let pushes = try await queue.claim(limit: 10, lease: .seconds(30))
+            try await queue.record(pushes.map { DeliveryResult(deliveryID: $0.id, attempt: $0.attempt, state: .sent) })
+
+            let store = UserNotifications(client: service.postgres, logger: TestDatabase.logger, syncDelay: .zero)
+            _ = try await store.update(appID: app.app.id, userAlias: "ivy", notificationID: id, readState: .read, actionState: nil, deviceID: phone)
+            let older = try await queue.claim(limit: 10, lease: .seconds(30))
+            try #require(older.count == 1)
+            _ = try await store.update(appID: app.app.id, userAlias: "ivy", notificationID: id, readState: .unread, actionState: nil, deviceID: phone)
+            #expect(try await queue.claim(limit: 10, lease: .seconds(30)).isEmpty, "not while the older one is in flight")
+            try await queue.record([DeliveryResult(deliveryID: older[0].id, attempt: older[0].attempt, state: .sent)])
+            let newer = try await queue.claim(limit: 10, lease: .seconds(30))
+            try #require(newer.count == 1)
+            #expect(newer[0].content.parameters["n_read_state"] == .string("unread"))
+        }
+    }
+
+    /// The SDKs' opened report changes the user's state only for the device's own user, and
+    /// where the app requires verified aliases, only with that user's token.
+    @Test func anOpenedReportChangesStateOnlyForTheDevicesVerifiedUser() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x7A), alias: "jo")
+            let first = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["jo"], "stateful": true}"#)
+            let second = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "y", "user_aliases": ["jo"], "stateful": true}"#)
+            try await QueueRulesTests.fanOut(service)
+            func state(_ id: Int64) async throws -> String {
+                let row = try await service.postgres.query(
+                    "SELECT read_state || ' ' || user_action_state FROM user_notifications WHERE notification_id = \(id)", logger: TestDatabase.logger
+                )
+                for try await text in row.decode(String.self) { return text }
+                return "none"
+            }
+            func opened(_ id: Int64, alias: String?, token: String? = nil) async throws -> Int {
+                let user = alias.map { #", "user": {"alias": "\#($0)"}"# } ?? ""
+                let userToken = token.map { #", "user_token": "\#($0)""# } ?? ""
+                return Int(try await client.signed(
+                    .post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(device)\#(user)\#(userToken)}"#, as: app.deviceCredential
+                ).status.code)
+            }
+
+            // Without naming the user, the report counts but changes no one's state.
+            #expect(try await opened(first, alias: nil) == 200)
+            #expect(try await state(first) == "unread no_interaction")
+            #expect(try await opened(first, alias: "jo") == 200)
+            #expect(try await state(first) == "read activated")
+
+            // With verified aliases required, only with jo's token.
+            #expect(try await client.admin(.patch, "/admin/apps/\(app.app.id)", body: #"{"require_verified_alias": true}"#, service: service).status == .ok)
+            #expect(try await opened(second, alias: "jo") == 200)
+            #expect(try await state(second) == "unread no_interaction")
+            let jo = try await client.userToken(for: "jo", as: app.serverCredential)
+            #expect(try await opened(second, alias: "jo", token: jo) == 200)
+            #expect(try await state(second) == "read activated")
+        }
+    }
 }

@@ -17,7 +17,9 @@ extension Targeting {
             "user_aliases", expected: "an array of user aliases", maxCount: NotificationRequest.maxRecipients
         ) else { return [] }
         let (items, path) = list
-        var seen = Set<String>()
+        // Byte for byte, as PostgreSQL compares aliases: Swift's String equality would merge
+        // canonically equivalent spellings ("e\u{301}" and "é") that are different users there.
+        var seen = Set<[UInt8]>()
         var aliases: [String] = []
         for (index, item) in items.enumerated() {
             let itemPath = "\(path).\(index)"
@@ -30,7 +32,7 @@ extension Targeting {
             guard alias.count <= NotificationRequest.maxShortTextLength else {
                 throw NotificationFieldReader.tooLong(itemPath, length: alias.count, max: NotificationRequest.maxShortTextLength)
             }
-            if seen.insert(alias).inserted { aliases.append(alias) }
+            if seen.insert(Array(alias.utf8)).inserted { aliases.append(alias) }
         }
         return aliases
     }

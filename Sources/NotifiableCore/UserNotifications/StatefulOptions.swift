@@ -12,6 +12,7 @@ public struct StatefulOptions: Sendable, Equatable {
     /// How long a user's copy lives unless the request says otherwise, and at most.
     public static let defaultLifetime: TimeInterval = 30 * 24 * 3600
     public static let maximumLifetime: TimeInterval = 30 * 24 * 3600
+    public static let minimumLifetime: TimeInterval = 60
 
     /// `"stateful": true`, `false`, or `{"expires_at": …}` / `{"ttl_seconds": …}`.
     static func read(from reader: NotificationFieldReader, now: Date) throws(ValidationError) -> StatefulOptions? {
@@ -25,6 +26,13 @@ public struct StatefulOptions: Sendable, Equatable {
             let nested = NotificationFieldReader(object: fields, prefix: member.path + ".")
             try nested.refuseUnknownKeys(["expires_at", "ttl_seconds"], in: "stateful")
             let expiry = try NotificationContent.readExpiry(nested, now: now) ?? now.addingTimeInterval(defaultLifetime)
+            guard expiry.timeIntervalSince(now) >= minimumLifetime else {
+                throw ValidationError(
+                    code: "too_short",
+                    message: "Users' copies would expire within a minute; give \(nested.path("expires_at")) at least a minute ahead.",
+                    field: nested.member("ttl_seconds") != nil ? nested.path("ttl_seconds") : nested.path("expires_at")
+                )
+            }
             guard expiry.timeIntervalSince(now) <= maximumLifetime else {
                 throw ValidationError(
                     code: "too_far_ahead",

@@ -4,7 +4,7 @@ import Foundation
 /// can update or remove what it shows. It carries `n_id` (added to every push) and, as
 /// strings so that FCM data holds them as they are:
 ///
-/// - `n_sync`: `updated`, `deleted` or `expired`
+/// - `n_sync`: `updated` or `deleted` (expiry sends nothing: each device knows the expiry)
 /// - `n_read_state`, `n_user_action_state`: the state now
 /// - `n_cursor`: the change's cursor, from which the device's next `GET /api/v1/me/changes` may start
 ///

@@ -57,7 +57,6 @@ public struct UserNotifications: Sendable {
     static func createCopies(
         of notificationID: Int64, appID: Int64, for aliases: [String], expiresAt: Date, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        let aliases = aliases.sorted()
         try await connection.query(
             """
             INSERT INTO user_notifications (app_id, notification_id, user_alias, expires_at)
@@ -155,15 +154,10 @@ public struct UserNotifications: Sendable {
         return try await record(appID: appID, userAlias: userAlias, notificationID: notificationID)
     }
 
-    /// The SDKs report a notification opened on a device: for a stateful notification, its
-    /// user has read and activated it, and the user's other devices are told. Nothing when the
-    /// device has no user or the user no live copy.
-    public func markOpened(notificationID: Int64, deviceID: Int64, appID: Int64) async throws {
-        var alias: String?
-        for try await value in try await client.query(
-            "SELECT user_alias FROM devices WHERE id = \(deviceID) AND app_id = \(appID)", logger: logger
-        ).decode(String?.self) { alias = value }
-        guard let alias else { return }
+    /// The SDKs report a notification opened on the user's device: for a stateful notification,
+    /// the user has read and activated it, and the user's other devices are told. Nothing when
+    /// the user has no live copy.
+    public func markOpened(notificationID: Int64, deviceID: Int64, appID: Int64, userAlias alias: String) async throws {
         _ = try await update(
             appID: appID, userAlias: alias, notificationID: notificationID, readState: .read, actionState: .activated, deviceID: deviceID
         )
@@ -234,32 +228,38 @@ public struct UserNotifications: Sendable {
     /// have expired are recorded as expired first, so the page is exact as of now.
     public func changes(appID: Int64, userAlias: String, after cursor: Int64, limit: Int) async throws -> UserChangesPage {
         try await expire(appID: appID, userAlias: userAlias)
-        var feed: (last: Int64, pruned: Int64) = (0, 0)
-        for try await row in try await client.query(
-            "SELECT last_seq, pruned_through FROM user_feeds WHERE app_id = \(appID) AND user_alias = \(userAlias)", logger: logger
-        ).decode((Int64, Int64).self) { feed = row }
-        guard cursor >= feed.pruned else { throw UserChangesError.cursorExpired(prunedThrough: feed.pruned) }
-        guard cursor <= feed.last else { throw UserChangesError.cursorAhead(lastSeq: feed.last) }
-
+        // The feed's bounds and its changes in one statement, so one snapshot: a prune that
+        // commits in between cannot remove changes after a bound that was read before it.
         let rows = try await client.query(
             """
-            SELECT seq, kind, notification_id, read_state, user_action_state, device_id, changed_at
-            FROM user_notification_changes
-            WHERE app_id = \(appID) AND user_alias = \(userAlias) AND seq > \(cursor)
-            ORDER BY seq LIMIT \(limit + 1)
+            SELECT f.last_seq, f.pruned_through, c.seq, c.kind, c.notification_id, c.read_state, c.user_action_state,
+                   c.device_id, c.changed_at
+            FROM user_feeds f
+            LEFT JOIN LATERAL (
+                SELECT * FROM user_notification_changes c
+                WHERE c.app_id = f.app_id AND c.user_alias = f.user_alias AND c.seq > \(cursor)
+                ORDER BY c.seq LIMIT \(limit + 1)
+            ) c ON true
+            WHERE f.app_id = \(appID) AND f.user_alias = \(userAlias)
+            ORDER BY c.seq
             """,
             logger: logger
         )
+        var feed: (last: Int64, pruned: Int64) = (0, 0)
         var changes: [UserNotificationChange] = []
-        for try await (seq, kind, notificationID, read, action, deviceID, changedAt) in rows.decode(
-            (Int64, String, Int64, String, String, Int64?, Date).self
+        for try await (last, pruned, seq, kind, notificationID, read, action, deviceID, changedAt) in rows.decode(
+            (Int64, Int64, Int64?, String?, Int64?, String?, String?, Int64?, Date?).self
         ) {
+            feed = (last, pruned)
+            guard let seq, let kind, let notificationID, let read, let action, let changedAt else { continue }
             changes.append(UserNotificationChange(
                 seq: seq, kind: .init(rawValue: kind) ?? .updated, notificationID: notificationID,
                 readState: ReadState(rawValue: read) ?? .unread, actionState: UserActionState(rawValue: action) ?? .noInteraction,
                 deviceID: deviceID, changedAt: changedAt
             ))
         }
+        guard cursor >= feed.pruned else { throw UserChangesError.cursorExpired(prunedThrough: feed.pruned) }
+        guard cursor <= feed.last else { throw UserChangesError.cursorAhead(lastSeq: feed.last) }
         let hasMore = changes.count > limit
         if hasMore { changes.removeLast() }
         return UserChangesPage(changes: changes, nextCursor: changes.last?.seq ?? cursor, hasMore: hasMore)
@@ -310,6 +310,19 @@ public struct UserNotifications: Sendable {
     public func pruneChanges(batchSize: Int = 10_000) async throws -> Int {
         let retention = Double(Self.changeRetention.components.seconds)
         return try await client.withTransaction(logger: logger) { connection -> Int in
+            // The feeds first, in (app, alias) order as every writer takes them, so that pruning
+            // never deadlocks with a write to several users' feeds.
+            try await connection.query(
+                """
+                SELECT 1 FROM user_feeds f
+                WHERE (f.app_id, f.user_alias) IN (
+                    SELECT app_id, user_alias FROM user_notification_changes
+                    WHERE changed_at < now() - make_interval(secs => \(retention)))
+                ORDER BY f.app_id, f.user_alias
+                FOR UPDATE
+                """,
+                logger: logger
+            )
             let rows = try await connection.query(
                 """
                 WITH gone AS (
