@@ -1,0 +1,147 @@
+import Foundation
+import HummingbirdTesting
+import NotifiableCore
+import NotifiableFakeGateways
+import NotifiableTesting
+import Testing
+
+/// Scheduled sends through the whole pipeline: they wait in the database, so they go at their
+/// time, once, whatever restarts in between, and never once cancelled.
+@Suite struct E2EScheduledSendsTests {
+    static func iso(_ date: Date) -> String { Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date) }
+
+    static func register(_ client: some TestClientProtocol, _ credential: Credential, token: String, timeZone: String? = nil) async throws -> Int64 {
+        let zone = timeZone.map { #", "time_zone": "\#($0)""# } ?? ""
+        let response = try await client.signed(
+            .post, "/api/v1/device_tokens", body: #"{"provider": "apns", "token": "\#(token)", "user_alias": "zoe"\#(zone)}"#, as: credential
+        )
+        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
+    }
+
+    @Test func aSendTwoSecondsAheadGoesAtTwoSecondsNotBefore() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let token = E2EDeliveryTests.token(0x5C1)
+                _ = try await Self.register(client, app.deviceCredential, token: token)
+                let sendAt = Date().addingTimeInterval(2)
+                let sent = try await client.signed(
+                    .post, "/api/v1/notifications", body: #"{"title": "Later", "user_aliases": ["zoe"], "send_at": "\#(Self.iso(sendAt))"}"#,
+                    as: app.serverCredential
+                )
+                #expect(sent.status == .accepted, "\(String(buffer: sent.body))")
+                #expect(sent.json["state"]?.stringValue == "scheduled")
+                let id = try #require(sent.json["id"]?.intValue)
+                try await Task.sleep(for: .milliseconds(1200))
+                #expect(gateway.pushes(to: token).isEmpty, "nothing before its time")
+                #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id)") == 0, "its audience is not resolved before then")
+
+                #expect(try await E2EDeliveryTests.settled(service, id))
+                let push = try #require(gateway.pushes(to: token).first)
+                #expect(push.receivedAt >= sendAt)
+                #expect(push.receivedAt.timeIntervalSince(sendAt) < 2, "and soon after it")
+                #expect(gateway.pushes(to: token).count == 1)
+            }
+        }
+    }
+
+    @Test func aCancelledScheduledSendNeverGoes() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let token = E2EDeliveryTests.token(0x5C2)
+                _ = try await Self.register(client, app.deviceCredential, token: token)
+                let sendAt = Date().addingTimeInterval(1.5)
+                let sent = try await client.signed(
+                    .post, "/api/v1/notifications", body: #"{"title": "Never", "user_aliases": ["zoe"], "send_at": "\#(Self.iso(sendAt))"}"#,
+                    as: app.serverCredential
+                )
+                let id = try #require(sent.json["id"]?.intValue)
+                let cancelled = try await client.signed(.delete, "/api/v1/notifications/\(id)", as: app.serverCredential)
+                #expect(cancelled.json["state"]?.stringValue == "cancelled")
+                try await Task.sleep(until: .now + .seconds(sendAt.timeIntervalSinceNow + 1.5))
+                #expect(gateway.pushes(to: token).isEmpty)
+                #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id)") == 0)
+            }
+        }
+    }
+
+    @Test func aScheduledSendGoesOnceAcrossARestart() async throws {
+        try await withFakeAPNs { gateway in
+            try await TestDatabase.withFreshDatabase { url in
+                let token = E2EDeliveryTests.token(0x5C3)
+                let (id, sendAt) = try await withTestService(onDatabase: url, workers: true) { client, service in
+                    let app = try await service.createApp()
+                    try await service.connectAPNs(appID: app.app.id, to: gateway)
+                    _ = try await Self.register(client, app.deviceCredential, token: token)
+                    let sendAt = Date().addingTimeInterval(2)
+                    let sent = try await client.signed(
+                        .post, "/api/v1/notifications", body: #"{"title": "Across", "user_aliases": ["zoe"], "send_at": "\#(Self.iso(sendAt))"}"#,
+                        as: app.serverCredential
+                    )
+                    return (try #require(sent.json["id"]?.intValue), sendAt)
+                }
+                // The first service stopped before the time came; a second one sends it.
+                #expect(Date() < sendAt)
+                try await withTestService(onDatabase: url, workers: true) { _, service in
+                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    try await Task.sleep(for: .milliseconds(500))
+                    #expect(gateway.pushes(to: token).count == 1)
+                    #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state = 'sent'") == 1)
+                }
+            }
+        }
+    }
+
+    /// "At 08:00 in each user's morning": each device is due when the wall-clock time comes in its
+    /// own time zone; where it has already come, at once; without a known zone, in UTC.
+    @Test func aLocalTimeReachesEachDeviceAtThatTimeInItsOwnZone() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let zones: [(name: String?, token: String)] = [
+                    ("UTC", E2EDeliveryTests.token(0x7001)), ("Pacific/Kiritimati", E2EDeliveryTests.token(0x7002)),
+                    ("America/Los_Angeles", E2EDeliveryTests.token(0x7003)), ("Mars/Olympus_Mons", E2EDeliveryTests.token(0x7004)),
+                    (nil, E2EDeliveryTests.token(0x7005)),
+                ]
+                var devices: [String: Int64] = [:]
+                for zone in zones { devices[zone.token] = try await Self.register(client, app.deviceCredential, token: zone.token, timeZone: zone.name) }
+
+                // A wall-clock time 3 s ahead of UTC's, written without a zone.
+                let wallClock = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3).rounded(.up))
+                let text = wallClock.formatted(Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().time(includingFractionalSeconds: false).dateTimeSeparator(.standard).timeSeparator(.colon))
+                #expect(!text.hasSuffix("Z"), "\(text)")
+                let sent = try await client.signed(
+                    .post, "/api/v1/notifications", body: #"{"title": "Morning", "user_aliases": ["zoe"], "send_at": "\#(text)", "local_time": true}"#,
+                    as: app.serverCredential
+                )
+                #expect(sent.status == .accepted, "\(String(buffer: sent.body))")
+                #expect(sent.json["local_time"] == .bool(true))
+                #expect(sent.json["send_at"]?.stringValue == text)
+                let id = try #require(sent.json["id"]?.intValue)
+
+                // Kiritimati (UTC+14) passed that time 14 hours ago: at once.
+                #expect(try await service.eventually(timeout: .seconds(2)) { !gateway.pushes(to: zones[1].token).isEmpty })
+                #expect(Date() < wallClock, "before UTC's devices are due")
+                #expect(gateway.pushes(to: zones[0].token).isEmpty)
+
+                try await Task.sleep(until: .now + .seconds(wallClock.timeIntervalSinceNow + 2))
+                for zone in [zones[0], zones[3], zones[4]] {
+                    let push = try #require(gateway.pushes(to: zone.token).first, "\(zone.name ?? "no zone")")
+                    #expect(push.receivedAt >= wallClock, "\(zone.name ?? "no zone")")
+                }
+                // Los Angeles gets it at 08:00 there, hours from now.
+                #expect(gateway.pushes(to: zones[2].token).isEmpty)
+                let losAngeles = try #require(TimeZone(identifier: "America/Los_Angeles"))
+                let due = wallClock.addingTimeInterval(-TimeInterval(losAngeles.secondsFromGMT(for: wallClock)))
+                let runAt = try #require(try await service.integer(
+                    "SELECT extract(epoch FROM run_at)::int8 FROM deliveries WHERE notification_id = \(id) AND device_id = \(devices[zones[2].token] ?? 0) AND state = 'available'"
+                ))
+                #expect(abs(Double(runAt) - due.timeIntervalSince1970) < 1.5)
+            }
+        }
+    }
+}
