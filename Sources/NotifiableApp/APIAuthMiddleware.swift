@@ -36,10 +36,11 @@ struct APIAuthMiddleware: RouterMiddleware {
         }
         let date = try checkedDate(request.headers[.date])
 
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > Context.maxBodyBytes {
+        let limit = Context.bodyLimit(for: request)
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw APIError.bodyTooLarge
         }
-        let body = try await request.collectBody(upTo: Context.maxBodyBytes)
+        let body = try await request.collectBody(upTo: limit)
         let contentMD5 = request.headers[.contentMD5] ?? ""
         if !contentMD5.isEmpty, contentMD5 != APIAuth.contentMD5(of: body.readableBytesView) {
             throw APIError.unauthorized("content_md5_mismatch", "Content-MD5 does not match the body that arrived.")

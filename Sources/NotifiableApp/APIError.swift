@@ -52,7 +52,8 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     static var bodyTooLarge: APIError {
         APIError(
             status: .contentTooLarge, code: "body_too_large",
-            message: "The request body is larger than \(NotifiableRequestContext.maxBodyBytes / 1024) KiB."
+            message: "The request body is larger than this endpoint takes: \(NotifiableRequestContext.maxBodyBytes / 1024) KiB, "
+                + "or \(NotifiableRequestContext.maxRichContentBytes / 1024 / 1024) MiB for a rich notification's content."
         )
     }
 

@@ -85,6 +85,7 @@ public func buildRouter(
         notifications: NotificationStore(client: postgres, logger: logger), userNotifications: userNotifications,
         verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api)
+    RichContentController(contents: NotificationContents(client: postgres, logger: logger)).addRoutes(to: api)
 
     let admin = router.group("admin").add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
     AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)

@@ -1,5 +1,7 @@
 import Hummingbird
 import NotifiableCore
+import NotifiableStore
+import NotifiableStore
 
 /// Who signed the request: set by the APIAuth middleware for every `/api/v1` route.
 public struct Caller: Sendable, Equatable {
@@ -21,6 +23,17 @@ public struct NotifiableRequestContext: RequestContext {
 
     /// The largest request body accepted, on every route.
     public static let maxBodyBytes = 64 * 1024
+    /// The largest rich content, uploaded on its own route.
+    public static let maxRichContentBytes = NotificationContents.maximumSize
+
+    /// The largest body `request` may carry: rich content uploads take more than the rest.
+    static func bodyLimit(for request: Request) -> Int {
+        guard request.method == .put else { return maxBodyBytes }
+        let parts = request.uri.path.split(separator: "/")
+        let isContentUpload = parts.count == 5 && parts[0] == "api" && parts[1] == "v1" && parts[2] == "notifications"
+            && parts[4] == "content"
+        return isContentUpload ? maxRichContentBytes : maxBodyBytes
+    }
     public var maxUploadSize: Int { Self.maxBodyBytes }
 
     public init(source: ApplicationRequestContextSource) {

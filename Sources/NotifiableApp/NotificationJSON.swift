@@ -23,6 +23,7 @@ struct NotificationJSON: Encodable, Sendable {
     /// time without a zone.
     let sendAt: String?
     let localTime: Bool?
+    let rich: Bool?
 
     struct UserStates: Encodable, Sendable {
         let targeted, read, dismissed, activated: Int64
@@ -39,6 +40,7 @@ struct NotificationJSON: Encodable, Sendable {
         case userStates = "user_states"
         case sendAt = "send_at"
         case localTime = "local_time"
+        case rich
     }
 
     init(_ notification: StoredNotification, counters: NotificationCounters?) {
@@ -54,6 +56,7 @@ struct NotificationJSON: Encodable, Sendable {
                      dead: $0.dead, cancelled: $0.cancelled, delivered: $0.delivered, opened: $0.opened)
         }
         lastError = counters?.lastError
+        rich = notification.rich ? true : nil
         switch notification.schedule {
         case .at(let date)?:
             sendAt = Timestamp.iso8601(date)
@@ -74,6 +77,7 @@ struct NotificationJSON: Encodable, Sendable {
     static func state(of notification: StoredNotification, counters: NotificationCounters?) -> String {
         switch notification.state {
         case .cancelled: return "cancelled"
+        case .fanningOut where notification.awaitingContent: return "awaiting_content"
         case .fanningOut: return notification.schedule.map { $0.earliestInstant > Date() } == true ? "scheduled" : "queued"
         case .fannedOut:
             guard let counters else { return "sending" }

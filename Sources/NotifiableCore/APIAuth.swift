@@ -75,9 +75,9 @@ public enum APIAuth {
     /// The headers a client sends for a signed request at `date` (seconds since 1970).
     public static func signedHeaders(
         method: String, path: String, body: some DataProtocol, accessID: String, secretKey: String,
-        date: Int64, algorithm: Algorithm = .hmacSHA1, includeContentMD5: Bool = false
+        date: Int64, algorithm: Algorithm = .hmacSHA1, includeContentMD5: Bool = false,
+        contentType: String = "application/json; charset=utf-8"
     ) -> [(name: String, value: String)] {
-        let contentType = "application/json; charset=utf-8"
         let dateText = HTTPDate.format(date)
         let md5 = includeContentMD5 ? contentMD5(of: body) : ""
         let canonical = canonicalString(method: method, contentType: contentType, contentMD5: md5, requestURI: path, date: dateText)

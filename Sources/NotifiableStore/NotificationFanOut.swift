@@ -35,7 +35,7 @@ public struct NotificationFanOut: Sendable {
             WHERE id = (
                 SELECT id FROM notifications
                 WHERE state = 'fanning_out' AND (fanout_locked_until IS NULL OR fanout_locked_until < now())
-                  AND (fanout_after IS NULL OR fanout_after <= now())
+                  AND (fanout_after IS NULL OR fanout_after <= now()) AND NOT awaiting_content
                 ORDER BY id LIMIT 1
                 FOR UPDATE SKIP LOCKED
             )

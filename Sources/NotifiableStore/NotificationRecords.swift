@@ -22,13 +22,17 @@ public struct StoredNotification: Sendable, Equatable {
     public let userStates: UserStateCounters?
     /// When it goes out, if it was scheduled.
     public let schedule: SendSchedule?
+    /// Sent with content the devices fetch; `awaitingContent` until the backend uploads it.
+    public let rich: Bool
+    public let awaitingContent: Bool
 }
 
 extension StoredNotification {
     func with(userStates: UserStateCounters?) -> StoredNotification {
         StoredNotification(
             id: id, appID: appID, content: content, targeting: targeting, idempotencyKey: idempotencyKey, state: state,
-            createdAt: createdAt, fannedOutAt: fannedOutAt, cancelledAt: cancelledAt, userStates: userStates, schedule: schedule
+            createdAt: createdAt, fannedOutAt: fannedOutAt, cancelledAt: cancelledAt, userStates: userStates, schedule: schedule,
+            rich: rich, awaitingContent: awaitingContent
         )
     }
 }

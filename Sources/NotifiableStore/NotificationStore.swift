@@ -17,7 +17,8 @@ public struct NotificationStore: Sendable {
     static let columns = """
         n.id, n.app_id, n.content::text, n.targeting::text, n.idempotency_key, n.state,
         n.created_at, n.fanned_out_at, n.cancelled_at,
-        n.stateful, n.users_targeted, n.users_read, n.users_dismissed, n.users_activated, n.send_at, n.local_send_at
+        n.stateful, n.users_targeted, n.users_read, n.users_dismissed, n.users_activated, n.send_at, n.local_send_at,
+        n.rich, n.awaiting_content
         """
 
     /// Stores a notification for fan-out; a stateful one with its users' copies, in the same
@@ -37,10 +38,11 @@ public struct NotificationStore: Sendable {
             guard var notification = try await first(connection.query(
                 """
                 INSERT INTO notifications AS n (
-                    app_id, idempotency_key, content, targeting, expires_at, stateful, users_targeted, send_at, local_send_at)
+                    app_id, idempotency_key, content, targeting, expires_at, stateful, users_targeted, send_at, local_send_at,
+                    rich, awaiting_content)
                 VALUES (\(appID), \(request.idempotencyKey), \(content)::jsonb, \(targeting)::jsonb, \(request.content.expiresAt),
                         \(stateful), \(stateful ? request.targeting.userAliases.count : 0), \(sendAt),
-                        \(localSendAt)::timestamptz AT TIME ZONE 'UTC')
+                        \(localSendAt)::timestamptz AT TIME ZONE 'UTC', \(request.rich), \(request.rich))
                 ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
                 RETURNING \(unescaped: Self.columns)
                 """,
@@ -187,8 +189,8 @@ public struct NotificationStore: Sendable {
 
     static func notification(from row: PostgresRow) throws -> StoredNotification {
         let (id, appID, content, targeting, key, state, createdAt, fannedOutAt, cancelledAt, stateful, users, read, dismissed, activated,
-             sendAt, localSendAt) = try row.decode(
-            (Int64, Int64, String, String, String?, String, Date, Date?, Date?, Bool, Int32, Int32, Int32, Int32, Date?, Date?).self
+             sendAt, localSendAt, rich, awaitingContent) = try row.decode(
+            (Int64, Int64, String, String, String?, String, Date, Date?, Date?, Bool, Int32, Int32, Int32, Int32, Date?, Date?, Bool, Bool).self
         )
         return StoredNotification(
             id: id, appID: appID,
@@ -200,7 +202,8 @@ public struct NotificationStore: Sendable {
             userStates: stateful
                 ? UserStateCounters(targeted: Int64(users), read: Int64(read), dismissed: Int64(dismissed), activated: Int64(activated))
                 : nil,
-            schedule: sendAt.map(SendSchedule.at) ?? localSendAt.map(SendSchedule.localTime)
+            schedule: sendAt.map(SendSchedule.at) ?? localSendAt.map(SendSchedule.localTime),
+            rich: rich, awaitingContent: awaitingContent
         )
     }
 }

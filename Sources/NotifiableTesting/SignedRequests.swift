@@ -23,6 +23,34 @@ extension TestClientProtocol {
     }
 }
 
+extension TestClientProtocol {
+    /// Signs and sends a request whose body is raw bytes of `contentType` (uploads).
+    @discardableResult
+    public func signed(
+        _ method: HTTPRequest.Method, _ uri: String, bytes: [UInt8], contentType: String, as credential: Credential,
+        headers extra: HTTPFields = [:]
+    ) async throws -> TestResponse {
+        let path = String(uri.split(separator: "?", maxSplits: 1).first ?? "")
+        var headers = HTTPFields()
+        for header in APIAuth.signedHeaders(
+            method: method.rawValue, path: path, body: bytes, accessID: credential.accessID, secretKey: credential.secretKey,
+            date: Int64(Date().timeIntervalSince1970), contentType: contentType
+        ) {
+            headers.append(HTTPField(name: HTTPField.Name(header.name)!, value: header.value))
+        }
+        headers.append(contentsOf: extra)
+        return try await execute(uri: uri, method: method, headers: headers, body: ByteBuffer(bytes: bytes))
+    }
+
+    /// A signed GET with extra headers (conditional and range requests).
+    public func signed(_ uri: String, as credential: Credential, headers extra: HTTPFields) async throws -> TestResponse {
+        let path = String(uri.split(separator: "?", maxSplits: 1).first ?? "")
+        var headers = signedHeaders(method: .get, path: path, body: "", credential: credential)
+        headers.append(contentsOf: extra)
+        return try await execute(uri: uri, method: .get, headers: headers, body: nil)
+    }
+}
+
 public func signedHeaders(
     method: HTTPRequest.Method, path: String, body: String, credential: Credential,
     date: Int64 = Int64(Date().timeIntervalSince1970), algorithm: APIAuth.Algorithm = .hmacSHA1,

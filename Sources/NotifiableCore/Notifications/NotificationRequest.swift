@@ -15,11 +15,15 @@ public struct NotificationRequest: Sendable, Equatable {
     public var stateful: StatefulOptions?
     /// Set when it goes out later than at once.
     public var schedule: SendSchedule?
+    /// Its content is too big for a push: the app's backend uploads it, the push carries
+    /// `"rich": true`, and the devices it reached fetch it.
+    public var rich: Bool
 
     public init(
         content: NotificationContent, targeting: Targeting, idempotencyKey: String? = nil, stateful: StatefulOptions? = nil,
-        schedule: SendSchedule? = nil
+        schedule: SendSchedule? = nil, rich: Bool = false
     ) {
+        self.rich = rich
         self.content = content
         self.targeting = targeting
         self.idempotencyKey = idempotencyKey
@@ -47,7 +51,7 @@ public struct NotificationRequest: Sendable, Equatable {
     /// Every key a body may hold (at the top level or under `notification`).
     public static let knownKeys: Set<String> = NotificationContent.requestKeys
         .union(Targeting.requestKeys)
-        .union(["idempotency_key", "stateful", "send_at", "local_time"])
+        .union(["idempotency_key", "stateful", "send_at", "local_time", "rich"])
 
     /// Validates a request body. `now` is the clock against which `expires_at` must lie in the
     /// future and from which `ttl_seconds` counts.
@@ -62,6 +66,13 @@ public struct NotificationRequest: Sendable, Equatable {
         let targeting = try Targeting.read(from: reader)
         let idempotencyKey = try reader.text("idempotency_key", maxLength: maxShortTextLength, allowEmpty: false)
         let stateful = try StatefulOptions.read(from: reader, now: now)
+        let rich = try reader.bool("rich") ?? false
+        if rich {
+            // The push says so (the SDKs and apps read it beside n_id); on iOS a notification
+            // service extension may then fetch the content before the alert shows.
+            content.parameters["rich"] = .bool(true)
+            if content.showsAlert { content.mutableContent = true }
+        }
 
         guard content.showsOrDoesSomething else {
             throw ValidationError(
@@ -87,7 +98,7 @@ public struct NotificationRequest: Sendable, Equatable {
             )
         }
         return NotificationRequest(
-            content: content, targeting: targeting, idempotencyKey: idempotencyKey, stateful: stateful, schedule: schedule
+            content: content, targeting: targeting, idempotencyKey: idempotencyKey, stateful: stateful, schedule: schedule, rich: rich
         )
     }
 
@@ -130,6 +141,12 @@ extension NotificationContent {
                 field: reader.path("expires_at")
             )
         }
+    }
+
+    /// Whether it shows an alert (a title or message) anywhere.
+    var showsAlert: Bool {
+        func hasText(_ text: LocalizedText) -> Bool { text.title != nil || text.message != nil }
+        return hasText(text) || localized.values.contains(where: hasText)
     }
 
     /// Whether a device would show or do anything on receiving it.
