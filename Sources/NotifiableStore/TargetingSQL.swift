@@ -19,7 +19,19 @@ enum TargetingSQL {
             let conditions = targeting.filters.map { condition(for: $0, builder: &builder) }
             rules.append("(" + conditions.joined(separator: " AND ") + ")")
         }
+        if let near = targeting.near {
+            rules.append(nearCondition(near, &builder))
+        }
         builder.append(rules.isEmpty ? "FALSE" : "(" + rules.joined(separator: " OR ") + ")")
+    }
+
+    /// The box test is what `devices_location_idx` answers; the distance test then trims the
+    /// box's corners to the circle.
+    private static func nearCondition(_ circle: GeoCircle, _ builder: inout SQLBuilder) -> String {
+        let center = "ll_to_earth(\(builder.bind(circle.latitude))::float8, \(builder.bind(circle.longitude))::float8)"
+        let radius = "\(builder.bind(circle.radiusMeters))::float8"
+        return "(d.latitude IS NOT NULL AND d.longitude IS NOT NULL AND earth_box(\(center), \(radius)) @> ll_to_earth(d.latitude, d.longitude)"
+            + " AND earth_distance(\(center), ll_to_earth(d.latitude, d.longitude)) <= \(radius))"
     }
 
     private static func condition(for filter: DeviceFilter, builder: inout SQLBuilder) -> String {

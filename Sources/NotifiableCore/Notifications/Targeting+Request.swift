@@ -1,13 +1,14 @@
 extension Targeting {
     /// The request keys that say who gets a notification.
-    static let requestKeys: Set<String> = ["user_aliases", "device_ids", "filters", "all"]
+    static let requestKeys: Set<String> = ["user_aliases", "device_ids", "filters", "all", "near"]
 
     static func read(from reader: NotificationFieldReader) throws(ValidationError) -> Targeting {
         Targeting(
             userAliases: try readUserAliases(reader),
             deviceIDs: try readDeviceIDs(reader),
             filters: try readFilters(reader),
-            all: try reader.bool("all") ?? false
+            all: try reader.bool("all") ?? false,
+            near: try GeoCircle.read(from: reader)
         )
     }
 

@@ -7,15 +7,20 @@ public struct Targeting: Sendable, Equatable, Codable {
     /// Conditions that must all hold; empty means this rule is absent.
     public var filters: [DeviceFilter]
     public var all: Bool
+    /// Devices whose position lies within a circle.
+    public var near: GeoCircle?
 
-    public init(userAliases: [String] = [], deviceIDs: [Int64] = [], filters: [DeviceFilter] = [], all: Bool = false) {
+    public init(
+        userAliases: [String] = [], deviceIDs: [Int64] = [], filters: [DeviceFilter] = [], all: Bool = false, near: GeoCircle? = nil
+    ) {
         self.userAliases = userAliases
         self.deviceIDs = deviceIDs
         self.filters = filters
         self.all = all
+        self.near = near
     }
 
-    public var isEmpty: Bool { userAliases.isEmpty && deviceIDs.isEmpty && filters.isEmpty && !all }
+    public var isEmpty: Bool { userAliases.isEmpty && deviceIDs.isEmpty && filters.isEmpty && !all && near == nil }
 }
 
 /// One condition on a device: on a column (provider, language, country) or on a custom property.
@@ -58,6 +63,7 @@ extension Targeting {
         case deviceIDs = "device_ids"
         case filters
         case all
+        case near
     }
 
     /// Keys missing from stored JSON take their defaults, so older rows still decode.
@@ -67,7 +73,8 @@ extension Targeting {
             userAliases: try container.decodeIfPresent([String].self, forKey: .userAliases) ?? [],
             deviceIDs: try container.decodeIfPresent([Int64].self, forKey: .deviceIDs) ?? [],
             filters: try container.decodeIfPresent([DeviceFilter].self, forKey: .filters) ?? [],
-            all: try container.decodeIfPresent(Bool.self, forKey: .all) ?? false
+            all: try container.decodeIfPresent(Bool.self, forKey: .all) ?? false,
+            near: try container.decodeIfPresent(GeoCircle.self, forKey: .near)
         )
     }
 
@@ -77,6 +84,7 @@ extension Targeting {
         try container.encode(deviceIDs, forKey: .deviceIDs)
         try container.encode(filters, forKey: .filters)
         try container.encode(all, forKey: .all)
+        try container.encodeIfPresent(near, forKey: .near)
     }
 }
 
