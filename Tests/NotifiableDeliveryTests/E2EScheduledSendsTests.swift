@@ -34,13 +34,17 @@ import Testing
                 #expect(sent.json["state"]?.stringValue == "scheduled")
                 let id = try #require(sent.json["id"]?.intValue)
                 try await Task.sleep(for: .milliseconds(1200))
-                #expect(gateway.pushes(to: token).isEmpty, "nothing before its time")
-                #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id)") == 0, "its audience is not resolved before then")
+                // What is seen before the time (a loaded machine may oversleep past it).
+                let deliveriesBefore = try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id)")
+                if Date() < sendAt {
+                    #expect(gateway.pushes(to: token).isEmpty, "nothing before its time")
+                    #expect(deliveriesBefore == 0, "its audience is not resolved before then")
+                }
 
                 #expect(try await E2EDeliveryTests.settled(service, id))
                 let push = try #require(gateway.pushes(to: token).first)
                 #expect(push.receivedAt >= sendAt)
-                #expect(push.receivedAt.timeIntervalSince(sendAt) < 2, "and soon after it")
+                #expect(push.receivedAt.timeIntervalSince(sendAt) < 10, "and soon after it")
                 #expect(gateway.pushes(to: token).count == 1)
             }
         }
@@ -53,7 +57,7 @@ import Testing
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
                 let token = E2EDeliveryTests.token(0x5C2)
                 _ = try await Self.register(client, app.deviceCredential, token: token)
-                let sendAt = Date().addingTimeInterval(1.5)
+                let sendAt = Date().addingTimeInterval(5)
                 let sent = try await client.signed(
                     .post, "/api/v1/notifications", body: #"{"title": "Never", "user_aliases": ["zoe"], "send_at": "\#(Self.iso(sendAt))"}"#,
                     as: app.serverCredential
@@ -61,6 +65,7 @@ import Testing
                 let id = try #require(sent.json["id"]?.intValue)
                 let cancelled = try await client.signed(.delete, "/api/v1/notifications/\(id)", as: app.serverCredential)
                 #expect(cancelled.json["state"]?.stringValue == "cancelled")
+                try #require(Date() < sendAt, "cancelled before its time")
                 try await Task.sleep(until: .now + .seconds(sendAt.timeIntervalSinceNow + 1.5))
                 #expect(gateway.pushes(to: token).isEmpty)
                 #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id)") == 0)
@@ -76,7 +81,7 @@ import Testing
                     let app = try await service.createApp()
                     try await service.connectAPNs(appID: app.app.id, to: gateway)
                     _ = try await Self.register(client, app.deviceCredential, token: token)
-                    let sendAt = Date().addingTimeInterval(2)
+                    let sendAt = Date().addingTimeInterval(4)
                     let sent = try await client.signed(
                         .post, "/api/v1/notifications", body: #"{"title": "Across", "user_aliases": ["zoe"], "send_at": "\#(Self.iso(sendAt))"}"#,
                         as: app.serverCredential
@@ -84,7 +89,7 @@ import Testing
                     return (try #require(sent.json["id"]?.intValue), sendAt)
                 }
                 // The first service stopped before the time came; a second one sends it.
-                #expect(Date() < sendAt)
+                try #require(Date() < sendAt, "the first service stopped before the send time")
                 try await withTestService(onDatabase: url, workers: true) { _, service in
                     #expect(try await E2EDeliveryTests.settled(service, id))
                     try await Task.sleep(for: .milliseconds(500))
@@ -110,8 +115,8 @@ import Testing
                 var devices: [String: Int64] = [:]
                 for zone in zones { devices[zone.token] = try await Self.register(client, app.deviceCredential, token: zone.token, timeZone: zone.name) }
 
-                // A wall-clock time 3 s ahead of UTC's, written without a zone.
-                let wallClock = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3).rounded(.up))
+                // A wall-clock time 6 s ahead of UTC's, written without a zone.
+                let wallClock = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 6).rounded(.up))
                 let text = wallClock.formatted(Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().time(includingFractionalSeconds: false).dateTimeSeparator(.standard).timeSeparator(.colon))
                 #expect(!text.hasSuffix("Z"), "\(text)")
                 let sent = try await client.signed(
@@ -124,9 +129,12 @@ import Testing
                 let id = try #require(sent.json["id"]?.intValue)
 
                 // Kiritimati (UTC+14) passed that time 14 hours ago: at once.
-                #expect(try await service.eventually(timeout: .seconds(2)) { !gateway.pushes(to: zones[1].token).isEmpty })
-                #expect(Date() < wallClock, "before UTC's devices are due")
-                #expect(gateway.pushes(to: zones[0].token).isEmpty)
+                #expect(try await service.eventually(timeout: .seconds(10)) { !gateway.pushes(to: zones[1].token).isEmpty })
+                let seenAt = Date()
+                let utcBefore = gateway.pushes(to: zones[0].token)
+                if seenAt < wallClock {
+                    #expect(utcBefore.isEmpty, "UTC's devices are not due yet")
+                }
 
                 try await Task.sleep(until: .now + .seconds(wallClock.timeIntervalSinceNow + 2))
                 for zone in [zones[0], zones[3], zones[4]] {
