@@ -154,34 +154,7 @@ extension NotificationContent {
                 field: reader.path("ttl_seconds")
             )
         }
-        let seconds: Double
-        switch member.value {
-        case .string(let text):
-            guard let parsed = ISO8601Timestamp.secondsSince1970(text) else {
-                throw ValidationError(
-                    code: "invalid_date",
-                    message: "\(member.path) \"\(text)\" is not an ISO 8601 date-time with a time zone, "
-                        + "such as \"2026-11-22T10:00:00Z\".",
-                    field: member.path
-                )
-            }
-            seconds = parsed
-        case .integer(let value):
-            seconds = Double(value)
-        case .number(let value):
-            seconds = value
-        default:
-            throw NotificationFieldReader.typeError(
-                member.path, expected: "an ISO 8601 date-time string or a number of seconds since 1970", got: member.value
-            )
-        }
-        guard seconds <= ISO8601Timestamp.latestSecondsSince1970 else {
-            throw ValidationError(
-                code: "invalid_date",
-                message: "\(member.path) is after the year 9999; give seconds (not milliseconds) since 1970.",
-                field: member.path
-            )
-        }
+        let seconds = try member.secondsSince1970()
         let expiry = milliseconds(seconds)
         guard expiry > now else {
             throw ValidationError(
@@ -195,5 +168,35 @@ extension NotificationContent {
 
     private static func milliseconds(_ secondsSince1970: Double) -> Date {
         Date(timeIntervalSince1970: (secondsSince1970 * 1_000).rounded() / 1_000)
+    }
+}
+
+extension NotificationFieldReader.Member {
+    /// An instant as clients send it: an ISO 8601 date-time with a zone, or seconds since 1970.
+    func secondsSince1970(hint: String = "") throws(ValidationError) -> Double {
+        let seconds: Double
+        switch value {
+        case .string(let text):
+            guard let parsed = ISO8601Timestamp.secondsSince1970(text) else {
+                throw ValidationError(
+                    code: "invalid_date",
+                    message: "\(path) \"\(text)\" is not an ISO 8601 date-time with a time zone, such as \"2026-11-22T10:00:00Z\"\(hint).",
+                    field: path
+                )
+            }
+            seconds = parsed
+        case .integer(let integer):
+            seconds = Double(integer)
+        case .number(let number):
+            seconds = number
+        default:
+            throw NotificationFieldReader.typeError(path, expected: "an ISO 8601 date-time string or a number of seconds since 1970", got: value)
+        }
+        guard seconds <= ISO8601Timestamp.latestSecondsSince1970 else {
+            throw ValidationError(
+                code: "invalid_date", message: "\(path) is after the year 9999; give seconds (not milliseconds) since 1970.", field: path
+            )
+        }
+        return seconds
     }
 }

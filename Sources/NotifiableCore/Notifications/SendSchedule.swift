@@ -58,25 +58,7 @@ public enum SendSchedule: Sendable, Equatable {
             }
             return .localTime(wallClock)
         }
-        let seconds: Double
-        switch member.value {
-        case .string(let text):
-            guard let parsed = ISO8601Timestamp.secondsSince1970(text) else {
-                throw ValidationError(
-                    code: "invalid_date",
-                    message: "\(member.path) \"\(text)\" is not an ISO 8601 date-time with a time zone, such as \"2026-11-23T08:00:00Z\" "
-                        + "(or send \"local_time\": true for each device's own time zone).",
-                    field: member.path
-                )
-            }
-            seconds = parsed
-        case .integer(let value): seconds = Double(value)
-        case .number(let value): seconds = value
-        default:
-            throw NotificationFieldReader.typeError(
-                member.path, expected: "an ISO 8601 date-time string or a number of seconds since 1970", got: member.value
-            )
-        }
+        let seconds = try member.secondsSince1970(hint: " (or send \"local_time\": true for each device's own time zone)")
         let date = Date(timeIntervalSince1970: seconds)
         guard date > now.addingTimeInterval(-pastTolerance) else {
             throw ValidationError(code: "already_past", message: "\(member.path) is in the past.", field: member.path)
