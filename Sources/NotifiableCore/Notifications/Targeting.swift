@@ -6,16 +6,22 @@ public struct Targeting: Sendable, Equatable, Codable {
     public var deviceIDs: [Int64]
     /// Conditions that must all hold; empty means this rule is absent.
     public var filters: [DeviceFilter]
+    /// Devices whose tags satisfy it; nil means this rule is absent.
+    public var tagExpression: TagExpression?
     public var all: Bool
 
-    public init(userAliases: [String] = [], deviceIDs: [Int64] = [], filters: [DeviceFilter] = [], all: Bool = false) {
+    public init(
+        userAliases: [String] = [], deviceIDs: [Int64] = [], filters: [DeviceFilter] = [], tagExpression: TagExpression? = nil,
+        all: Bool = false
+    ) {
         self.userAliases = userAliases
         self.deviceIDs = deviceIDs
         self.filters = filters
+        self.tagExpression = tagExpression
         self.all = all
     }
 
-    public var isEmpty: Bool { userAliases.isEmpty && deviceIDs.isEmpty && filters.isEmpty && !all }
+    public var isEmpty: Bool { userAliases.isEmpty && deviceIDs.isEmpty && filters.isEmpty && tagExpression == nil && !all }
 }
 
 /// One condition on a device: on a column (provider, language, country) or on a custom property.
@@ -57,6 +63,7 @@ extension Targeting {
         case userAliases = "user_aliases"
         case deviceIDs = "device_ids"
         case filters
+        case tagExpression = "tag_expression"
         case all
     }
 
@@ -67,6 +74,7 @@ extension Targeting {
             userAliases: try container.decodeIfPresent([String].self, forKey: .userAliases) ?? [],
             deviceIDs: try container.decodeIfPresent([Int64].self, forKey: .deviceIDs) ?? [],
             filters: try container.decodeIfPresent([DeviceFilter].self, forKey: .filters) ?? [],
+            tagExpression: try container.decodeIfPresent(TagExpression.self, forKey: .tagExpression),
             all: try container.decodeIfPresent(Bool.self, forKey: .all) ?? false
         )
     }
@@ -76,6 +84,7 @@ extension Targeting {
         try container.encode(userAliases, forKey: .userAliases)
         try container.encode(deviceIDs, forKey: .deviceIDs)
         try container.encode(filters, forKey: .filters)
+        try container.encodeIfPresent(tagExpression, forKey: .tagExpression)
         try container.encode(all, forKey: .all)
     }
 }
