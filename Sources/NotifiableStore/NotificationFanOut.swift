@@ -23,8 +23,10 @@ public struct FanOutJob: Sendable {
 /// hundred thousand rows per batch, or fetch the whole audience through an index and sort it,
 /// every batch; within a window it can intersect the audience's index with the id range and
 /// fetch only the window's matches. A window that fills the batch moves the cursor to the
-/// batch's last id; one that does not moves the cursor to its end and doubles, so a sparse
-/// audience is crossed in a few batches (docs/performance.md, Tags).
+/// batch's last id; one that does not moves the cursor to its end, and doubles when it found
+/// less than half a batch, so a sparse audience is crossed in a few batches while the window
+/// stays small enough that the planner expects to read all of it, not to stop early on an id
+/// walk (docs/performance.md, Tags).
 public struct NotificationFanOut: Sendable {
     let client: PostgresClient
     let logger: Logger
@@ -98,7 +100,7 @@ public struct NotificationFanOut: Sendable {
         let query = builder.query
         let currentCursor = job.cursor
         let notification = job.notificationID
-        let outcome: (next: Int64, created: Int, done: Bool, full: Bool)? = try await client.withTransaction(logger: logger) { connection in
+        let outcome: (next: Int64, created: Int, done: Bool, scanned: Int64)? = try await client.withTransaction(logger: logger) { connection in
             // Hold the notification row for the batch: a cancel waits, and a batch never runs
             // for a notification that is no longer fanning out.
             let held = try await connection.query(
@@ -133,11 +135,11 @@ public struct NotificationFanOut: Sendable {
                 """,
                 logger: logger
             )
-            return (next, Int(created), done, full)
+            return (next, Int(created), done, scanned)
         }
         guard let outcome else { return nil }
         job.cursor = outcome.next
-        if !outcome.full { job.window = min(job.window * 2, Self.largestWindow) }
+        if outcome.scanned < Int64(batchSize) / 2 { job.window = min(job.window * 2, Self.largestWindow) }
         if outcome.created > 0 {
             await wakeWorkers(client, logger: logger)
         }
