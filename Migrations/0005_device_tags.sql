@@ -4,10 +4,10 @@
 -- Kept as a sorted array on the device row, indexed with GIN on (app_id, tags). Measured
 -- against a device_tags (app_id, tag, device_id) join table on 1,000,000 devices
 -- (docs/performance.md, Benchmarks/tags/measure.sh): the array answers every expression from
--- one row, where the join table needs a probe per tag and device, and was 2 to 100 times slower
--- on common tags, negations and alternatives. btree_gin puts app_id in the same GIN index, so
--- one app's rare tag is found without reading the posting lists of other apps that use the
--- same tag name.
+-- the device's row, where the join table needs a probe per tag and device, and was 20 to 30
+-- times slower to walk on common tags, negations and alternatives. btree_gin puts app_id in the
+-- same GIN index, so one app's rare tag is found without going through the devices of other
+-- apps that use the same tag name.
 
 CREATE EXTENSION IF NOT EXISTS btree_gin;
 
