@@ -87,7 +87,8 @@ public struct NotificationRequest: Sendable, Equatable {
         "expiration": "expires_at", "expires": "expires_at",
         "user_alias": "user_aliases", "users": "user_aliases", "aliases": "user_aliases",
         "device_id": "device_ids", "device_token_ids": "device_ids", "devices": "device_ids",
-        "filter": "filters", "tags": "tag_expression", "tag": "tag_expression", "data": "parameters", "custom": "parameters", "payload": "parameters",
+        "filter": "filters", "tags": "tag_expression", "tag": "tag_expression",
+        "data": "parameters", "custom": "parameters", "payload": "parameters",
         "thread": "thread_id", "collapse_key": "collapse_id",
         "locales": "localized", "translations": "localized",
     ]
