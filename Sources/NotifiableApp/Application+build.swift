@@ -76,6 +76,7 @@ public func buildRouter(
     let userTokens = UserTokenVerifier(settings: UserTokenSettings(client: postgres, logger: logger), keys: configuration.keys, now: { Date() })
     let api = router.group("api/v1").add(middleware: APIAuthMiddleware(apps: apps))
     DeviceTokensController(devices: devices, userTokens: userTokens).addRoutes(to: api)
+    DeviceTagsController(devices: devices).addRoutes(to: api)
     UserTokensController(verifier: userTokens).addRoutes(to: api)
     let userNotifications = UserNotifications(client: postgres, logger: logger, syncDelay: configuration.syncSignalDelay)
     let userNotificationRoutes = UserNotificationsController(store: userNotifications)

@@ -14,12 +14,14 @@ struct DeviceJSON: Encodable, Sendable {
     let locale: String?
     let customProperties: JSONValue
     let platformProperties: JSONValue
+    /// Sorted.
+    let tags: [String]
     let createdAt: String
     let updatedAt: String
     let invalidatedAt: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, provider, token, name, language, country, locale
+        case id, provider, token, name, language, country, locale, tags
         case userAlias = "user_alias"
         case customProperties = "custom_properties"
         case platformProperties = "platform_properties"
@@ -39,6 +41,7 @@ struct DeviceJSON: Encodable, Sendable {
         locale = device.language.map { language in device.country.map { "\(language)_\($0.uppercased())" } ?? language }
         customProperties = .object(device.customProperties)
         platformProperties = .object(device.platformProperties)
+        tags = device.tags
         createdAt = Timestamp.iso8601(device.createdAt)
         updatedAt = Timestamp.iso8601(device.updatedAt)
         invalidatedAt = device.invalidatedAt.map(Timestamp.iso8601)
@@ -57,6 +60,7 @@ struct DeviceJSON: Encodable, Sendable {
         try container.encode(locale, forKey: .locale)
         try container.encode(customProperties, forKey: .customProperties)
         try container.encode(platformProperties, forKey: .platformProperties)
+        try container.encode(tags, forKey: .tags)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(invalidatedAt, forKey: .invalidatedAt)

@@ -12,6 +12,8 @@ public struct Device: Sendable, Equatable {
     public var country: String?
     public var customProperties: [String: JSONValue]
     public var platformProperties: [String: JSONValue]
+    /// Sorted, without duplicates.
+    public var tags: [String]
     public var createdAt: Date
     public var updatedAt: Date
     /// When the token was last registered; a gateway's "token dead" answer older than this is stale.
@@ -23,7 +25,7 @@ public struct Device: Sendable, Equatable {
         id: Int64, appID: Int64, provider: Provider, token: String, name: String?, userAlias: String?,
         language: String?, country: String?, customProperties: [String: JSONValue],
         platformProperties: [String: JSONValue], createdAt: Date, updatedAt: Date, registeredAt: Date,
-        invalidatedAt: Date?, unregisteredAt: Date?
+        invalidatedAt: Date?, unregisteredAt: Date?, tags: [String] = []
     ) {
         self.id = id
         self.appID = appID
@@ -35,6 +37,7 @@ public struct Device: Sendable, Equatable {
         self.country = country
         self.customProperties = customProperties
         self.platformProperties = platformProperties
+        self.tags = tags
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.registeredAt = registeredAt

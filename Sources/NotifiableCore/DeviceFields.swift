@@ -10,6 +10,9 @@ public struct DeviceFields: Sendable, Equatable {
     public var language: FieldUpdate<String> = .unchanged
     public var country: FieldUpdate<String> = .unchanged
     public var customProperties: FieldUpdate<[String: JSONValue]> = .unchanged
+    /// Replaces the device's tags when sent (sorted, without duplicates; null or [] removes them);
+    /// a request without `tags` leaves them, so the SDKs' re-registrations keep what the backend set.
+    public var tags: FieldUpdate<[String]> = .unchanged
     /// Merged key by key into what the device already has.
     public var platformProperties: [String: JSONValue] = [:]
 
@@ -17,7 +20,7 @@ public struct DeviceFields: Sendable, Equatable {
     public static let maxCustomPropertiesBytes = 16 * 1024
     static let knownKeys: Set<String> = [
         "provider", "token", "name", "user_alias", "user", "language", "country",
-        "custom_properties", "id", "device_token_id", DeviceFields.userTokenKey,
+        "custom_properties", "tags", "id", "device_token_id", DeviceFields.userTokenKey,
     ]
 
     public init() {}
@@ -82,6 +85,7 @@ public struct DeviceFields: Sendable, Equatable {
         language = try reader.code("language", lengths: 2...3, standard: "an ISO 639 language code such as \"en\"")
         country = try reader.code("country", lengths: 2...2, standard: "an ISO 3166 alpha-2 country code such as \"gb\"")
         customProperties = try reader.customProperties()
+        if let sent = reader.fields["tags"] { tags = .set(try DeviceTags.read(sent, path: reader.path("tags"))) }
         platformProperties = reader.fields.filter { !Self.knownKeys.contains($0.key) }
     }
 }

@@ -14,6 +14,8 @@ public struct ExportedDevice: Sendable, Equatable {
     public let country: String?
     /// Compact JSON object text.
     public let customProperties: String
+    /// Sorted.
+    public let tags: [String]
 }
 
 extension DeviceRegistry {
@@ -22,7 +24,7 @@ extension DeviceRegistry {
     public func exportPage(appID: Int64, afterID: Int64, limit: Int) async throws -> [ExportedDevice] {
         let rows = try await client.query(
             """
-            SELECT id, provider, token, name, user_alias, language, country, custom_properties::text
+            SELECT id, provider, token, name, user_alias, language, country, custom_properties::text, tags
             FROM devices
             WHERE app_id = \(appID) AND id > \(afterID)
               AND unregistered_at IS NULL AND merged_into IS NULL AND invalidated_at IS NULL
@@ -31,15 +33,15 @@ extension DeviceRegistry {
             logger: logger
         )
         var page: [ExportedDevice] = []
-        for try await (id, provider, token, name, alias, language, country, custom) in rows.decode(
-            (Int64, String, String, String?, String?, String?, String?, String).self
+        for try await (id, provider, token, name, alias, language, country, custom, tags) in rows.decode(
+            (Int64, String, String, String?, String?, String?, String?, String, [String]).self
         ) {
             guard let provider = Provider(rawValue: provider) else {
                 throw StoreError(description: "device \(id) has unknown provider \(provider)")
             }
             page.append(ExportedDevice(
                 id: id, provider: provider, token: token, name: name, userAlias: alias,
-                language: language, country: country, customProperties: custom
+                language: language, country: country, customProperties: custom, tags: tags
             ))
         }
         return page

@@ -101,27 +101,29 @@ public struct DeviceImport: Sendable {
                     \(columns.setsName)::bool[], \(columns.name)::text[], \(columns.userAlias)::text[],
                     \(columns.setsLanguage)::bool[], \(columns.language)::text[],
                     \(columns.setsCountry)::bool[], \(columns.country)::text[],
-                    \(columns.setsCustom)::bool[], \(columns.custom)::text[], \(columns.platform)::text[]
+                    \(columns.setsCustom)::bool[], \(columns.custom)::text[], \(columns.platform)::text[],
+                    \(columns.setsTags)::bool[], \(columns.tags)::text[]
                 ) AS i(provider, token, sets_name, name, user_alias, sets_language, language,
-                       sets_country, country, sets_custom, custom, platform)
+                       sets_country, country, sets_custom, custom, platform, sets_tags, tags)
             ),
             previous AS (
                 SELECT lower(i.token) AS key, d.* FROM input i CROSS JOIN LATERAL (
-                    SELECT d.name, d.user_alias, d.language, d.country, d.custom_properties FROM devices d
+                    SELECT d.name, d.user_alias, d.language, d.country, d.custom_properties, d.tags FROM devices d
                     WHERE d.app_id = \(appID) AND d.merged_into IS NULL AND lower(d.token) = lower(i.token)
                     LIMIT 1
                 ) AS d
             ),
             written AS (
                 INSERT INTO devices AS d (app_id, provider, token, name, user_alias, language, country,
-                                          custom_properties, platform_properties)
+                                          custom_properties, platform_properties, tags)
                 SELECT \(appID), i.provider, i.token,
                        CASE WHEN i.sets_name THEN NULLIF(i.name, '') ELSE p.name END,
                        NULLIF(i.user_alias, ''),
                        CASE WHEN i.sets_language THEN NULLIF(i.language, '') ELSE p.language END,
                        CASE WHEN i.sets_country THEN NULLIF(i.country, '') ELSE p.country END,
                        CASE WHEN i.sets_custom THEN i.custom::jsonb ELSE COALESCE(p.custom_properties, '{}') END,
-                       i.platform::jsonb
+                       i.platform::jsonb,
+                       CASE WHEN i.sets_tags THEN string_to_array(i.tags, ' ') ELSE COALESCE(p.tags, '{}') END
                 FROM input i LEFT JOIN previous p ON p.key = lower(i.token)
                 ON CONFLICT (app_id, lower(token)) WHERE merged_into IS NULL DO UPDATE SET
                     provider = EXCLUDED.provider,
@@ -132,6 +134,7 @@ public struct DeviceImport: Sendable {
                     country = EXCLUDED.country,
                     custom_properties = EXCLUDED.custom_properties,
                     platform_properties = d.platform_properties || EXCLUDED.platform_properties,
+                    tags = EXCLUDED.tags,
                     updated_at = now(),
                     registered_at = now(),
                     invalidated_at = NULL,
@@ -167,6 +170,8 @@ private struct ImportColumns {
     var setsLanguage: [Bool] = [], language: [String] = []
     var setsCountry: [Bool] = [], country: [String] = []
     var setsCustom: [Bool] = [], custom: [String] = [], platform: [String] = []
+    /// Space-separated: a tag holds no spaces.
+    var setsTags: [Bool] = [], tags: [String] = []
 
     init(_ batch: [DeviceFields]) {
         for device in batch {
@@ -183,6 +188,10 @@ private struct ImportColumns {
             case .set(let object): setsCustom.append(true); custom.append(JSONValue.object(object ?? [:]).jsonText())
             }
             platform.append(JSONValue.object(device.platformProperties).jsonText())
+            switch device.tags {
+            case .unchanged: setsTags.append(false); tags.append("")
+            case .set(let set): setsTags.append(true); tags.append((set ?? []).joined(separator: " "))
+            }
         }
     }
 

@@ -17,7 +17,7 @@ public struct DeviceRegistry: Sendable {
     static let columns = """
         id, app_id, provider, token, name, user_alias, language, country,
         custom_properties::text, platform_properties::text,
-        created_at, updated_at, registered_at, invalidated_at, unregistered_at
+        created_at, updated_at, registered_at, invalidated_at, unregistered_at, tags
         """
 
     /// Registers a token, re-using its row when the app already has it (in any case): the row
@@ -31,10 +31,10 @@ public struct DeviceRegistry: Sendable {
         let rows = try await client.query(
             """
             INSERT INTO devices (app_id, provider, token, name, user_alias, language, country,
-                                 custom_properties, platform_properties)
+                                 custom_properties, platform_properties, tags)
             VALUES (\(appID), \(provider.rawValue), \(token), \(binds.name), \(binds.userAlias),
                     \(binds.language), \(binds.country), COALESCE(\(binds.customProperties)::jsonb, '{}'),
-                    \(binds.platformProperties)::jsonb)
+                    \(binds.platformProperties)::jsonb, COALESCE(\(binds.tags)::text[], '{}'))
             ON CONFLICT (app_id, lower(token)) WHERE merged_into IS NULL DO UPDATE SET
                 provider = EXCLUDED.provider,
                 token = EXCLUDED.token,
@@ -45,6 +45,7 @@ public struct DeviceRegistry: Sendable {
                 custom_properties = CASE WHEN \(binds.setsCustomProperties) THEN EXCLUDED.custom_properties
                                          ELSE devices.custom_properties END,
                 platform_properties = devices.platform_properties || EXCLUDED.platform_properties,
+                tags = CASE WHEN \(binds.setsTags) THEN EXCLUDED.tags ELSE devices.tags END,
                 updated_at = now(),
                 registered_at = now(),
                 invalidated_at = NULL,
@@ -122,6 +123,7 @@ public struct DeviceRegistry: Sendable {
                     custom_properties = CASE WHEN \(binds.setsCustomProperties) THEN \(binds.customProperties)::jsonb
                                              ELSE custom_properties END,
                     platform_properties = platform_properties || \(binds.platformProperties)::jsonb,
+                    tags = CASE WHEN \(binds.setsTags) THEN \(binds.tags)::text[] ELSE tags END,
                     updated_at = now(),
                     registered_at = CASE WHEN \(newToken)::text IS NULL THEN registered_at ELSE now() END,
                     invalidated_at = CASE WHEN \(newToken)::text IS NULL THEN invalidated_at END,
@@ -221,16 +223,16 @@ public struct DeviceRegistry: Sendable {
         return devices
     }
 
-    private static func first(_ rows: PostgresRowSequence) async throws -> Device? {
+    static func first(_ rows: PostgresRowSequence) async throws -> Device? {
         for try await row in rows { return try device(from: row) }
         return nil
     }
 
     private static func device(from row: PostgresRow) throws -> Device {
         let (id, appID, provider, token, name, userAlias, language, country, custom, platform,
-             createdAt, updatedAt, registeredAt, invalidatedAt, unregisteredAt) = try row.decode(
+             createdAt, updatedAt, registeredAt, invalidatedAt, unregisteredAt, tags) = try row.decode(
             (Int64, Int64, String, String, String?, String?, String?, String?, String, String,
-             Date, Date, Date, Date?, Date?).self
+             Date, Date, Date, Date?, Date?, [String]).self
         )
         guard let provider = Provider(rawValue: provider) else {
             throw StoreError(description: "device \(id) has unknown provider \(provider)")
@@ -241,7 +243,7 @@ public struct DeviceRegistry: Sendable {
             customProperties: try JSONValue.decode(Array(custom.utf8)).objectValue ?? [:],
             platformProperties: try JSONValue.decode(Array(platform.utf8)).objectValue ?? [:],
             createdAt: createdAt, updatedAt: updatedAt, registeredAt: registeredAt,
-            invalidatedAt: invalidatedAt, unregisteredAt: unregisteredAt
+            invalidatedAt: invalidatedAt, unregisteredAt: unregisteredAt, tags: tags
         )
     }
 }
@@ -253,6 +255,7 @@ private struct ColumnBinds {
     let setsLanguage: Bool, language: String?
     let setsCountry: Bool, country: String?
     let setsCustomProperties: Bool, customProperties: String?
+    let setsTags: Bool, tags: [String]?
     let platformProperties: String
 
     init(_ fields: DeviceFields) {
@@ -263,6 +266,9 @@ private struct ColumnBinds {
         let (setsCustom, custom) = Self.split(fields.customProperties)
         setsCustomProperties = setsCustom
         customProperties = setsCustom ? JSONValue.object(custom ?? [:]).jsonText() : nil
+        let (setsTags, tags) = Self.split(fields.tags)
+        self.setsTags = setsTags
+        self.tags = setsTags ? tags ?? [] : nil
         platformProperties = JSONValue.object(fields.platformProperties).jsonText()
     }
 

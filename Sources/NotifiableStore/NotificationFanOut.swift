@@ -12,15 +12,31 @@ public struct FanOutJob: Sendable {
     /// For a notification sent at a wall-clock time in each device's time zone: that time,
     /// held as if it were UTC.
     public var localSendAt: Date? = nil
+    /// How many ids past the cursor the next batch may look; see `NotificationFanOut.advance`.
+    public var window: Int64 = NotificationFanOut.initialWindow
 }
 
 /// Creates deliveries for a notification's audience, one committed batch at a time, walking
 /// the app's devices in id order from a cursor kept on the notification. Memory stays
 /// constant for any audience, a worker that dies mid-way is replaced after its lease, and the
 /// unique (notification, device) constraint makes a repeated batch harmless.
+///
+/// Each batch looks no further than a window of ids past the cursor. Without that bound, a rare
+/// audience (a tag on 1 % of the devices) made PostgreSQL walk the id index and filter a
+/// hundred thousand rows per batch, or fetch the whole audience through an index and sort it,
+/// every batch; within a window it can intersect the audience's index with the id range and
+/// fetch only the window's matches. A window that fills the batch moves the cursor to the
+/// batch's last id; one that does not moves the cursor to its end, and doubles when it found
+/// less than half a batch, so a sparse audience is crossed in a few batches while the window
+/// stays small enough that the planner expects to read all of it, not to stop early on an id
+/// walk (docs/performance.md, Tags).
 public struct NotificationFanOut: Sendable {
     let client: PostgresClient
     let logger: Logger
+
+    /// The first window of a fan-out, in ids.
+    public static let initialWindow: Int64 = 65_536
+    static let largestWindow: Int64 = 1 << 40
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -60,12 +76,15 @@ public struct NotificationFanOut: Sendable {
         let notificationID = builder.bind(job.notificationID)
         let appID = builder.bind(job.appID)
         let cursor = builder.bind(job.cursor)
+        let (sum, overflow) = job.cursor.addingReportingOverflow(job.window)
+        let windowEnd = overflow ? Int64.max : sum
+        let end = builder.bind(windowEnd)
         let limit = builder.bind(Int64(batchSize))
         builder.append("""
             WITH batch AS (
                 SELECT d.id, COALESCE(d.platform_properties ->> 'time_zone', d.custom_properties ->> 'time_zone') AS time_zone
                 FROM devices d
-                WHERE d.app_id = \(appID) AND d.id > \(cursor)
+                WHERE d.app_id = \(appID) AND d.id > \(cursor) AND d.id <= \(end)
                   AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
                   AND 
             """)
@@ -95,12 +114,13 @@ public struct NotificationFanOut: Sendable {
                 ON CONFLICT (notification_id, device_id) WHERE kind = 'push' DO NOTHING
                 RETURNING 1
             )
-            SELECT (SELECT max(id) FROM batch), (SELECT count(*) FROM batch), (SELECT count(*) FROM created)
+            SELECT (SELECT max(id) FROM batch), (SELECT count(*) FROM batch), (SELECT count(*) FROM created),
+                   (SELECT max(id) FROM devices WHERE app_id = \(appID))
             """)
         let query = builder.query
         let currentCursor = job.cursor
         let notification = job.notificationID
-        let outcome: (next: Int64, created: Int, done: Bool)? = try await client.withTransaction(logger: logger) { connection in
+        let outcome: (next: Int64, created: Int, done: Bool, scanned: Int64)? = try await client.withTransaction(logger: logger) { connection in
             // Hold the notification row for the batch: a cancel waits, and a batch never runs
             // for a notification that is no longer fanning out.
             let held = try await connection.query(
@@ -114,13 +134,16 @@ public struct NotificationFanOut: Sendable {
             for try await value in held.decode(Int64.self) { storedCursor = value }
             guard storedCursor == currentCursor else { return nil }
 
-            var result: (Int64?, Int64, Int64) = (nil, 0, 0)
-            for try await row in try await connection.query(query, logger: logger).decode((Int64?, Int64, Int64).self) {
+            var result: (Int64?, Int64, Int64, Int64?) = (nil, 0, 0, nil)
+            for try await row in try await connection.query(query, logger: logger).decode((Int64?, Int64, Int64, Int64?).self) {
                 result = row
             }
-            let (maxID, scanned, created) = result
-            let done = scanned < Int64(batchSize)
-            let next = maxID ?? currentCursor
+            let (maxID, scanned, created, lastDevice) = result
+            let full = scanned >= Int64(batchSize)
+            // A short batch has seen the whole window; it is the last one once the window
+            // reaches the app's newest device.
+            let next = full ? maxID ?? currentCursor : windowEnd
+            let done = !full && windowEnd >= (lastDevice ?? 0)
             try await connection.query(
                 """
                 UPDATE notifications SET
@@ -132,10 +155,11 @@ public struct NotificationFanOut: Sendable {
                 """,
                 logger: logger
             )
-            return (next, Int(created), done)
+            return (next, Int(created), done, scanned)
         }
         guard let outcome else { return nil }
         job.cursor = outcome.next
+        if outcome.scanned < Int64(batchSize) / 2 { job.window = min(job.window * 2, Self.largestWindow) }
         if outcome.created > 0 {
             await wakeWorkers(client, logger: logger)
         }

@@ -19,6 +19,9 @@ enum TargetingSQL {
             let conditions = targeting.filters.map { condition(for: $0, builder: &builder) }
             rules.append("(" + conditions.joined(separator: " AND ") + ")")
         }
+        if let expression = targeting.tagExpression {
+            rules.append(TagExpressionSQL.condition(for: expression.root, builder: &builder))
+        }
         if let near = targeting.near {
             rules.append(nearCondition(near, &builder))
         }

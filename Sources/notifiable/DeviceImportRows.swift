@@ -21,7 +21,7 @@ enum DeviceFileFormat: String, ExpressibleByArgument, CaseIterable {
 /// are validated by the very rules the API applies (`DeviceFields.registration`).
 enum DeviceImportRows {
     /// The columns a CSV file may have; the header row names them, in any order.
-    static let csvColumns = ["token", "provider", "user_alias", "language", "country", "custom_properties", "name"]
+    static let csvColumns = ["token", "provider", "user_alias", "language", "country", "custom_properties", "name", "tags"]
 
     /// Checks a CSV header: known columns, each once, token and provider present.
     static func csvHeader(_ fields: [String]) throws -> [String] {
@@ -43,6 +43,7 @@ enum DeviceImportRows {
 
     /// A CSV row as a registration body. An empty cell counts as a field not given: a missing
     /// user alias anonymises the device (as in the API), other missing fields keep their values.
+    /// The tags cell holds the tags separated by spaces (a tag holds none).
     static func csvBody(_ fields: [String], columns: [String]) throws(NotifiableCore.ValidationError) -> JSONValue {
         guard fields.count == columns.count else {
             throw NotifiableCore.ValidationError(
@@ -51,7 +52,7 @@ enum DeviceImportRows {
         }
         var object: [String: JSONValue] = [:]
         for (column, value) in zip(columns, fields) where !value.isEmpty {
-            object[column] = .string(value)
+            object[column] = column == "tags" ? .array(value.split(separator: " ").map { .string(String($0)) }) : .string(value)
         }
         return .object(object)
     }

@@ -71,12 +71,15 @@ struct ExportSink {
 
 /// Devices as export lines; the columns and keys are those `devices import` reads.
 enum DeviceExportText {
-    static let csvHeader = "token,provider,user_alias,language,country,custom_properties,name"
+    static let csvHeader = "token,provider,user_alias,language,country,custom_properties,name,tags"
 
     static func csv(_ device: ExportedDevice) -> String {
         let custom = device.customProperties == "{}" ? "" : device.customProperties
-        return [device.token, device.provider.rawValue, device.userAlias ?? "", device.language ?? "", device.country ?? "", custom, device.name ?? ""]
-            .map(csvField).joined(separator: ",")
+        // Tags hold no spaces, so one cell holds them all, space-separated.
+        return [
+            device.token, device.provider.rawValue, device.userAlias ?? "", device.language ?? "", device.country ?? "", custom,
+            device.name ?? "", device.tags.joined(separator: " "),
+        ].map(csvField).joined(separator: ",")
     }
 
     /// Quoted when it holds a comma, quote, line break or edge spaces (RFC 4180).
@@ -92,6 +95,7 @@ enum DeviceExportText {
         if let language = device.language { object["language"] = .string(language) }
         if let country = device.country { object["country"] = .string(country) }
         if let name = device.name { object["name"] = .string(name) }
+        if !device.tags.isEmpty { object["tags"] = .array(device.tags.map(JSONValue.string)) }
         if let custom = try? JSONValue.decode(Array(device.customProperties.utf8)), custom != .object([:]) {
             object["custom_properties"] = custom
         }

@@ -52,6 +52,31 @@ import Testing
         }
     }
 
+    @Test func tagsComeInSpaceSeparatedFromCSVAndAsArraysFromJSONLinesAndARowWithoutThemKeepsThem() async throws {
+        try await CLIFixture.with { cli in
+            let app = try await cli.createApp()
+            let csv = try cli.write("tags.csv", """
+                token,provider,user_alias,tags
+                \(Hex.token(41)),apns,ann,vip lang:fr vip
+                \(Hex.token(42)),apns,ben,ok not;ok
+                \(Hex.token(43)),apns,cal,
+
+                """)
+            let first = try await cli.run("devices", "import", "--app", "\(app)", csv.path)
+            #expect(first.status == 0 && first.output.contains("invalid_tag: 1 (lines 3)"), "\(first.output)")
+            let jsonl = try cli.write("tags.jsonl", [
+                #"{"token": "\#(Hex.token(41))", "provider": "apns", "user_alias": "ann"}"#,
+                #"{"token": "\#(Hex.token(43))", "provider": "apns", "user_alias": "cal", "tags": ["group:beta"]}"#,
+            ].joined(separator: "\n") + "\n")
+            let second = try await cli.run("devices", "import", "--app", "\(app)", jsonl.path)
+            #expect(second.status == 0, "\(second.output)")
+            let devices = try await cli.devices(app: app)
+            #expect(devices[Hex.token(41)]?.tags == ["lang:fr", "vip"])
+            #expect(devices[Hex.token(42)] == nil)
+            #expect(devices[Hex.token(43)]?.tags == ["group:beta"])
+        }
+    }
+
     @Test func anInterruptedImportResumesWithoutLosingOrCountingRowsTwice() async throws {
         try await CLIFixture.with { cli in
             let app = try await cli.createApp()
@@ -139,11 +164,11 @@ import Testing
         try await CLIFixture.with { cli in
             let source = try await cli.createApp(), copy = try await cli.createApp(), jsonCopy = try await cli.createApp()
             let file = try cli.write("devices.csv", #"""
-                token,provider,user_alias,language,country,custom_properties,name
+                token,provider,user_alias,language,country,custom_properties,name,tags
                 \#(Hex.token(21)),apns,alice,en,gb,"{""tags"":[""a,b"",""c\""d""]}","Alice's ""phone""
-                second line"
-                fcm-1,fcm,,fr,,,
-                \#(Hex.token(22)),apns,bob,,,"{""n"":1}",
+                second line",lang:en group:beta group:beta
+                fcm-1,fcm,,fr,,,,
+                \#(Hex.token(22)),apns,bob,,,"{""n"":1}",,
 
                 """#)
             #expect(try await cli.run("devices", "import", "--app", "\(source)", file.path).status == 0)
@@ -159,6 +184,8 @@ import Testing
             let original = try await cli.devices(app: source).filter { $0.key != "fcm-1" }
             #expect(original.count == 2)
             #expect(original[Hex.token(21)]?.name == "Alice's \"phone\"\nsecond line")
+            #expect(original[Hex.token(21)]?.tags == ["group:beta", "lang:en"])
+            #expect(original[Hex.token(22)]?.tags == [])
             #expect(try await cli.devices(app: copy) == original)
             #expect(try await cli.devices(app: jsonCopy) == original)
             let again = cli.folder.appendingPathComponent("again.csv")
@@ -224,6 +251,7 @@ struct CLIFixture: Sendable {
         var custom: String
         var provider = "apns"
         var name: String?
+        var tags: [String] = []
     }
 
     static func with(_ body: @Sendable (CLIFixture) async throws -> Void) async throws {
@@ -278,11 +306,11 @@ struct CLIFixture: Sendable {
     func devices(app: Int64) async throws -> [String: Stored] {
         try await withPostgres { client in
             var devices: [String: Stored] = [:]
-            for try await (token, provider, alias, language, country, custom, name) in try await client.query(
-                "SELECT token, provider, user_alias, language, country, custom_properties::text, name FROM devices WHERE app_id = \(app) AND merged_into IS NULL",
+            for try await (token, provider, alias, language, country, custom, name, tags) in try await client.query(
+                "SELECT token, provider, user_alias, language, country, custom_properties::text, name, tags FROM devices WHERE app_id = \(app) AND merged_into IS NULL",
                 logger: TestDatabase.logger
-            ).decode((String, String, String?, String?, String?, String, String?).self) {
-                devices[token] = Stored(alias: alias, language: language, country: country, custom: custom, provider: provider, name: name)
+            ).decode((String, String, String?, String?, String?, String, String?, [String]).self) {
+                devices[token] = Stored(alias: alias, language: language, country: country, custom: custom, provider: provider, name: name, tags: tags)
             }
             return devices
         }

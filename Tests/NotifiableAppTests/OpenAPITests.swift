@@ -95,11 +95,20 @@ import _CryptoExtras
             try await api(.get, "/api/v1/device_tokens.json?user_alias=ada", as: device)
             try await api(.patch, "/api/v1/device_tokens/\(deviceID)", #"{"name": "Ada's phone"}"#, as: device)
             try await api(.put, "/api/v1/device_tokens/\(deviceID)", #"{"country": "gb"}"#, as: device)
+            try await api(.put, "/api/v1/device_tokens/\(deviceID)/tags", #"{"tags": ["group:beta", "lang:en"]}"#, as: server)
+            try await api(.patch, "/api/v1/device_tokens/\(deviceID)/tags", #"{"add": ["vip"], "remove": ["lang:en"]}"#, as: server)
+            for (method, body) in [(HTTPRequest.Method.patch, #"{"add": ["no way"]}"#), (.put, #"{"tags": "vip"}"#)] {
+                try await api(method, "/api/v1/device_tokens/\(deviceID)/tags", body, as: server)
+                try await api(method, "/api/v1/device_tokens/\(deviceID)/tags", body, as: device)
+                try await api(method, "/api/v1/device_tokens/999999999/tags", #"{"tags": []}"#, as: server)
+            }
             check(try await client.signed(.get, "/api/v1/device_tokens?user_alias=ada", as: Credential(role: .device, accessID: "nobody", secretKey: "x")), "GET", "/api/v1/device_tokens")
 
             let sent = try await api(.post, "/api/v1/notifications", #"{"title": "Docs", "message": "m", "user_aliases": ["ada"]}"#, as: server)
             let id = try #require(sent.json["id"]?.intValue)
             try await api(.post, "/api/v1/notifications", #"{"message": "m"}"#, as: server)
+            try await api(.post, "/api/v1/notifications", #"{"message": "m", "tag_expression": "vip && !(lang:fr || group:alpha)"}"#, as: server)
+            try await api(.post, "/api/v1/notifications", #"{"message": "m", "tag_expression": "vip && (lang:fr ||"}"#, as: server)
             try await api(.post, "/api/v1/notifications", #"{"message": "m", "all": true}"#, as: device)
             let settled = try await service.eventually {
                 try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state = 'sent'") == 2

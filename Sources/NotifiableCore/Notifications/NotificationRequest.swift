@@ -86,14 +86,15 @@ public struct NotificationRequest: Sendable, Equatable {
                 code: "no_target",
                 message: "Say who gets the notification: send \"user_aliases\" (an array of user aliases), "
                     + "\"device_ids\" (an array of device ids), \"filters\" (an array of conditions on devices), "
-                    + "or \"all\": true for every device of the app."
+                    + "\"tag_expression\" (such as \"group:beta && !lang:fr\"), or \"all\": true for every device of the app."
             )
         }
-        if stateful != nil, targeting.userAliases.isEmpty || !targeting.deviceIDs.isEmpty || !targeting.filters.isEmpty || targeting.all {
+        if stateful != nil, targeting.userAliases.isEmpty || !targeting.deviceIDs.isEmpty || !targeting.filters.isEmpty
+            || targeting.tagExpression != nil || targeting.all {
             throw ValidationError(
                 code: "stateful_needs_user_aliases",
                 message: "A stateful notification keeps a copy per user, so it targets users: send \"user_aliases\" alone, "
-                    + "without \"device_ids\", \"filters\" or \"all\".",
+                    + "without \"device_ids\", \"filters\", \"tag_expression\" or \"all\".",
                 field: reader.path("stateful")
             )
         }
@@ -111,7 +112,8 @@ public struct NotificationRequest: Sendable, Equatable {
         "timezone": "local_time", "time_zone": "local_time",
         "user_alias": "user_aliases", "users": "user_aliases", "aliases": "user_aliases",
         "device_id": "device_ids", "device_token_ids": "device_ids", "devices": "device_ids",
-        "filter": "filters", "data": "parameters", "custom": "parameters", "payload": "parameters",
+        "filter": "filters", "tags": "tag_expression", "tag": "tag_expression",
+        "data": "parameters", "custom": "parameters", "payload": "parameters",
         "thread": "thread_id", "collapse_key": "collapse_id",
         "locales": "localized", "translations": "localized",
     ]

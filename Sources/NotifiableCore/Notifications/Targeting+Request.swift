@@ -1,12 +1,13 @@
 extension Targeting {
     /// The request keys that say who gets a notification.
-    static let requestKeys: Set<String> = ["user_aliases", "device_ids", "filters", "all", "near"]
+    static let requestKeys: Set<String> = ["user_aliases", "device_ids", "filters", "tag_expression", "all", "near"]
 
     static func read(from reader: NotificationFieldReader) throws(ValidationError) -> Targeting {
         Targeting(
             userAliases: try readUserAliases(reader),
             deviceIDs: try readDeviceIDs(reader),
             filters: try readFilters(reader),
+            tagExpression: try readTagExpression(reader),
             all: try reader.bool("all") ?? false,
             near: try GeoCircle.read(from: reader)
         )
@@ -66,6 +67,17 @@ extension Targeting {
             if seen.insert(id).inserted { ids.append(id) }
         }
         return ids
+    }
+
+    /// A tag expression, parsed here so that a fault is answered with its position, never
+    /// reaching the database. Empty or absent means no such rule.
+    private static func readTagExpression(_ reader: NotificationFieldReader) throws(ValidationError) -> TagExpression? {
+        guard let source = try reader.string("tag_expression"), !source.isEmpty else { return nil }
+        do {
+            return try TagExpression.parse(source)
+        } catch {
+            throw ValidationError(code: "invalid_tag_expression", message: error.message, field: reader.path("tag_expression"))
+        }
     }
 
     private static func readFilters(_ reader: NotificationFieldReader) throws(ValidationError) -> [DeviceFilter] {

@@ -6,21 +6,27 @@ public struct Targeting: Sendable, Equatable, Codable {
     public var deviceIDs: [Int64]
     /// Conditions that must all hold; empty means this rule is absent.
     public var filters: [DeviceFilter]
+    /// Devices whose tags satisfy it; nil means this rule is absent.
+    public var tagExpression: TagExpression?
     public var all: Bool
     /// Devices whose position lies within a circle.
     public var near: GeoCircle?
 
     public init(
-        userAliases: [String] = [], deviceIDs: [Int64] = [], filters: [DeviceFilter] = [], all: Bool = false, near: GeoCircle? = nil
+        userAliases: [String] = [], deviceIDs: [Int64] = [], filters: [DeviceFilter] = [], tagExpression: TagExpression? = nil,
+        all: Bool = false, near: GeoCircle? = nil
     ) {
         self.userAliases = userAliases
         self.deviceIDs = deviceIDs
         self.filters = filters
+        self.tagExpression = tagExpression
         self.all = all
         self.near = near
     }
 
-    public var isEmpty: Bool { userAliases.isEmpty && deviceIDs.isEmpty && filters.isEmpty && !all && near == nil }
+    public var isEmpty: Bool {
+        userAliases.isEmpty && deviceIDs.isEmpty && filters.isEmpty && tagExpression == nil && !all && near == nil
+    }
 }
 
 /// One condition on a device: on a column (provider, language, country) or on a custom property.
@@ -62,6 +68,7 @@ extension Targeting {
         case userAliases = "user_aliases"
         case deviceIDs = "device_ids"
         case filters
+        case tagExpression = "tag_expression"
         case all
         case near
     }
@@ -73,6 +80,7 @@ extension Targeting {
             userAliases: try container.decodeIfPresent([String].self, forKey: .userAliases) ?? [],
             deviceIDs: try container.decodeIfPresent([Int64].self, forKey: .deviceIDs) ?? [],
             filters: try container.decodeIfPresent([DeviceFilter].self, forKey: .filters) ?? [],
+            tagExpression: try container.decodeIfPresent(TagExpression.self, forKey: .tagExpression),
             all: try container.decodeIfPresent(Bool.self, forKey: .all) ?? false,
             near: try container.decodeIfPresent(GeoCircle.self, forKey: .near)
         )
@@ -83,6 +91,7 @@ extension Targeting {
         try container.encode(userAliases, forKey: .userAliases)
         try container.encode(deviceIDs, forKey: .deviceIDs)
         try container.encode(filters, forKey: .filters)
+        try container.encodeIfPresent(tagExpression, forKey: .tagExpression)
         try container.encode(all, forKey: .all)
         try container.encodeIfPresent(near, forKey: .near)
     }
