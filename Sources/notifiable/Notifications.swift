@@ -30,6 +30,7 @@ struct Notifications: AsyncParsableCommand {
         @Option(name: .customLong("user"), help: "A user alias to reach (repeatable).") var users: [String] = []
         @Option(name: .customLong("device-id"), help: "A device id to reach (repeatable).") var deviceIDs: [Int64] = []
         @Flag(help: "Reach every device of the app.") var all = false
+        @Option(help: "Reach the devices whose tags match, such as \"(group:beta || vip) && !lang:fr\".") var tagExpression: String?
         @Flag(help: "Keep a copy per user (with --user) whose read and action state the user's devices share.") var stateful = false
         @Option(help: "Makes a repeated command send nothing twice.") var idempotencyKey: String?
 
@@ -53,6 +54,7 @@ struct Notifications: AsyncParsableCommand {
             if !users.isEmpty { object["user_aliases"] = .array(users.map(JSONValue.string)) }
             if !deviceIDs.isEmpty { object["device_ids"] = .array(deviceIDs.map(JSONValue.integer)) }
             if all { object["all"] = .bool(true) }
+            if let tagExpression { object["tag_expression"] = .string(tagExpression) }
             if stateful { object["stateful"] = .bool(true) }
             if let idempotencyKey { object["idempotency_key"] = .string(idempotencyKey) }
             return .object(object)

@@ -213,6 +213,8 @@ import Testing
             let id = try #require(notification["id"]?.intValue)
             #expect(notification["state"]?.stringValue != nil)
 
+            let badTags = try await cli.run("notifications", "send", "--app", "\(app)", "--title", "T", "--tag-expression", "beta &&")
+            #expect(badTags.status != 0 && badTags.output.contains("position"), "\(badTags.output)")
             let kept = try await cli.run("notifications", "send", "--app", "\(app)", "--title", "Kept", "--user", "bob", "--stateful")
             #expect(kept.status == 0, "\(kept.output)")
             #expect(try JSONValue.decode(Array(kept.output.utf8))["user_states"]?["targeted"]?.intValue == 1)

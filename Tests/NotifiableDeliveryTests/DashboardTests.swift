@@ -97,6 +97,10 @@ import Testing
                 #expect(stateful.contains("Users<b>2</b>"))
                 #expect(stateful.contains("Read<b>1</b>"))
                 #expect(stateful.contains("Activated<b>1</b>"))
+                let tagged = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "Tagged", "tag_expression": "beta && !lang:fr", "near": {"latitude": 51.5, "longitude": -0.12, "radius_m": 5000}}"#)
+                let (_, taggedPage) = try await page("/dashboard/apps/\(app.app.id)/notifications/\(tagged)")
+                #expect(taggedPage.contains("tags beta &amp;&amp; !lang:fr"))
+                #expect(taggedPage.contains("within 5,000 m of 51.5, -0.12") || taggedPage.contains("within 5000 m of 51.5, -0.12"))
 
                 let (redirect, _) = try await page("/dashboard/notifications/\(id)")
                 #expect(redirect == .seeOther)

@@ -78,6 +78,10 @@ enum DashboardPages {
         if !targeting.userAliases.isEmpty { parts.append("users " + targeting.userAliases.prefix(3).joined(separator: ", ") + (targeting.userAliases.count > 3 ? " +\(targeting.userAliases.count - 3)" : "")) }
         if !targeting.deviceIDs.isEmpty { parts.append("\(targeting.deviceIDs.count) devices") }
         if !targeting.filters.isEmpty { parts.append("\(targeting.filters.count) filters") }
+        if let expression = targeting.tagExpression { parts.append("tags " + expression.source) }
+        if let near = targeting.near {
+            parts.append("within \(near.radiusMeters.formatted(.number.precision(.fractionLength(0)))) m of \(near.latitude), \(near.longitude)")
+        }
         return parts.joined(separator: "; ")
     }
 }
