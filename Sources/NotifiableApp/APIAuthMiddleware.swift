@@ -36,15 +36,7 @@ struct APIAuthMiddleware: RouterMiddleware {
         }
         let date = try checkedDate(request.headers[.date])
 
-        let limit = Context.bodyLimit(for: request)
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            throw APIError.bodyTooLarge
-        }
-        let body = try await request.collectBody(upTo: limit)
         let contentMD5 = request.headers[.contentMD5] ?? ""
-        if !contentMD5.isEmpty, contentMD5 != APIAuth.contentMD5(of: body.readableBytesView) {
-            throw APIError.unauthorized("content_md5_mismatch", "Content-MD5 does not match the body that arrived.")
-        }
 
         guard Credential.isWellFormedAccessID(authorization.accessID),
               let credential = try await apps.credential(accessID: authorization.accessID)
@@ -67,6 +59,16 @@ struct APIAuthMiddleware: RouterMiddleware {
                 "invalid_signature",
                 "The signature does not match. Sign \"METHOD,Content-Type,Content-MD5,path,Date\" with the secret key of access id \(authorization.accessID)."
             )
+        }
+        // The body is read once the caller is known, so only the app's backend can make the
+        // server read a large upload.
+        let limit = credential.role == .server ? Context.bodyLimit(for: request) : Context.maxBodyBytes
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw APIError.bodyTooLarge
+        }
+        let body = try await request.collectBody(upTo: limit)
+        if !contentMD5.isEmpty, contentMD5 != APIAuth.contentMD5(of: body.readableBytesView) {
+            throw APIError.unauthorized("content_md5_mismatch", "Content-MD5 does not match the body that arrived.")
         }
         context.caller = Caller(appID: credential.appID, role: credential.role, accessID: authorization.accessID)
         context.logger[metadataKey: "app_id"] = "\(credential.appID)"

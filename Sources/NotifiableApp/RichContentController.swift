@@ -82,7 +82,13 @@ struct RichContentController {
             .contentType: content.summary.mediaType, .eTag: etag, .cacheControl: "private, max-age=86400, immutable",
             .acceptRanges: "bytes",
         ]
-        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
+        // Weak comparison, as RFC 9110 asks for If-None-Match: W/"x" matches "x".
+        let matches = request.headers[.ifNoneMatch]?.split(separator: ",").contains { candidate in
+            var tag = candidate.trimmingCharacters(in: .whitespaces)
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag == etag || tag == "*"
+        } ?? false
+        if matches {
             headers[.contentType] = nil
             return Response(status: .notModified, headers: headers)
         }

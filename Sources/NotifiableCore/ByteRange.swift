@@ -12,7 +12,7 @@ public enum ByteRange: Equatable, Sendable {
     case unsatisfiable
 
     public static func parse(_ header: String?, size: Int) -> ByteRange {
-        guard let header, header.hasPrefix("bytes=") else { return .none }
+        guard let header, header.lowercased().hasPrefix("bytes=") else { return .none }
         let spec = header.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .none }
         let first = spec[..<dash], last = spec[spec.index(after: dash)...]

@@ -45,7 +45,7 @@ public struct NotificationContents: Sendable {
     /// begins (in the same transaction, so no push goes before its content exists).
     public func attach(notificationID: Int64, appID: Int64, mediaType: String, data: [UInt8]) async throws -> AttachResult {
         let sha256 = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-        return try await client.withTransaction(logger: logger) { connection -> AttachResult in
+        let result = try await client.withTransaction(logger: logger) { connection -> AttachResult in
             let rows = try await connection.query(
                 "SELECT rich, awaiting_content FROM notifications WHERE id = \(notificationID) AND app_id = \(appID) FOR UPDATE",
                 logger: logger
@@ -67,6 +67,8 @@ public struct NotificationContents: Sendable {
             )
             return .attached(RichContentSummary(mediaType: mediaType, size: data.count, sha256: sha256))
         }
+        if case .attached = result { await wakeWorkers(client, logger: logger) }
+        return result
     }
 
     /// The content, for a device of the app that the notification was sent to (or, without a
@@ -78,7 +80,8 @@ public struct NotificationContents: Sendable {
             WHERE c.notification_id = \(notificationID) AND c.app_id = \(appID)
               AND (\(deviceID)::int8 IS NULL OR EXISTS (
                   SELECT 1 FROM deliveries q
-                  WHERE q.notification_id = c.notification_id AND q.device_id = \(deviceID)::int8 AND q.kind = 'push'))
+                  WHERE q.notification_id = c.notification_id AND q.device_id = \(deviceID)::int8 AND q.kind = 'push'
+                    AND q.state <> 'cancelled'))
             """,
             logger: logger
         ).decode((String, String, Data).self)

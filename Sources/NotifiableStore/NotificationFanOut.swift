@@ -12,6 +12,9 @@ public struct FanOutJob: Sendable {
     /// For a notification sent at a wall-clock time in each device's time zone: that time,
     /// held as if it were UTC.
     public var localSendAt: Date? = nil
+    /// The time zone names PostgreSQL knows, read once per fan-out of a local-time notification
+    /// (reading `pg_timezone_names` costs tens of milliseconds, too much for every batch).
+    var timeZones: [String] = []
     /// How many ids past the cursor the next batch may look; see `NotificationFanOut.advance`.
     public var window: Int64 = NotificationFanOut.initialWindow
 }
@@ -59,13 +62,19 @@ public struct NotificationFanOut: Sendable {
             """,
             logger: logger
         )
+        var claimed: FanOutJob?
         for try await (id, appID, targeting, cursor, localSendAt) in rows.decode((Int64, Int64, String, Int64, Date?).self) {
-            return FanOutJob(
+            claimed = FanOutJob(
                 notificationID: id, appID: appID,
                 targeting: try StoredJSON.decode(Targeting.self, from: targeting), cursor: cursor, localSendAt: localSendAt
             )
         }
-        return nil
+        if claimed?.localSendAt != nil {
+            for try await name in try await client.query("SELECT name FROM pg_timezone_names", logger: logger).decode(String.self) {
+                claimed?.timeZones.append(name)
+            }
+        }
+        return claimed
     }
 
     /// Creates the next batch of deliveries and advances the cursor, in one transaction.
@@ -104,7 +113,7 @@ public struct NotificationFanOut: Sendable {
             builder.append("""
                     SELECT \(notificationID), \(appID), batch.id,
                            GREATEST(now(), (\(wallClock)::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE COALESCE(zone.name, 'UTC'))
-                    FROM batch LEFT JOIN (SELECT name FROM pg_timezone_names) AS zone ON zone.name = batch.time_zone
+                    FROM batch LEFT JOIN unnest(\(builder.bind(job.timeZones))::text[]) AS zone(name) ON zone.name = batch.time_zone
 
                 """)
         } else {

@@ -33,8 +33,8 @@ enum TargetingSQL {
     private static func nearCondition(_ circle: GeoCircle, _ builder: inout SQLBuilder) -> String {
         let center = "ll_to_earth(\(builder.bind(circle.latitude))::float8, \(builder.bind(circle.longitude))::float8)"
         let radius = "\(builder.bind(circle.radiusMeters))::float8"
-        return "(d.latitude IS NOT NULL AND d.longitude IS NOT NULL AND earth_box(\(center), \(radius)) @> ll_to_earth(d.latitude, d.longitude)"
-            + " AND earth_distance(\(center), ll_to_earth(d.latitude, d.longitude)) <= \(radius))"
+        return "(d.latitude IS NOT NULL AND d.longitude IS NOT NULL AND earth_box(\(center), \(radius)) @> device_position(d.latitude, d.longitude)"
+            + " AND earth_distance(\(center), device_position(d.latitude, d.longitude)) <= \(radius))"
     }
 
     private static func condition(for filter: DeviceFilter, builder: inout SQLBuilder) -> String {

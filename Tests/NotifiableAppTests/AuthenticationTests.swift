@@ -98,10 +98,11 @@ import Testing
             // Method or path changed after signing.
             try await expectRefused(headers(method: .post), method: .get, code: "invalid_signature")
             try await expectRefused(headers(path: path), uri: "/api/v1/device_tokens.json", code: "invalid_signature")
-            // A Content-MD5 that does not match the body.
+            // A Content-MD5 put in after signing: the signature covers it, and is checked before the
+            // body is read.
             var wrongMD5 = headers()
             wrongMD5[HTTPField.Name("Content-MD5")!] = APIAuth.contentMD5(of: Array("other body".utf8))
-            try await expectRefused(wrongMD5, code: "content_md5_mismatch")
+            try await expectRefused(wrongMD5, code: "invalid_signature")
             // Body changed after signing with Content-MD5 (the signature covers the MD5).
             let withMD5 = signedHeaders(method: .post, path: path, body: Self.sdkBody, credential: credential, contentMD5: true)
             try await expectRefused(withMD5, sentBody: ByteBuffer(string: Self.sdkBody + " "), code: "content_md5_mismatch")

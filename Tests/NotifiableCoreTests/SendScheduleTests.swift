@@ -37,6 +37,8 @@ import Testing
             (#""send_at": "2027-01-14T18:00:00", "local_time": true"#, "send_at", "already_past"),
             (#""send_at": "2027-01-16T08:00:00", "local_time": true, "ttl_seconds": 60"#, "ttl_seconds", "conflicting_fields"),
             (#""send_at": "2027-01-15T10:00:00Z", "expires_at": "2027-01-15T09:00:00Z""#, "expires_at", "expires_before_sending"),
+            // With local_time it must outlast the last time zone: 08:00 at UTC−12 is 20:00 UTC.
+            (#""send_at": "2027-01-16T08:00:00", "local_time": true, "expires_at": "2027-01-16T19:00:00Z""#, "expires_at", "expires_before_sending"),
         ]
         for (fields, field, code) in cases {
             let error = Self.error(#"{"title": "x", "all": true, \#(fields)}"#)

@@ -33,6 +33,9 @@ import Testing
         #expect(Self.error(#"{"title": "x", "user_aliases": ["a"], "stateful": {"expires_at": 1802600000}}"#)?.field == "stateful.expires_at")
         #expect(Self.error(#"{"title": "x", "user_aliases": ["a"], "stateful": {"expires_at": 1700000000}}"#)?.code == "already_expired")
         #expect(Self.error(#"{"title": "x", "user_aliases": ["a"], "stateful": 1}"#)?.field == "stateful")
+        #expect(Self.error(#"{"title": "x", "user_aliases": ["a"], "stateful": true, "send_at": 1800000600}"#)?.field == "send_at")
+        #expect(Self.error(#"{"title": "x", "user_aliases": ["a"], "stateful": {"ttl_seconds": 59}}"#)?.code == "too_short")
+        #expect(Self.error(#"{"title": "x", "user_aliases": ["a"], "stateful": {"ttl_seconds": 60}}"#) == nil)
         #expect(Self.error(#"{"title": "x", "user_aliases": ["a"], "stateful": {"days": 3}}"#)?.field == "stateful.days")
     }
 }

@@ -105,6 +105,11 @@ import Testing
             let bigJSON = #"{"title": "\#(String(repeating: "x", count: 70_000))", "all": true}"#
             #expect(try await client.signed(.post, "/api/v1/notifications", body: bigJSON, as: server).status == .contentTooLarge)
             #expect(try await client.signed(.get, "/api/v1/notifications/\(id)", as: server).json["state"]?.stringValue == "queued")
+            // Other PUT routes, and device credentials on this one, stay at 64 KiB.
+            let bigDevice = #"{"name": "\#(String(repeating: "x", count: 70_000))"}"#
+            #expect(try await client.signed(.put, "/api/v1/device_tokens/1", body: bigDevice, as: app.deviceCredential).status == .contentTooLarge)
+            let deviceUpload = try await client.signed(.put, path, bytes: [UInt8](repeating: 1, count: 70_000), contentType: "image/png", as: app.deviceCredential)
+            #expect(deviceUpload.status == .contentTooLarge)
         }
     }
 }

@@ -24,6 +24,8 @@ import Testing
             _ = try await register(5, #", "latitude": "north", "longitude": -0.1281"#)
             _ = try await register(6, #", "latitude": 95, "longitude": -0.1281"#)
             _ = try await register(7, "")
+            // A Unicode space around the number (which PostgreSQL's float parser would refuse) is no location, not a failure.
+            _ = try await register(8, #", "latitude": "\u200351.5081", "longitude": "-0.1280\u3000""#)
 
             func reached(_ near: String) async throws -> Set<Int64> {
                 let sent = try await client.signed(.post, "/api/v1/notifications", body: #"{"title": "x", "near": \#(near)}"#, as: app.serverCredential)

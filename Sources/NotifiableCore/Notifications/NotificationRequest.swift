@@ -89,6 +89,14 @@ public struct NotificationRequest: Sendable, Equatable {
                     + "\"tag_expression\" (such as \"group:beta && !lang:fr\"), or \"all\": true for every device of the app."
             )
         }
+        if stateful != nil, schedule != nil {
+            throw ValidationError(
+                code: "conflicting_fields",
+                message: "A stateful notification is sent at once: its users' copies exist from the moment it is accepted, so it "
+                    + "cannot wait for send_at. Send it at its time instead.",
+                field: reader.path("send_at")
+            )
+        }
         if stateful != nil, targeting.userAliases.isEmpty || !targeting.deviceIDs.isEmpty || !targeting.filters.isEmpty
             || targeting.tagExpression != nil || targeting.all {
             throw ValidationError(
@@ -136,10 +144,12 @@ extension NotificationContent {
             self.expiresAt = expiresAt.addingTimeInterval(sendAt.timeIntervalSince(now))
             return
         }
-        guard expiresAt > schedule.earliestInstant else {
+        guard expiresAt > schedule.latestInstant else {
             throw ValidationError(
                 code: "expires_before_sending",
-                message: "\(reader.path("expires_at")) is before \(reader.path("send_at")); the notification would never go out.",
+                message: "\(reader.path("expires_at")) is before \(reader.path("send_at"))"
+                    + (schedule.latestInstant > schedule.earliestInstant ? " comes in the last time zone (UTC−12)" : "")
+                    + "; the notification would not reach every device.",
                 field: reader.path("expires_at")
             )
         }

@@ -26,6 +26,14 @@ public enum SendSchedule: Sendable, Equatable {
         }
     }
 
+    /// The last instant at which some device may be due.
+    public var latestInstant: Date {
+        switch self {
+        case .at(let date): date
+        case .localTime(let wallClock): wallClock.addingTimeInterval(Self.latestZoneOffset)
+        }
+    }
+
     /// `send_at` (with `local_time`) from a request.
     static func read(from reader: NotificationFieldReader, now: Date) throws(ValidationError) -> SendSchedule? {
         let local = try reader.bool("local_time") ?? false

@@ -26,7 +26,8 @@ public struct StatefulOptions: Sendable, Equatable {
             let nested = NotificationFieldReader(object: fields, prefix: member.path + ".")
             try nested.refuseUnknownKeys(["expires_at", "ttl_seconds"], in: "stateful")
             let expiry = try NotificationContent.readExpiry(nested, now: now) ?? now.addingTimeInterval(defaultLifetime)
-            guard expiry.timeIntervalSince(now) >= minimumLifetime else {
+            // Expiries are kept to the millisecond, so "a minute" may come out a hair short of 60 s.
+            guard expiry.timeIntervalSince(now) > minimumLifetime - 1 else {
                 throw ValidationError(
                     code: "too_short",
                     message: "Users' copies would expire within a minute; give \(nested.path("expires_at")) at least a minute ahead.",
