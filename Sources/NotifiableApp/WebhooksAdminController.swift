@@ -29,7 +29,7 @@ struct WebhooksAdminController {
         case nil, .null?: eventNames = nil
         case .array(let values)?:
             eventNames = try values.enumerated().map { index, value in
-                guard let name = value.stringValue else {
+                guard case .string(let name) = value else {
                     throw APIError(status: .unprocessableContent, code: "invalid_type", message: "events must be strings.", field: "events[\(index)]")
                 }
                 return name
