@@ -270,4 +270,49 @@ import Testing
             #expect(try await client.admin(.delete, "\(base)/\(id)", service: service).status == .notFound)
         }
     }
+
+    @Test func eventsAreRecordedOncePerChangeForPushesOfAppsWithWebhooksOnly() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let quiet = try await service.createApp(name: "No webhooks")
+            _ = try await Self.register(client, service, appID: app.app.id, url: "https://example.com/h", events: #"["sent", "dead", "delivered"]"#)
+            try await service.insertDevices(appID: app.app.id, count: 2, tokenSeed: 0xD0, userAlias: "dana")
+            try await service.insertDevices(appID: quiet.app.id, count: 1, tokenSeed: 0xD1)
+            try await service.postgres.query(
+                """
+                WITH n AS (
+                    INSERT INTO notifications (app_id, content, targeting, state)
+                    SELECT id, '{"message": "x"}', '{}', 'fanned_out' FROM apps WHERE id IN (\(app.app.id), \(quiet.app.id)) RETURNING id, app_id
+                )
+                INSERT INTO deliveries (notification_id, app_id, device_id, kind, content)
+                SELECT n.id, n.app_id, d.id, k.kind, CASE WHEN k.kind = 'sync' THEN '{}'::jsonb END
+                FROM n JOIN devices d ON d.app_id = n.app_id CROSS JOIN (VALUES ('push'), ('sync')) AS k(kind)
+                """,
+                logger: TestDatabase.logger
+            )
+            let steps: [PostgresQuery] = [
+                "UPDATE deliveries SET state = 'sent', sent_at = now()",
+                // Changing nothing that matters records nothing.
+                "UPDATE deliveries SET state = 'sent', updated_at = now()",
+                "UPDATE deliveries SET state = 'dead', dead_at = now(), reason = 'gave up' WHERE device_id = (SELECT max(id) FROM devices WHERE app_id = \(app.app.id))",
+                "UPDATE deliveries SET delivered_at = now()",
+                "UPDATE deliveries SET delivered_at = now() + interval '1 second'",
+                // Not subscribed to invalidated.
+                "UPDATE devices SET invalidated_at = now(), invalidation_reason = 'Unregistered'",
+            ]
+            for step in steps { try await service.postgres.query(step, logger: TestDatabase.logger) }
+            let first = try #require(try await service.integer("SELECT min(id) FROM devices WHERE app_id = \(app.app.id)"))
+            let second = first + 1
+            var recorded: [String] = []
+            let rows = try await service.postgres.query(
+                "SELECT type, (payload->>'device_id')::int8, coalesce(payload->>'reason', '-') FROM webhook_events ORDER BY id",
+                logger: TestDatabase.logger
+            )
+            for try await (type, device, reason) in rows.decode((String, Int64, String).self) { recorded.append("\(type) \(device) \(reason)") }
+            // Within one statement, events follow delivery ids, which need not follow device ids.
+            #expect(recorded.sorted() == [
+                "sent \(first) -", "sent \(second) -", "dead \(second) gave up", "delivered \(first) -", "delivered \(second) -",
+            ].sorted())
+        }
+    }
 }
