@@ -35,7 +35,7 @@ import Testing
         ("/relative", false), ("https://", false), ("https://example.com/h#frag", false), ("javascript:alert(1)", false),
     ])
     func acceptsOnlyHTTPURLsWithoutCredentials(url: String, accepted: Bool) {
-        #expect((try? WebhookSubscription(url: url, eventNames: nil)) != nil == accepted, "\(url)")
+        #expect(((try? WebhookSubscription(url: url, eventNames: nil)) != nil) == accepted, "\(url)")
     }
 
     @Test func namesTheEventThatIsUnknown() {
