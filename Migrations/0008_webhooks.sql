@@ -64,6 +64,18 @@ CREATE TABLE webhook_events (
 CREATE INDEX webhook_events_pending_idx ON webhook_events (webhook_id, id) WHERE batch_id IS NULL;
 CREATE INDEX webhook_events_batch_idx ON webhook_events (batch_id, id);
 
+-- An app's events must become visible in the order of their ids, or a batch formed while an
+-- earlier id is still uncommitted would send a later event first. So ids are drawn under a
+-- per-app lock held until commit: only transactions that record events for the same app wait,
+-- and only from their recording statement to their commit. Apps in ascending order, so two
+-- statements touching several apps cannot deadlock.
+CREATE FUNCTION lock_webhook_event_order(app_ids bigint[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(8008, (w.app_id % 2147483647)::int4)
+    FROM (SELECT DISTINCT app_id FROM webhooks WHERE app_id = ANY (app_ids) ORDER BY app_id) w;
+END
+$$;
+
 -- Statement-level, like the device history: one INSERT … SELECT per statement, whatever its size.
 -- Pushes only: kind = 'sync' deliveries are the service's own silent signals.
 CREATE FUNCTION record_delivery_webhook_events() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -72,6 +84,15 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM webhooks w WHERE w.app_id IN (SELECT DISTINCT app_id FROM new_deliveries)) THEN
         RETURN NULL;
     END IF;
+    -- A claim (state → running) reports nothing, and must not wait for the lock below.
+    IF NOT EXISTS (
+        SELECT 1 FROM new_deliveries n JOIN old_deliveries o ON o.id = n.id
+        WHERE n.kind = 'push' AND ((n.state <> o.state AND n.state IN ('sent', 'failed', 'dead'))
+              OR (n.delivered_at IS NOT NULL AND o.delivered_at IS NULL) OR (n.opened_at IS NOT NULL AND o.opened_at IS NULL))
+    ) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM lock_webhook_event_order(ARRAY(SELECT DISTINCT app_id FROM new_deliveries));
     INSERT INTO webhook_events (webhook_id, type, occurred_at, payload)
     SELECT w.id, e.type, e.at, jsonb_strip_nulls(jsonb_build_object(
                'notification_id', n.notification_id, 'delivery_id', n.id, 'device_id', n.device_id,
@@ -102,6 +123,11 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM webhooks w WHERE w.app_id IN (SELECT DISTINCT app_id FROM new_devices)) THEN
         RETURN NULL;
     END IF;
+    IF NOT EXISTS (SELECT 1 FROM new_devices n JOIN old_devices o ON o.id = n.id
+                   WHERE n.invalidated_at IS NOT NULL AND o.invalidated_at IS NULL) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM lock_webhook_event_order(ARRAY(SELECT DISTINCT app_id FROM new_devices));
     INSERT INTO webhook_events (webhook_id, type, occurred_at, payload)
     SELECT w.id, 'invalidated', n.invalidated_at, jsonb_strip_nulls(jsonb_build_object(
                'device_id', n.id, 'user_alias', n.user_alias, 'reason', n.invalidation_reason))
