@@ -33,7 +33,7 @@ public final class FakeWebhookReceiver: Sendable {
 
     /// What the connections' handlers and the test share.
     private final class Shared: Sendable {
-        let state = Mutex<(status: Int, retryAfter: String?, received: [Received])>((200, nil, []))
+        let state = Mutex<(status: Int, retryAfter: String?, delay: Duration, received: [Received])>((200, nil, .zero, []))
     }
 
     public static func start() async throws -> FakeWebhookReceiver {
@@ -55,9 +55,9 @@ public final class FakeWebhookReceiver: Sendable {
         try await group.shutdownGracefully()
     }
 
-    /// Answers every request from now on with `status` (and `Retry-After` when given).
-    public func answer(_ status: Int, retryAfter: String? = nil) {
-        shared.state.withLock { $0.status = status; $0.retryAfter = retryAfter }
+    /// Answers every request from now on with `status` (and `Retry-After` when given), `delay` after it arrived.
+    public func answer(_ status: Int, retryAfter: String? = nil, after delay: Duration = .zero) {
+        shared.state.withLock { $0.status = status; $0.retryAfter = retryAfter; $0.delay = delay }
     }
 
     public var received: [Received] { shared.state.withLock { $0.received } }
@@ -81,19 +81,28 @@ public final class FakeWebhookReceiver: Sendable {
                 body += buffer.readableBytesView
             case .end:
                 guard let head else { return }
-                let (status, retryAfter) = shared.state.withLock { state in
+                let (status, retryAfter, delay) = shared.state.withLock { state in
                     state.received.append(Received(
                         method: head.method.rawValue, path: head.uri,
                         headers: Dictionary(head.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first }),
                         body: body, status: state.status
                     ))
-                    return (state.status, state.retryAfter)
+                    return (state.status, state.retryAfter, state.delay)
                 }
                 var headers = HTTPHeaders([("Content-Length", "0")])
                 if let retryAfter { headers.add(name: "Retry-After", value: retryAfter) }
-                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .init(statusCode: status), headers: headers))), promise: nil)
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                let response = HTTPResponseHead(version: head.version, status: .init(statusCode: status), headers: headers)
                 self.head = nil
+                let write = { [self] in
+                    context.write(self.wrapOutboundOut(.head(response)), promise: nil)
+                    context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
+                }
+                if delay > .zero {
+                    let (seconds, attoseconds) = delay.components
+                    context.eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) { write() }
+                } else {
+                    write()
+                }
             }
         }
     }

@@ -15,11 +15,12 @@ import Testing
 
     /// The service with workers over a database of its own, with webhook settings of the test's choosing.
     static func withService<T: Sendable>(
-        pauseAfter: Int = 50, _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
+        pauseAfter: Int = 50, requestTimeout: Duration = .seconds(5), _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
     ) async throws -> T {
         var configuration = try TestDatabase.serverConfiguration()
         configuration.runsWorkers = true
         configuration.webhooks.pauseAfter = pauseAfter
+        configuration.webhooks.requestTimeout = requestTimeout
         let shared = configuration
         return try await TestDatabase.withFreshDatabase { url in
             var isolated = shared
@@ -226,6 +227,34 @@ import Testing
                     let batches = try await client.admin(.get, "\(base)/\(webhook.id)/batches", service: service).json["data"]?.arrayValue ?? []
                     #expect(batches.last?["attempts"]?.intValue == 4)
                     #expect(batches.allSatisfy { $0["state"]?.stringValue == "delivered" })
+                }
+            }
+        }
+    }
+
+    @Test func aReceiverThatDoesNotAnswerInTimeCountsAsAFailure() async throws {
+        try await Self.withReceiver { receiver in
+            try await withFakeAPNs { gateway in
+                try await Self.withService(requestTimeout: .milliseconds(300)) { client, service in
+                    let app = try await service.createApp()
+                    try await service.connectAPNs(appID: app.app.id, to: gateway)
+                    receiver.answer(200, after: .seconds(3))
+                    let webhook = try await Self.register(client, service, appID: app.app.id, url: receiver.url, events: #"["sent"]"#)
+                    let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: Self.token(0xF0))
+                    let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    let batches = "/admin/apps/\(app.app.id)/webhooks/\(webhook.id)/batches"
+                    let timedOut = try await service.eventually {
+                        let batch = try await client.admin(.get, batches, service: service).json["data"]?[0]
+                        return batch?["state"]?.stringValue == "retrying" && batch?["last_status"] == .null
+                            && batch?["last_error"]?.stringValue?.contains("deadline") == true
+                    }
+                    let listed = String(buffer: try await client.admin(.get, batches, service: service).body)
+                    #expect(timedOut, "\(listed)")
+                    receiver.answer(200)
+                    #expect(try await service.eventually {
+                        try await client.admin(.get, batches, service: service).json["data"]?[0]?["state"]?.stringValue == "delivered"
+                    })
                 }
             }
         }
