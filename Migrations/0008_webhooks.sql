@@ -58,8 +58,8 @@ CREATE TABLE webhook_events (
     occurred_at  timestamptz NOT NULL,
     -- notification_id, delivery_id, device_id, user_alias, reason, gateway_status where known.
     payload      jsonb NOT NULL,
-    -- NULL until a batch carries it.
-    batch_id     bigint REFERENCES webhook_batches (id) ON DELETE SET NULL
+    -- NULL until a batch carries it; a batch is deleted only once delivered and past retention.
+    batch_id     bigint REFERENCES webhook_batches (id) ON DELETE CASCADE
 );
 CREATE INDEX webhook_events_pending_idx ON webhook_events (webhook_id, id) WHERE batch_id IS NULL;
 CREATE INDEX webhook_events_batch_idx ON webhook_events (batch_id, id);

@@ -78,4 +78,22 @@ import Testing
             #expect(third.id == first.id && third.attempt == 3 && third.consecutiveFailures == 0)
         }
     }
+
+    @Test func deliveredBatchesPastRetentionGoWithTheirEventsAndNothingElseDoes() async throws {
+        try await withTestService(isolatedDatabase: true) { _, service in
+            let (queue, webhookID) = try await Self.setUp(service, events: 3)
+            try await queue.formBatches(batchSize: 2)
+            let batch = try #require(try await queue.claim(limit: 10, lease: .seconds(30)).first)
+            try await queue.recordDelivered(batch, status: 200)
+            try await queue.formBatches(batchSize: 2)
+            #expect(try await queue.pruneDelivered(retention: .seconds(3600)) == 0)
+            try await service.postgres.query(
+                "UPDATE webhook_batches SET delivered_at = now() - interval '2 hours' WHERE id = \(batch.id)", logger: TestDatabase.logger
+            )
+            #expect(try await queue.pruneDelivered(retention: .seconds(3600)) == 1)
+            // The unsent batch and its event stay.
+            #expect(try await service.integer("SELECT count(*) FROM webhook_events WHERE webhook_id = \(webhookID)") == 1)
+            #expect(try await service.integer("SELECT count(*) FROM webhook_batches WHERE webhook_id = \(webhookID) AND state = 'available'") == 1)
+        }
+    }
 }

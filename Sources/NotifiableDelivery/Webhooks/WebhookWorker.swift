@@ -52,6 +52,7 @@ public final class WebhookWorker: Service {
             do {
                 if ContinuousClock.now - lastRescue > configuration.lease / 4 {
                     try await queue.rescueExpiredLeases()
+                    try await queue.pruneDelivered(retention: configuration.retention)
                     lastRescue = .now
                 }
                 try await queue.formBatches(batchSize: configuration.batchSize)

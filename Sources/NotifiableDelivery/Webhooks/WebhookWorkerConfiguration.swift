@@ -10,6 +10,8 @@ public struct WebhookWorkerConfiguration: Sendable {
     public var requestTimeout: Duration = .seconds(10)
     /// How long a claim holds a batch; more than a request's deadline, so only a dead worker loses it.
     public var lease: Duration = .seconds(60)
+    /// How long delivered batches (and their events) stay listed for operators.
+    public var retention: Duration = .seconds(7 * 24 * 3600)
     /// Failed attempts in a row after which a webhook is paused until an operator resumes it.
     public var pauseAfter = 12
     /// Backoff between attempts (its `maxAttempts` is not used: pausing ends the retries).

@@ -172,6 +172,24 @@ public struct WebhookQueue: Sendable {
         return false
     }
 
+    /// Deletes up to `limit` batches delivered more than `retention` ago, with their events
+    /// (operators read recent batches; nothing waits on old ones).
+    @discardableResult
+    public func pruneDelivered(retention: Duration, limit: Int = 1000) async throws -> Int {
+        let seconds = Double(retention.components.seconds)
+        return try await client.query(
+            """
+            DELETE FROM webhook_batches WHERE id IN (
+                SELECT id FROM webhook_batches
+                WHERE state = 'delivered' AND delivered_at < now() - make_interval(secs => \(seconds))
+                ORDER BY id LIMIT \(limit)
+            )
+            RETURNING id
+            """,
+            logger: logger
+        ).count()
+    }
+
     /// Returns batches whose worker died mid-attempt to the queue (not counted as the
     /// receiver's failure: it may never have seen them).
     @discardableResult
