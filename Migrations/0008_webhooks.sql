@@ -25,8 +25,8 @@ CREATE TABLE webhooks (
 );
 CREATE INDEX webhooks_app_idx ON webhooks (app_id, id);
 
--- The queue: one row per POST body. Only the oldest unfinished batch of a webhook is ever
--- sent, so a receiver gets batches in order and one at a time.
+-- The queue: one row per POST body. A webhook has at most one unfinished batch (the unique
+-- index below), so a receiver gets batches in order and one at a time.
 --   available → running → delivered
 --                       ↘ retrying → running … (the lease expiring also lands in retrying)
 CREATE TABLE webhook_batches (
@@ -47,6 +47,8 @@ CREATE TABLE webhook_batches (
 CREATE INDEX webhook_batches_ready_idx ON webhook_batches (run_at) WHERE state IN ('available', 'retrying');
 CREATE INDEX webhook_batches_running_idx ON webhook_batches (locked_until) WHERE state = 'running';
 CREATE INDEX webhook_batches_webhook_idx ON webhook_batches (webhook_id, id);
+-- Delivered batches past retention are pruned.
+CREATE INDEX webhook_batches_delivered_idx ON webhook_batches (delivered_at) WHERE state = 'delivered';
 -- Two workers forming a batch for the same webhook at once: the second insert does nothing.
 CREATE UNIQUE INDEX webhook_batches_one_unfinished_key ON webhook_batches (webhook_id) WHERE state <> 'delivered';
 
