@@ -31,6 +31,21 @@ public enum AdminJSON {
         text(NotificationJSON(notification, counters: counters))
     }
 
+    /// A webhook as `POST /admin/apps/:id/webhooks` answers it (with the secret) or as listed (without).
+    public static func webhook(_ webhook: Webhook, secret: String?) -> String {
+        text(WebhookJSON(webhook, secret: secret))
+    }
+
+    /// `GET /admin/apps/:id/webhooks`'s answer.
+    public static func webhooks(_ webhooks: [Webhook]) -> String {
+        text(Page(data: webhooks.map { WebhookJSON($0) }, nextCursor: nil))
+    }
+
+    /// `GET /admin/apps/:id/webhooks/:webhook_id/batches`'s answer (one page).
+    public static func webhookBatches(_ batches: [WebhookBatch]) -> String {
+        text(Page(data: batches.map(WebhookBatchJSON.init), nextCursor: nil))
+    }
+
     static func text(_ value: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]

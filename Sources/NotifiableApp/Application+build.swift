@@ -27,6 +27,7 @@ public func buildApplication(
     var services: [any Service] = [postgres]
     if configuration.runsWorkers {
         services.append(makeDeliveryWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })
+        services.append(makeWebhookWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })
     }
 
     var app = Application(
@@ -91,6 +92,7 @@ public func buildRouter(
     let admin = router.group("admin").add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
     AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)
     AppsAdminController(apps: apps, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings).addRoutes(to: admin)
+    WebhooksAdminController(webhooks: WebhookRegistry(client: postgres, keys: configuration.keys, logger: logger)).addRoutes(to: admin)
     GatewaySettingsAdminController(apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
     SandboxAdminController(apps: apps, pushes: SandboxPushes(client: postgres, logger: logger)).addRoutes(to: admin)
 
@@ -127,6 +129,14 @@ public func makeDeliveryWorker(
         configuration: configuration.worker, metrics: DeliveryMetrics(factory: configuration.metrics.factory),
         logger: logger, beforeStart: beforeStart
     )
+}
+
+/// The worker that sends apps' webhook events.
+public func makeWebhookWorker(
+    _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger,
+    beforeStart: @escaping @Sendable () async throws -> Void = {}
+) -> WebhookWorker {
+    WebhookWorker(postgres: postgres, keys: configuration.keys, configuration: configuration.webhooks, logger: logger, beforeStart: beforeStart)
 }
 
 /// Applies pending migrations from the configured folder.

@@ -33,6 +33,7 @@ public struct ServerConfiguration: Sendable {
     /// of) the API.
     public var runsWorkers: Bool = true
     public var worker = DeliveryWorkerConfiguration()
+    public var webhooks = WebhookWorkerConfiguration()
     public var apnsRequestTimeout: Duration = .seconds(15)
 
     public init(databaseURL: String, masterKey: MasterKey) {
@@ -106,6 +107,7 @@ public struct ServerConfiguration: Sendable {
         if let base = try reader.integer("NOTIFIABLE_RETRY_BASE_MS", in: 1...3_600_000) { configuration.worker.retryPolicy.baseDelay = .milliseconds(base) }
         if let lease = try reader.integer("NOTIFIABLE_LEASE_SECONDS", in: 1...3600) { configuration.worker.lease = .seconds(lease) }
         if let poll = try reader.integer("NOTIFIABLE_POLL_MS", in: 1...60_000) { configuration.worker.pollInterval = .milliseconds(poll) }
+        if let failures = try reader.integer("NOTIFIABLE_WEBHOOK_PAUSE_AFTER", in: 1...1000) { configuration.webhooks.pauseAfter = failures }
         if let delay = try reader.integer("NOTIFIABLE_SYNC_SIGNAL_DELAY_MS", in: 0...60_000) { configuration.syncSignalDelay = .milliseconds(delay) }
         if let timeout = try reader.integer("NOTIFIABLE_APNS_TIMEOUT_SECONDS", in: 1...300) { configuration.apnsRequestTimeout = .seconds(timeout) }
         // A lease shorter than a send could outlive would hand in-flight deliveries to another

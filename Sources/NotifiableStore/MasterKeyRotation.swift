@@ -22,7 +22,8 @@ public struct MasterKeyRotation: Sendable {
         public var credentials = 0
         public var apnsKeys = 0
         public var fcmServiceAccounts = 0
-        public var total: Int { credentials + apnsKeys + fcmServiceAccounts }
+        public var webhookSecrets = 0
+        public var total: Int { credentials + apnsKeys + fcmServiceAccounts + webhookSecrets }
     }
 
     /// One table's sealed secrets: where they live and what each is bound to.
@@ -37,6 +38,7 @@ public struct MasterKeyRotation: Sendable {
         SealedColumn(table: "app_credentials", keyColumn: "access_id", secretColumn: "sealed_secret") { $0 },
         SealedColumn(table: "apns_settings", keyColumn: "app_id", secretColumn: "sealed_private_key") { "apns:\($0)" },
         SealedColumn(table: "fcm_settings", keyColumn: "app_id", secretColumn: "sealed_service_account") { "fcm:\($0)" },
+        SealedColumn(table: "webhooks", keyColumn: "id", secretColumn: "sealed_secret") { "webhook:\($0)" },
     ]
 
     /// All in one transaction: either every secret is re-sealed or none is.
@@ -46,7 +48,7 @@ public struct MasterKeyRotation: Sendable {
             for column in Self.columns {
                 counts.append(try await reseal(column, on: connection))
             }
-            return Report(credentials: counts[0], apnsKeys: counts[1], fcmServiceAccounts: counts[2])
+            return Report(credentials: counts[0], apnsKeys: counts[1], fcmServiceAccounts: counts[2], webhookSecrets: counts[3])
         }
     }
 

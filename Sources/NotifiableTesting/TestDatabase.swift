@@ -33,6 +33,10 @@ public enum TestDatabase {
         configuration.worker.lease = .seconds(20)
         configuration.syncSignalDelay = .milliseconds(300)
         configuration.apnsRequestTimeout = .seconds(5)
+        configuration.webhooks.pollInterval = .milliseconds(50)
+        configuration.webhooks.retryPolicy.baseDelay = .milliseconds(50)
+        configuration.webhooks.retryPolicy.maxDelay = .milliseconds(400)
+        configuration.webhooks.requestTimeout = .seconds(5)
         return configuration
     }
 

@@ -10,7 +10,7 @@ struct Apps: AsyncParsableCommand {
         abstract: "Manage apps (tenants), their credentials and their APNs/FCM settings.",
         subcommands: [
             Create.self, List.self, Show.self, Update.self, Delete.self, RotateCredentials.self, RevokeCredential.self,
-            RotateUserTokenKey.self, SetAPNs.self, RemoveAPNs.self, SetFCM.self, RemoveFCM.self,
+            RotateUserTokenKey.self, SetAPNs.self, RemoveAPNs.self, SetFCM.self, RemoveFCM.self, Webhooks.self,
         ]
     )
 

@@ -41,7 +41,7 @@ struct Keys: AsyncParsableCommand {
                 try await MasterKeyRotation(client: stores.client, keys: stores.configuration.keys, logger: stores.apps.logger).run()
             }
             let id = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment).masterKey.id
-            print("Re-sealed \(report.total) secrets with master key \(id): \(report.credentials) credentials, \(report.apnsKeys) APNs keys, \(report.fcmServiceAccounts) FCM service accounts.")
+            print("Re-sealed \(report.total) secrets with master key \(id): \(report.credentials) credentials, \(report.apnsKeys) APNs keys, \(report.fcmServiceAccounts) FCM service accounts, \(report.webhookSecrets) webhook secrets.")
         }
     }
 }

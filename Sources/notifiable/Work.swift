@@ -26,7 +26,7 @@ struct Work: AsyncParsableCommand {
         }
         let postgres = PostgresClient(configuration: postgresSettings, backgroundLogger: logger)
         let worker = makeDeliveryWorker(configuration, postgres: postgres, logger: logger)
-        var services: [any Service] = [postgres, worker]
+        var services: [any Service] = [postgres, worker, makeWebhookWorker(configuration, postgres: postgres, logger: logger)]
         if let port = configuration.workerMetricsPort {
             services.append(buildMetricsApplication(configuration, port: port, postgres: postgres, logger: logger))
         }

@@ -26,6 +26,8 @@ import Testing
                 let apps = { (keys: MasterKeyring) in AppRegistry(client: postgres, keys: keys, logger: TestDatabase.logger) }
                 let settings = APNsSettings(keyID: "K", teamID: "T", bundleID: "b", privateKeyPEM: apnsKey, environment: .sandbox)
                 #expect(try await apns(MasterKeyring(current: old)).save(settings, appID: appID))
+                let webhook = try #require(try await WebhookRegistry(client: postgres, keys: MasterKeyring(current: old), logger: TestDatabase.logger)
+                    .create(appID: appID, WebhookSubscription(url: "https://example.com/hooks", eventNames: nil)))
 
                 // Without the old key, nothing sealed with it can be re-sealed: the command says which variable to set.
                 let refused = try await NotifiableProcess.run(["keys", "rotate"], environment: environment.merging(["NOTIFIABLE_MASTER_KEY": new.base64]) { $1 })
@@ -36,12 +38,18 @@ import Testing
                     "NOTIFIABLE_MASTER_KEY": new.base64, "NOTIFIABLE_PREVIOUS_MASTER_KEYS": "\(MasterKey.generate().base64),\(old.base64)",
                 ]) { $1 })
                 #expect(rotated.status == 0, "\(rotated.output)")
-                #expect(rotated.output.contains("Re-sealed 3 secrets"), "\(rotated.output)")
+                #expect(rotated.output.contains("Re-sealed 4 secrets"), "\(rotated.output)")
 
                 let newOnly = MasterKeyring(current: new)
                 #expect(try await apps(newOnly).credential(accessID: accessID)?.secretKey == secret)
                 #expect(try await apns(newOnly).settings(appID: appID)?.privateKeyPEM == apnsKey)
                 await #expect(throws: MasterKeyError.self) { try await apps(MasterKeyring(current: old)).credential(accessID: accessID) }
+                let sealedWebhook = try await postgres.query(
+                    "SELECT sealed_secret, master_key_id FROM webhooks WHERE id = \(webhook.webhook.id)", logger: TestDatabase.logger
+                ).decode((Data, String?).self).first { _ in true }
+                let resealed = try #require(sealedWebhook)
+                #expect(resealed.1 == new.id)
+                #expect(try newOnly.open(Array(resealed.0), keyID: resealed.1, boundTo: "webhook:\(webhook.webhook.id)") == webhook.secret)
                 let stale = try await postgres.query(
                     """
                     SELECT (SELECT count(*) FROM app_credentials WHERE master_key_id IS DISTINCT FROM \(new.id))

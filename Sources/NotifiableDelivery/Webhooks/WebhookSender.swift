@@ -1,0 +1,71 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NotifiableCore
+import NotifiableStore
+
+/// POSTs one batch to its webhook, signed, within a deadline, and says how it went.
+public struct WebhookSender: Sendable {
+    public enum Outcome: Sendable, Equatable {
+        /// The receiver answered 2xx.
+        case delivered(status: Int)
+        /// Anything else: another status, no answer in time, no connection.
+        case failed(status: Int?, error: String, retryAfter: Duration?)
+    }
+
+    let client: HTTPClient
+    let requestTimeout: Duration
+    let now: @Sendable () -> Date
+
+    public init(client: HTTPClient, requestTimeout: Duration, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.client = client
+        self.requestTimeout = requestTimeout
+        self.now = now
+    }
+
+    /// A client for webhooks: redirects are not followed (a receiver may not send our signed
+    /// events, or us, elsewhere).
+    public static func makeHTTPClient() -> HTTPClient {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5)))
+        configuration.httpVersion = .automatic
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    public func send(_ batch: ClaimedWebhookBatch) async -> Outcome {
+        guard let secret = batch.secret else {
+            return .failed(status: nil, error: "the webhook's secret cannot be opened with the configured master keys", retryAfter: nil)
+        }
+        var request = HTTPClientRequest(url: batch.url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "NotifiableServer-Webhooks")
+        request.headers.add(name: WebhookSignature.headerName, value: WebhookSignature.header(
+            secret: secret, timestamp: Int64(now().timeIntervalSince1970), body: batch.body
+        ))
+        request.headers.add(name: "X-Notifiable-Webhook-Id", value: String(batch.webhookID))
+        request.headers.add(name: "X-Notifiable-Batch-Id", value: String(batch.id))
+        request.body = .bytes(ByteBuffer(bytes: batch.body))
+        do {
+            let timeout = TimeAmount.nanoseconds(Int64(RetryPolicy.seconds(requestTimeout) * 1e9))
+            let response = try await client.execute(request, timeout: timeout)
+            let status = Int(response.status.code)
+            let retryAfter = FCMResponseClassifier.parseRetryAfter(response.headers.first(name: "Retry-After"), now: now())
+            let snippet = await Self.snippet(of: response.body)
+            if (200..<300).contains(status) { return .delivered(status: status) }
+            return .failed(status: status, error: "HTTP \(status)" + (snippet.isEmpty ? "" : ": \(snippet)"), retryAfter: retryAfter)
+        } catch {
+            return .failed(status: nil, error: TransportFailure.reason(error, peer: "the receiver"), retryAfter: nil)
+        }
+    }
+
+    /// The start of an answer's body, for operators reading why a batch failed.
+    private static func snippet(of body: HTTPClientResponse.Body) async -> String {
+        var bytes: [UInt8] = []
+        do {
+            for try await chunk in body where bytes.count < 200 {
+                bytes += chunk.readableBytesView.prefix(200 - bytes.count)
+            }
+        } catch {}
+        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

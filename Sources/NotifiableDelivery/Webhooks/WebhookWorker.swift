@@ -1,0 +1,98 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NotifiableCore
+import NotifiableStore
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// Sends apps' webhook events: forms batches of pending events, claims ready batches, POSTs
+/// each signed, and records the answer: 2xx delivers the batch; anything else retries it with
+/// backoff (no sooner than Retry-After) and, after too many failures in a row, pauses the
+/// webhook until an operator resumes it. Runs beside the delivery worker in every worker
+/// process; any number share one database.
+public final class WebhookWorker: Service {
+    private let queue: WebhookQueue
+    private let configuration: WebhookWorkerConfiguration
+    private let logger: Logger
+    private let doorbell = Doorbell()
+    private let stopping = Mutex(false)
+    private let beforeStart: @Sendable () async throws -> Void
+
+    public init(
+        postgres: PostgresClient, keys: MasterKeyring, configuration: WebhookWorkerConfiguration, logger: Logger,
+        beforeStart: @escaping @Sendable () async throws -> Void = {}
+    ) {
+        self.queue = WebhookQueue(client: postgres, keys: keys, logger: logger)
+        self.configuration = configuration
+        self.logger = logger
+        self.beforeStart = beforeStart
+    }
+
+    private var isStopping: Bool { stopping.withLock { $0 } }
+
+    public func run() async throws {
+        try await beforeStart()
+        let client = WebhookSender.makeHTTPClient()
+        let sender = WebhookSender(client: client, requestTimeout: configuration.requestTimeout)
+        await withGracefulShutdownHandler {
+            await loop(sender)
+        } onGracefulShutdown: {
+            self.stopping.withLock { $0 = true }
+            Task { await self.doorbell.ring() }
+        }
+        try? await client.shutdown()
+        logger.info("webhook worker stopped")
+    }
+
+    private func loop(_ sender: WebhookSender) async {
+        var lastRescue = ContinuousClock.now
+        while !isStopping {
+            do {
+                if ContinuousClock.now - lastRescue > configuration.lease / 4 {
+                    try await queue.rescueExpiredLeases()
+                    try await queue.pruneDelivered(retention: configuration.retention)
+                    lastRescue = .now
+                }
+                try await queue.formBatches(batchSize: configuration.batchSize)
+                let claimed = try await queue.claim(limit: configuration.concurrency, lease: configuration.lease)
+                guard !claimed.isEmpty else {
+                    await doorbell.wait(atMost: configuration.pollInterval)
+                    continue
+                }
+                await withTaskGroup(of: Void.self) { group in
+                    for batch in claimed {
+                        group.addTask { await self.deliver(batch, with: sender) }
+                    }
+                }
+            } catch {
+                logger.error("webhook loop failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    private func deliver(_ batch: ClaimedWebhookBatch, with sender: WebhookSender) async {
+        let outcome = await sender.send(batch)
+        do {
+            switch outcome {
+            case .delivered(let status):
+                try await queue.recordDelivered(batch, status: status)
+            case .failed(let status, let error, let retryAfter):
+                let failures = batch.consecutiveFailures + 1
+                let runAt = configuration.retryPolicy.nextAttempt(after: failures, retryAfter: retryAfter, now: Date(), expiresAt: nil)
+                    ?? Date().addingTimeInterval(RetryPolicy.seconds(configuration.retryPolicy.maxDelay))
+                let paused = try await queue.recordFailed(batch, status: status, error: error, runAt: runAt, pauseAfter: configuration.pauseAfter)
+                logger.log(level: paused ? .warning : .info, paused ? "webhook paused after repeated failures" : "webhook batch failed; will retry", metadata: [
+                    "webhook_id": "\(batch.webhookID)", "batch_id": "\(batch.id)", "error": "\(error)",
+                ])
+            }
+        } catch {
+            // Left running: the lease runs out and the batch is sent again (receivers de-duplicate by event id).
+            logger.error("could not record a webhook batch's outcome", metadata: [
+                "batch_id": "\(batch.id)", "error": "\(databaseErrorText(error))",
+            ])
+        }
+    }
+}

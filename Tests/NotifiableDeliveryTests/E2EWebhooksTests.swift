@@ -1,0 +1,348 @@
+import Foundation
+import HummingbirdTesting
+import NotifiableApp
+import NotifiableCore
+import NotifiableFakeGateways
+import NotifiableStore
+import NotifiableTesting
+import PostgresNIO
+import Testing
+
+/// Webhooks end to end: pushes through the fake APNs, status reports through the SDK
+/// endpoints, events POSTed by the worker to a local receiver that checks every signature.
+@Suite struct E2EWebhooksTests {
+    static let token = E2EDeliveryTests.token
+
+    /// The service with workers over a database of its own, with webhook settings of the test's choosing.
+    static func withService<T: Sendable>(
+        pauseAfter: Int = 50, requestTimeout: Duration = .seconds(5), _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
+    ) async throws -> T {
+        var configuration = try TestDatabase.serverConfiguration()
+        configuration.runsWorkers = true
+        configuration.webhooks.pauseAfter = pauseAfter
+        configuration.webhooks.requestTimeout = requestTimeout
+        let shared = configuration
+        return try await TestDatabase.withFreshDatabase { url in
+            var isolated = shared
+            isolated.databaseURL = url
+            let postgres = PostgresClient(configuration: try postgresConfiguration(isolated), backgroundLogger: TestDatabase.logger)
+            let app = try buildApplication(isolated, postgres: postgres, logger: TestDatabase.logger)
+            let service = TestService(postgres: postgres, configuration: isolated)
+            return try await app.test(.router) { client in try await body(client, service) }
+        }
+    }
+
+    static func withReceiver<T: Sendable>(_ body: @Sendable (FakeWebhookReceiver) async throws -> T) async throws -> T {
+        let receiver = try await FakeWebhookReceiver.start()
+        do {
+            let result = try await body(receiver)
+            try await receiver.stop()
+            return result
+        } catch {
+            try? await receiver.stop()
+            throw error
+        }
+    }
+
+    /// Registers a webhook through the admin API; answers its id and secret.
+    static func register(_ client: some TestClientProtocol, _ service: TestService, appID: Int64, url: String,
+                         events: String = "") async throws -> (id: Int64, secret: String) {
+        let eventsField = events.isEmpty ? "" : #", "events": \#(events)"#
+        let created = try await client.admin(.post, "/admin/apps/\(appID)/webhooks", body: #"{"url": "\#(url)"\#(eventsField)}"#, service: service)
+        #expect(created.status == .created, "\(String(buffer: created.body))")
+        let secret = try #require(created.json["secret"]?.stringValue)
+        return (try #require(created.json["id"]?.intValue), secret)
+    }
+
+    /// Every event a receiver took (2xx answers only), in arrival order, after checking each
+    /// request's signature and headers.
+    static func acceptedEvents(_ receiver: FakeWebhookReceiver, secret: String, webhookID: Int64) -> [JSONValue] {
+        var events: [JSONValue] = []
+        for request in receiver.received {
+            let signature = request.headers["x-notifiable-signature"] ?? ""
+            #expect(WebhookSignature.verify(header: signature, secret: secret, body: request.body, now: Int64(Date().timeIntervalSince1970)),
+                    "signature \(signature) does not sign \(String(decoding: request.body, as: UTF8.self))")
+            #expect(!WebhookSignature.verify(header: signature, secret: secret + "x", body: request.body, now: Int64(Date().timeIntervalSince1970)))
+            #expect(request.method == "POST")
+            #expect(request.headers["x-notifiable-webhook-id"] == String(webhookID))
+            #expect(request.headers["x-notifiable-batch-id"].flatMap(Int64.init) != nil)
+            #expect(request.headers["content-type"] == "application/json")
+            guard (200..<300).contains(request.status) else { continue }
+            let body = try? JSONValue.decode(request.body)
+            events += body?["events"]?.arrayValue ?? []
+        }
+        return events
+    }
+
+    @Test func aReceiverGetsEveryEventOnceSignedWithWhatHappened() async throws {
+        try await Self.withReceiver { receiver in
+            try await withFakeAPNs { gateway in
+                try await Self.withService { client, service in
+                    let app = try await service.createApp()
+                    let quiet = try await service.createApp(name: "No webhooks")
+                    try await service.connectAPNs(appID: app.app.id, to: gateway)
+                    try await service.connectAPNs(appID: quiet.app.id, to: gateway)
+                    let webhook = try await Self.register(client, service, appID: app.app.id, url: receiver.url)
+
+                    let alice = try await E2EDeliveryTests.register(client, app.deviceCredential, token: Self.token(0xA1), alias: "alice")
+                    let gone = try await E2EDeliveryTests.register(client, app.deviceCredential, token: Self.token(0x60), alias: "bob")
+                    gateway.script(token: Self.token(0x60), [.unregistered(since: Date())])
+                    let elsewhere = try await E2EDeliveryTests.register(client, quiet.deviceCredential, token: Self.token(0xE1), alias: "alice")
+
+                    let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "Hi", "user_aliases": ["alice", "bob"]}"#)
+                    let other = try await E2EDeliveryTests.send(client, quiet.serverCredential, #"{"message": "Hi", "user_aliases": ["alice"]}"#)
+                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    #expect(try await E2EDeliveryTests.settled(service, other))
+                    for _ in 0..<2 {
+                        let opened = try await client.signed(.post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": "\#(alice)", "user": {"alias": "alice"}}"#, as: app.deviceCredential)
+                        #expect(opened.status == .ok)
+                        let delivered = try await client.signed(.post, "/api/v1/notifications/\(id)/delivered", body: #"{"device_token_id": \#(alice)}"#, as: app.deviceCredential)
+                        #expect(delivered.status == .ok)
+                    }
+                    _ = try await client.signed(.post, "/api/v1/notifications/\(other)/opened", body: #"{"device_token_id": \#(elsewhere), "user": {"alias": "alice"}}"#, as: quiet.deviceCredential)
+
+                    let expected: Set<String> = [
+                        "sent \(alice)", "failed \(gone)", "invalidated \(gone)", "delivered \(alice)", "opened \(alice)",
+                    ]
+                    #expect(try await service.eventually {
+                        Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id).count >= expected.count
+                    })
+                    // Anything sent twice would arrive within a few polls.
+                    try await Task.sleep(for: .milliseconds(500))
+                    let events = Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id)
+                    let ids = events.compactMap { $0["event_id"]?.intValue }
+                    #expect(ids.count == events.count)
+                    #expect(Set(ids).count == ids.count, "an event arrived twice: \(ids)")
+                    #expect(ids == ids.sorted())
+                    #expect(Set(events.map { "\($0["type"]?.stringValue ?? "?") \($0["device_id"]?.intValue ?? 0)" }) == expected)
+                    #expect(events.count == expected.count)
+
+                    let failed = try #require(events.first { $0["type"]?.stringValue == "failed" })
+                    #expect(failed["notification_id"]?.intValue == id)
+                    #expect(failed["user_alias"]?.stringValue == "bob")
+                    #expect(failed["reason"]?.stringValue?.contains("Unregistered") == true)
+                    #expect(failed["delivery_id"]?.intValue != nil)
+                    let opened = try #require(events.first { $0["type"]?.stringValue == "opened" })
+                    #expect(opened["notification_id"]?.intValue == id)
+                    #expect(opened["user_alias"]?.stringValue == "alice")
+                    #expect(opened["occurred_at"]?.stringValue?.hasSuffix("Z") == true)
+                    let invalidated = try #require(events.first { $0["type"]?.stringValue == "invalidated" })
+                    #expect(invalidated["reason"]?.stringValue?.contains("Unregistered") == true)
+                    #expect(invalidated["notification_id"] == nil)
+
+                    // The other app has no webhook: its pushes and reports recorded nothing.
+                    #expect(try await service.integer("SELECT count(*) FROM webhook_events") == Int64(expected.count))
+                    let batches = try await client.admin(.get, "/admin/apps/\(app.app.id)/webhooks/\(webhook.id)/batches", service: service)
+                    #expect(batches.status == .ok)
+                    let listed = batches.json["data"]?.arrayValue ?? []
+                    #expect(listed.allSatisfy { $0["state"]?.stringValue == "delivered" && $0["last_status"]?.intValue == 200 })
+                    #expect(listed.reduce(0) { $0 + ($1["event_count"]?.intValue ?? 0) } == Int64(expected.count))
+                }
+            }
+        }
+    }
+
+    @Test func aReceiverDownForAWhileGetsTheBacklogInOrderWhenItReturns() async throws {
+        try await Self.withReceiver { receiver in
+            try await withFakeAPNs { gateway in
+                try await Self.withService { client, service in
+                    let app = try await service.createApp()
+                    try await service.connectAPNs(appID: app.app.id, to: gateway)
+                    receiver.answer(503, retryAfter: "0")
+                    let webhook = try await Self.register(client, service, appID: app.app.id, url: receiver.url, events: #"["sent"]"#)
+                    try await service.insertDevices(appID: app.app.id, count: 250, tokenSeed: 0xB0)
+                    let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "Backlog", "all": true}"#)
+                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    // Down: attempts keep failing, nothing is lost.
+                    #expect(try await service.eventually { receiver.received.count >= 3 })
+                    #expect(try await service.integer("SELECT count(*) FROM webhook_events") == 250)
+
+                    receiver.answer(200)
+                    #expect(try await service.eventually {
+                        Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id).count >= 250
+                    })
+                    try await Task.sleep(for: .milliseconds(500))
+                    let events = Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id)
+                    let ids = events.compactMap { $0["event_id"]?.intValue }
+                    #expect(ids.count == 250)
+                    #expect(ids == ids.sorted(), "out of order")
+                    #expect(Set(ids).count == 250, "an event arrived twice")
+                    #expect(Set(events.compactMap { $0["delivery_id"]?.intValue }).count == 250)
+
+                    let first = try await client.admin(.get, "/admin/apps/\(app.app.id)/webhooks/\(webhook.id)/batches?limit=1000", service: service)
+                    let batches = first.json["data"]?.arrayValue ?? []
+                    #expect(batches.allSatisfy { ($0["event_count"]?.intValue ?? 0) <= 100 })
+                    #expect(batches.reduce(0) { $0 + ($1["event_count"]?.intValue ?? 0) } == 250)
+                    let oldest = try #require(batches.last)
+                    #expect((oldest["attempts"]?.intValue ?? 0) >= 3)
+                    #expect(oldest["state"]?.stringValue == "delivered")
+                    let listed = try await client.admin(.get, "/admin/apps/\(app.app.id)/webhooks", service: service)
+                    #expect(listed.json["data"]?[0]?["state"]?.stringValue == "active")
+                    #expect(listed.json["data"]?[0]?["consecutive_failures"]?.intValue == 0)
+                    #expect(listed.json["data"]?[0]?["secret"] == nil)
+                }
+            }
+        }
+    }
+
+    @Test func aWebhookThatKeepsFailingIsPausedAndResumingSendsTheBacklog() async throws {
+        try await Self.withReceiver { receiver in
+            try await withFakeAPNs { gateway in
+                try await Self.withService(pauseAfter: 3) { client, service in
+                    let app = try await service.createApp()
+                    try await service.connectAPNs(appID: app.app.id, to: gateway)
+                    receiver.answer(500)
+                    let webhook = try await Self.register(client, service, appID: app.app.id, url: receiver.url, events: #"["sent", "opened"]"#)
+                    let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: Self.token(0xC1), alias: "carol")
+                    let first = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "1", "device_ids": [\#(device)]}"#)
+                    #expect(try await E2EDeliveryTests.settled(service, first))
+
+                    let base = "/admin/apps/\(app.app.id)/webhooks"
+                    #expect(try await service.eventually {
+                        try await client.admin(.get, base, service: service).json["data"]?[0]?["state"]?.stringValue == "paused"
+                    })
+                    let paused = try await client.admin(.get, base, service: service).json["data"]?[0]
+                    #expect(paused?["paused_reason"]?.stringValue?.contains("HTTP 500") == true)
+                    #expect(paused?["paused_at"]?.stringValue != nil)
+                    // Paused: no more attempts, but events keep accumulating.
+                    try await Task.sleep(for: .milliseconds(600))
+                    #expect(receiver.received.count == 3)
+                    let second = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "2", "device_ids": [\#(device)]}"#)
+                    #expect(try await E2EDeliveryTests.settled(service, second))
+                    _ = try await client.signed(.post, "/api/v1/notifications/\(second)/opened", body: #"{"device_token_id": \#(device), "user": {"alias": "carol"}}"#, as: app.deviceCredential)
+                    #expect(receiver.received.count == 3)
+                    #expect(try await client.admin(.get, base, service: service).json["data"]?[0]?["pending_events"]?.intValue == 2)
+
+                    receiver.answer(204)
+                    let resumed = try await client.admin(.post, "\(base)/\(webhook.id)/resume", service: service)
+                    #expect(resumed.status == .ok)
+                    #expect(resumed.json["state"]?.stringValue == "active")
+                    #expect(try await service.eventually {
+                        Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id).count >= 3
+                    })
+                    try await Task.sleep(for: .milliseconds(300))
+                    let events = Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id)
+                    #expect(events.map { "\($0["type"]?.stringValue ?? "") \($0["notification_id"]?.intValue ?? 0)" }
+                            == ["sent \(first)", "sent \(second)", "opened \(second)"])
+                    let batches = try await client.admin(.get, "\(base)/\(webhook.id)/batches", service: service).json["data"]?.arrayValue ?? []
+                    #expect(batches.last?["attempts"]?.intValue == 4)
+                    #expect(batches.allSatisfy { $0["state"]?.stringValue == "delivered" })
+                }
+            }
+        }
+    }
+
+    @Test func aReceiverThatDoesNotAnswerInTimeCountsAsAFailure() async throws {
+        try await Self.withReceiver { receiver in
+            try await withFakeAPNs { gateway in
+                try await Self.withService(requestTimeout: .milliseconds(300)) { client, service in
+                    let app = try await service.createApp()
+                    try await service.connectAPNs(appID: app.app.id, to: gateway)
+                    receiver.answer(200, after: .seconds(3))
+                    let webhook = try await Self.register(client, service, appID: app.app.id, url: receiver.url, events: #"["sent"]"#)
+                    let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: Self.token(0xF0))
+                    let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    let batches = "/admin/apps/\(app.app.id)/webhooks/\(webhook.id)/batches"
+                    let timedOut = try await service.eventually {
+                        let batch = try await client.admin(.get, batches, service: service).json["data"]?[0]
+                        return batch?["state"]?.stringValue == "retrying" && batch?["last_status"] == .null
+                            && batch?["last_error"]?.stringValue?.contains("deadline") == true
+                    }
+                    let listed = String(buffer: try await client.admin(.get, batches, service: service).body)
+                    #expect(timedOut, "\(listed)")
+                    receiver.answer(200)
+                    #expect(try await service.eventually {
+                        try await client.admin(.get, batches, service: service).json["data"]?[0]?["state"]?.stringValue == "delivered"
+                    })
+                }
+            }
+        }
+    }
+
+    @Test func operatorsAreToldWhatIsWrongAndSeeOnlyTheirAppsWebhooks() async throws {
+        try await Self.withService { client, service in
+            let app = try await service.createApp()
+            let other = try await service.createApp(name: "Other")
+            let base = "/admin/apps/\(app.app.id)/webhooks"
+            func refusal(_ body: String) async throws -> (Int, String?, String?) {
+                let answer = try await client.admin(.post, base, body: body, service: service)
+                return (Int(answer.status.code), answer.errorCode, answer.json["error"]?["field"]?.stringValue)
+            }
+            #expect(try await refusal(#"{"url": "ftp://example.com/hook"}"#) == (422, "invalid_url", "url"))
+            #expect(try await refusal(#"{"url": "https://user:pw@example.com/hook"}"#) == (422, "invalid_url", "url"))
+            #expect(try await refusal(#"{"url": "not a url"}"#) == (422, "invalid_url", "url"))
+            #expect(try await refusal(#"{"events": ["sent"]}"#) == (422, "missing_field", "url"))
+            #expect(try await refusal(#"{"url": "https://example.com/h", "events": ["sent", "bounced"]}"#) == (422, "invalid_event", "events[1]"))
+            #expect(try await refusal(#"{"url": "https://example.com/h", "events": []}"#) == (422, "invalid_events", "events"))
+            #expect(try await refusal(#"{"url": "https://example.com/h", "events": "sent"}"#) == (422, "invalid_type", "events"))
+            #expect(try await refusal(#"{"url": "https://example.com/h", "secret": "mine"}"#) == (422, "unknown_field", "secret"))
+            #expect(try await refusal(#"{"url": "#) == (400, "malformed_json", nil))
+
+            let created = try await client.admin(.post, base, body: #"{"url": "https://example.com/h", "events": ["opened", "sent", "opened"]}"#, service: service)
+            #expect(created.status == .created)
+            #expect(created.json["events"] == .array([.string("opened"), .string("sent")]))
+            #expect(created.json["secret"]?.stringValue?.hasPrefix("whsec_") == true)
+            let id = try #require(created.json["id"]?.intValue)
+            // The secret is stored sealed, not in the clear.
+            #expect(try await service.integer("SELECT count(*) FROM webhooks WHERE position(convert_to(\(created.json["secret"]?.stringValue ?? ""), 'UTF8') IN sealed_secret) > 0") == 0)
+
+            let otherBase = "/admin/apps/\(other.app.id)/webhooks/\(id)"
+            #expect(try await client.admin(.delete, otherBase, service: service).status == .notFound)
+            #expect(try await client.admin(.post, "\(otherBase)/resume", service: service).status == .notFound)
+            #expect(try await client.admin(.get, "\(otherBase)/batches", service: service).status == .notFound)
+            #expect(try await client.admin(.get, "/admin/apps/\(other.app.id)/webhooks", service: service).json["data"]?.arrayValue?.isEmpty == true)
+            #expect(try await client.admin(.get, "/admin/apps/999999999/webhooks", service: service).status == .notFound)
+            #expect(try await client.admin(.post, "/admin/apps/999999999/webhooks", body: #"{"url": "https://example.com/h"}"#, service: service).status == .notFound)
+            #expect(try await client.execute(uri: base, method: .get).status == .unauthorized)
+
+            #expect(try await client.admin(.delete, "\(base)/\(id)", service: service).status == .noContent)
+            #expect(try await client.admin(.delete, "\(base)/\(id)", service: service).status == .notFound)
+        }
+    }
+
+    @Test func eventsAreRecordedOncePerChangeForPushesOfAppsWithWebhooksOnly() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let quiet = try await service.createApp(name: "No webhooks")
+            _ = try await Self.register(client, service, appID: app.app.id, url: "https://example.com/h", events: #"["sent", "dead", "delivered"]"#)
+            try await service.insertDevices(appID: app.app.id, count: 2, tokenSeed: 0xD0, userAlias: "dana")
+            try await service.insertDevices(appID: quiet.app.id, count: 1, tokenSeed: 0xD1)
+            try await service.postgres.query(
+                """
+                WITH n AS (
+                    INSERT INTO notifications (app_id, content, targeting, state)
+                    SELECT id, '{"message": "x"}', '{}', 'fanned_out' FROM apps WHERE id IN (\(app.app.id), \(quiet.app.id)) RETURNING id, app_id
+                )
+                INSERT INTO deliveries (notification_id, app_id, device_id, kind, content)
+                SELECT n.id, n.app_id, d.id, k.kind, CASE WHEN k.kind = 'sync' THEN '{}'::jsonb END
+                FROM n JOIN devices d ON d.app_id = n.app_id CROSS JOIN (VALUES ('push'), ('sync')) AS k(kind)
+                """,
+                logger: TestDatabase.logger
+            )
+            let steps: [PostgresQuery] = [
+                "UPDATE deliveries SET state = 'sent', sent_at = now()",
+                // Changing nothing that matters records nothing.
+                "UPDATE deliveries SET state = 'sent', updated_at = now()",
+                "UPDATE deliveries SET state = 'dead', dead_at = now(), reason = 'gave up' WHERE device_id = (SELECT max(id) FROM devices WHERE app_id = \(app.app.id))",
+                "UPDATE deliveries SET delivered_at = now()",
+                "UPDATE deliveries SET delivered_at = now() + interval '1 second'",
+                // Not subscribed to invalidated.
+                "UPDATE devices SET invalidated_at = now(), invalidation_reason = 'Unregistered'",
+            ]
+            for step in steps { try await service.postgres.query(step, logger: TestDatabase.logger) }
+            let first = try #require(try await service.integer("SELECT min(id) FROM devices WHERE app_id = \(app.app.id)"))
+            let second = first + 1
+            var recorded: [String] = []
+            let rows = try await service.postgres.query(
+                "SELECT type, (payload->>'device_id')::int8, coalesce(payload->>'reason', '-') FROM webhook_events ORDER BY id",
+                logger: TestDatabase.logger
+            )
+            for try await (type, device, reason) in rows.decode((String, Int64, String).self) { recorded.append("\(type) \(device) \(reason)") }
+            // Within one statement, events follow delivery ids, which need not follow device ids.
+            #expect(recorded.sorted() == [
+                "sent \(first) -", "sent \(second) -", "dead \(second) gave up", "delivered \(first) -", "delivered \(second) -",
+            ].sorted())
+        }
+    }
+}
