@@ -84,7 +84,18 @@ public struct AppRegistry: Sendable {
     /// Deletes the app with everything it owns: credentials, settings, devices, notifications,
     /// deliveries. False when there is no such app.
     public func delete(id: Int64) async throws -> Bool {
-        try await client.query("DELETE FROM apps WHERE id = \(id) RETURNING id", logger: logger).count() > 0
+        // The cascade takes row locks across the app's deliveries and devices, which workers
+        // recording outcomes (and their webhook events) may hold in another order: a deadlock
+        // rolls one side back, so run the delete again.
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await client.query("DELETE FROM apps WHERE id = \(id) RETURNING id", logger: logger).count() > 0
+            } catch let error as PSQLError where error.isDeadlock && attempt < 5 {
+                try await Task.sleep(for: .milliseconds(50 * attempt))
+            }
+        }
     }
 
     /// The app's credentials that still work (current and within their grace period).

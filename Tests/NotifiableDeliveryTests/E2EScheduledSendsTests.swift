@@ -81,7 +81,8 @@ import Testing
                     let app = try await service.createApp()
                     try await service.connectAPNs(appID: app.app.id, to: gateway)
                     _ = try await Self.register(client, app.deviceCredential, token: token)
-                    let sendAt = Date().addingTimeInterval(4)
+                    // Far enough ahead that the service can stop first, even on a loaded machine.
+                    let sendAt = Date().addingTimeInterval(8)
                     let sent = try await client.signed(
                         .post, "/api/v1/notifications", body: #"{"title": "Across", "user_aliases": ["zoe"], "send_at": "\#(Self.iso(sendAt))"}"#,
                         as: app.serverCredential
