@@ -176,6 +176,7 @@ let package = Package(
                 "NotifiableApp",
                 "NotifiableStore",
                 "NotifiableCore",
+                "NotifiableFakeGateways",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

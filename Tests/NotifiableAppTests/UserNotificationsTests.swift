@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
+import NotifiableFakeGateways
 import NotifiableStore
 import NotifiableTesting
 import Testing
@@ -261,7 +262,8 @@ import Testing
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         for writer in 0..<writers {
                             group.addTask {
-                                var random = SeededRandom(seed: UInt64(writer * 2 + half))
+                                // Seeded, so each writer's choices are the same on every run.
+                                var random = SplitMix64(seed: UInt64(writer * 2 + half))
                                 let mine = Array(ids[(writer * notificationsPerWriter)..<((writer + 1) * notificationsPerWriter)])
                                 for _ in 0..<(changesPerWriter / 2) {
                                     let id = mine[Int(random.next() % UInt64(mine.count))]
@@ -332,17 +334,4 @@ private final class Flag: @unchecked Sendable {
     private var value = false
     func set() { lock.lock(); value = true; lock.unlock() }
     var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
-}
-
-/// SplitMix64, so each writer's choices are the same on every run.
-private struct SeededRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x1234_5678 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdTesting
 import NotifiableCore
 import NotifiableFakeGateways
+import NotifiableStore
 import NotifiableTesting
 import Testing
 
@@ -18,16 +19,22 @@ import Testing
         return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
     }
 
-    /// Nothing of the notification's, pushes or sync signals, left to send.
-    static func settled(_ service: TestService, _ id: Int64) async throws -> Bool {
-        try await service.eventually {
-            try await service.integer(
-                """
-                SELECT (SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state IN ('available', 'running', 'retrying'))
-                     + (SELECT count(*) FROM notifications WHERE id = \(id) AND state = 'fanning_out')
-                """
-            ) == 0
-        }
+    /// An app on the fake APNs whose user has two iPhones, A and B, and a stateful notification to
+    /// that user, pushed to both.
+    static func twoDevicesWithAStatefulNotification(
+        _ client: some TestClientProtocol, _ service: TestService, _ apns: FakeAPNsGateway, alias: String, tokens seed: Int
+    ) async throws -> (app: AppRegistry.CreatedApp, deviceA: Int64, tokenA: String, tokenB: String, id: Int64) {
+        let app = try await service.createApp()
+        try await service.connectAPNs(appID: app.app.id, to: apns)
+        let tokenA = apnsToken(seed), tokenB = apnsToken(seed + 1)
+        let deviceA = try await register(client, app.deviceCredential, provider: "apns", token: tokenA, alias: alias)
+        _ = try await register(client, app.deviceCredential, provider: "apns", token: tokenB, alias: alias)
+        let sent = try await client.signed(
+            .post, "/api/v1/notifications", body: #"{"title": "Hi", "user_aliases": ["\#(alias)"], "stateful": true}"#, as: app.serverCredential
+        )
+        let id = try #require(sent.json["id"]?.intValue)
+        #expect(try await E2EDeliveryTests.settled(service, id))
+        return (app, deviceA, tokenA, tokenB, id)
     }
 
     static func isBackground(_ push: AcceptedPush) -> Bool { push.headers["apns-push-type"] == "background" }
@@ -50,7 +57,7 @@ import Testing
                         as: app.serverCredential
                     )
                     let id = try #require(sent.json["id"]?.intValue)
-                    #expect(try await Self.settled(service, id))
+                    #expect(try await E2EDeliveryTests.settled(service, id))
                     #expect(apns.pushes(to: tokenA).count == 1)
                     #expect(apns.pushes(to: tokenB).count == 1)
                     #expect(fcm.messages(to: tokenC).count == 1)
@@ -65,7 +72,7 @@ import Testing
                         alice, .patch, "/api/v1/me/notifications/\(id)", body: #"{"read_state": "read", "device_token_id": \#(deviceA)}"#
                     )
                     #expect(read.status == .ok, "\(String(buffer: read.body))")
-                    #expect(try await Self.settled(service, id))
+                    #expect(try await E2EDeliveryTests.settled(service, id))
 
                     #expect(apns.pushes(to: tokenA).count == 1, "the device that made the change is not told")
                     let toB = apns.pushes(to: tokenB).filter(Self.isBackground)
@@ -104,7 +111,7 @@ import Testing
                     let deviceB = try #require(try await client.signed(.get, "/api/v1/device_tokens?user_alias=alice", as: app.deviceCredential)
                         .json.arrayValue?.first { $0["token"]?.stringValue == tokenB }?["id"]?.intValue)
                     #expect(try await client.asUser(alice, .delete, "/api/v1/me/notifications/\(id)?device_token_id=\(deviceB)").status == .noContent)
-                    #expect(try await Self.settled(service, id))
+                    #expect(try await E2EDeliveryTests.settled(service, id))
                     #expect(apns.pushes(to: tokenB).filter(Self.isBackground).count == 1)
                     let deleted = try #require(apns.pushes(to: tokenA).filter(Self.isBackground).first)
                     #expect(try JSONValue.decode(deleted.payload)["n_sync"]?.stringValue == "deleted")
@@ -118,16 +125,9 @@ import Testing
     @Test func anSDKOpenedReportReadsAndActivatesItEverywhere() async throws {
         try await withFakeAPNs { apns in
             try await withTestService(workers: true) { client, service in
-                let app = try await service.createApp()
-                try await service.connectAPNs(appID: app.app.id, to: apns)
-                let tokenA = Self.apnsToken(0x2A), tokenB = Self.apnsToken(0x2B)
-                let deviceA = try await Self.register(client, app.deviceCredential, provider: "apns", token: tokenA, alias: "dan")
-                _ = try await Self.register(client, app.deviceCredential, provider: "apns", token: tokenB, alias: "dan")
-                let sent = try await client.signed(
-                    .post, "/api/v1/notifications", body: #"{"title": "Hi", "user_aliases": ["dan"], "stateful": true}"#, as: app.serverCredential
+                let (app, deviceA, tokenA, tokenB, id) = try await Self.twoDevicesWithAStatefulNotification(
+                    client, service, apns, alias: "dan", tokens: 0x2A
                 )
-                let id = try #require(sent.json["id"]?.intValue)
-                #expect(try await Self.settled(service, id))
 
                 for _ in 0..<2 {
                     let opened = try await client.signed(
@@ -136,7 +136,7 @@ import Testing
                     )
                     #expect(opened.status == .ok)
                 }
-                #expect(try await Self.settled(service, id))
+                #expect(try await E2EDeliveryTests.settled(service, id))
                 let signals = apns.pushes(to: tokenB).filter(Self.isBackground)
                 try #require(signals.count == 1, "a repeated report changes nothing more")
                 let payload = try JSONValue.decode(signals[0].payload)
@@ -152,16 +152,9 @@ import Testing
     @Test func aBurstOfChangesCollapsesToAFewSignalsEndingWithTheLastState() async throws {
         try await withFakeAPNs { apns in
             try await withTestService(workers: true) { client, service in
-                let app = try await service.createApp()
-                try await service.connectAPNs(appID: app.app.id, to: apns)
-                let tokenA = Self.apnsToken(0x1A), tokenB = Self.apnsToken(0x1B)
-                let deviceA = try await Self.register(client, app.deviceCredential, provider: "apns", token: tokenA, alias: "carol")
-                _ = try await Self.register(client, app.deviceCredential, provider: "apns", token: tokenB, alias: "carol")
-                let sent = try await client.signed(
-                    .post, "/api/v1/notifications", body: #"{"title": "Hi", "user_aliases": ["carol"], "stateful": true}"#, as: app.serverCredential
+                let (app, deviceA, tokenA, tokenB, id) = try await Self.twoDevicesWithAStatefulNotification(
+                    client, service, apns, alias: "carol", tokens: 0x1A
                 )
-                let id = try #require(sent.json["id"]?.intValue)
-                #expect(try await Self.settled(service, id))
                 let carol = try await client.userToken(for: "carol", as: app.serverCredential)
 
                 // Twenty changes at once, as taps on two devices and a backend might make them.
@@ -180,7 +173,7 @@ import Testing
                     try await group.waitForAll()
                 }
                 let burst = ContinuousClock.now - started
-                #expect(try await Self.settled(service, id))
+                #expect(try await E2EDeliveryTests.settled(service, id))
                 let signals = apns.pushes(to: tokenB).filter(Self.isBackground)
                 // One signal per collapsing window the burst spanned, and one in flight when it began.
                 let windows = Int((burst / service.configuration.syncSignalDelay).rounded(.up))
