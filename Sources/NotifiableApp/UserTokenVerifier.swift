@@ -12,9 +12,11 @@ struct UserTokenVerifier: Sendable {
     /// The verified token; an `APIError` 401 saying what is wrong otherwise.
     func verify(_ text: String) async throws -> UserToken {
         do {
+            // The signature first: its key derives from the claims alone, so a forged or expired
+            // token is refused without a database read. Then whether its generation still stands.
             let claimed = try UserToken.unverified(text)
-            guard let policy = try await settings.policy(appID: claimed.appID) else { throw UserTokenError.badSignature }
-            let token = try UserToken.verify(text, keys: keys.userTokenKeys(appID: policy.appID, generation: claimed.generation), now: now())
+            let token = try UserToken.verify(text, keys: keys.userTokenKeys(appID: claimed.appID, generation: claimed.generation), now: now())
+            guard let policy = try await settings.policy(appID: token.appID) else { throw UserTokenError.badSignature }
             guard token.generation == policy.generation else { throw UserTokenError.revoked }
             return token
         } catch let error as UserTokenError {
