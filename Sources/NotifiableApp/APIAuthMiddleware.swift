@@ -70,7 +70,10 @@ struct APIAuthMiddleware: RouterMiddleware {
         if !contentMD5.isEmpty, contentMD5 != APIAuth.contentMD5(of: body.readableBytesView) {
             throw APIError.unauthorized("content_md5_mismatch", "Content-MD5 does not match the body that arrived.")
         }
-        context.caller = Caller(appID: credential.appID, role: credential.role, accessID: authorization.accessID)
+        context.caller = Caller(
+            appID: credential.appID, role: credential.role, accessID: authorization.accessID,
+            requiresVerifiedAlias: credential.requiresVerifiedAlias
+        )
         context.logger[metadataKey: "app_id"] = "\(credential.appID)"
         return try await next(request, context)
     }

@@ -8,6 +8,8 @@ public struct Caller: Sendable, Equatable {
     public let appID: Int64
     public let role: CredentialRole
     public let accessID: String
+    /// Whether the app requires a user's token for a device to act for that user.
+    public let requiresVerifiedAlias: Bool
 }
 
 /// The user a request acts for: set from a verified user token on `/api/v1/me` routes.

@@ -13,8 +13,7 @@ struct VerifiedAliasGate: Sendable {
     /// `user_token_required`, 401 `invalid_user_token` or 403 `user_token_mismatch` otherwise.
     /// `token` is read only when the app asks for one, so apps that do not see no change.
     func admit(_ caller: Caller, actingFor alias: String?, token presented: @autoclosure () throws -> String?) async throws {
-        guard caller.role == .device, let alias, !alias.isEmpty else { return }
-        guard let policy = try await verifier.settings.policy(appID: caller.appID), policy.requireVerifiedAlias else { return }
+        guard caller.role == .device, caller.requiresVerifiedAlias, let alias, !alias.isEmpty else { return }
         guard let token = try presented() else {
             throw APIError(
                 status: .forbidden, code: "user_token_required",

@@ -27,6 +27,9 @@ public struct AppRegistry: Sendable {
         public let appID: Int64
         public let role: CredentialRole
         public let secretKey: String
+        /// The app's `require_verified_alias`, read with the credential so that checking a
+        /// device's alias costs no further query.
+        public let requiresVerifiedAlias: Bool
     }
 
     /// A credential as operators see it: never its secret.
@@ -168,15 +171,16 @@ public struct AppRegistry: Sendable {
     public func credential(accessID: String) async throws -> StoredCredential? {
         let rows = try await client.query(
             """
-            SELECT app_id, role, sealed_secret, master_key_id FROM app_credentials
-            WHERE access_id = \(accessID) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+            SELECT c.app_id, c.role, c.sealed_secret, c.master_key_id, a.require_verified_alias
+            FROM app_credentials c JOIN apps a ON a.id = c.app_id
+            WHERE c.access_id = \(accessID) AND c.revoked_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > now())
             """,
             logger: logger
         )
-        for try await (appID, role, sealed, keyID) in rows.decode((Int64, String, Data, String?).self) {
+        for try await (appID, role, sealed, keyID, requiresVerifiedAlias) in rows.decode((Int64, String, Data, String?, Bool).self) {
             guard let role = CredentialRole(rawValue: role) else { return nil }
             let secret = try keys.open(Array(sealed), keyID: keyID, boundTo: accessID)
-            return StoredCredential(appID: appID, role: role, secretKey: secret)
+            return StoredCredential(appID: appID, role: role, secretKey: secret, requiresVerifiedAlias: requiresVerifiedAlias)
         }
         return nil
     }
