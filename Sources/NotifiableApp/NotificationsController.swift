@@ -102,13 +102,13 @@ struct NotificationsController {
         guard alias.map({ $0.unicodeScalars.count <= 255 && !$0.utf8.contains(0) }) ?? true else {
             throw APIError(status: .unprocessableContent, code: "invalid_user_alias", message: "user.alias must be at most 255 characters.", field: "user.alias")
         }
-        guard try await notifications.record(event, notificationID: notificationID, deviceID: deviceID, appID: caller.appID, userAlias: alias) else {
+        guard let stateful = try await notifications.record(event, notificationID: notificationID, deviceID: deviceID, appID: caller.appID, userAlias: alias) else {
             throw APIError.notFound("Notification \(notificationID) was not sent to device \(deviceID) of this app.")
         }
         // Opening a stateful notification on one device handles it everywhere: when the report
         // names the device's user (checked by the record above) and, where the app requires
         // verified aliases, carries that user's token. Without them the report still counts.
-        if event == .opened, let alias, try await mayActForUser(caller, alias: alias, request: request, body: body) {
+        if event == .opened, stateful, let alias, try await mayActForUser(caller, alias: alias, request: request, body: body) {
             try await userNotifications.markOpened(notificationID: notificationID, deviceID: deviceID, appID: caller.appID, userAlias: alias)
         }
         return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))

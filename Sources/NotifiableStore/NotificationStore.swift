@@ -161,25 +161,27 @@ public struct NotificationStore: Sendable {
 
     /// Records that the device reported the notification delivered or opened. Idempotent: the
     /// first report's time stays. Opened implies delivered. With `userAlias`, the device must
-    /// belong to that user. False when there was no such delivery to that device in the app.
+    /// belong to that user. Nil when there was no such delivery to that device in the app;
+    /// otherwise whether the notification is stateful (its users' copies may change too).
     public func record(
         _ event: DeliveryEvent, notificationID: Int64, deviceID: Int64, appID: Int64, userAlias: String?
-    ) async throws -> Bool {
+    ) async throws -> Bool? {
         let opened = event == .opened
         let rows = try await client.query(
             """
             UPDATE deliveries q SET
                 delivered_at = COALESCE(q.delivered_at, now()),
                 opened_at = CASE WHEN \(opened) THEN COALESCE(q.opened_at, now()) ELSE q.opened_at END
-            FROM devices d
+            FROM devices d, notifications n
             WHERE q.notification_id = \(notificationID) AND q.device_id = \(deviceID) AND q.app_id = \(appID) AND q.kind = 'push'
-              AND d.id = q.device_id
+              AND d.id = q.device_id AND n.id = q.notification_id
               AND (\(userAlias)::text IS NULL OR d.user_alias = \(userAlias)::text)
-            RETURNING q.id
+            RETURNING n.stateful
             """,
             logger: logger
         )
-        return try await rows.count() > 0
+        for try await stateful in rows.decode(Bool.self) { return stateful }
+        return nil
     }
 
     private func first(_ rows: PostgresRowSequence) async throws -> StoredNotification? {
