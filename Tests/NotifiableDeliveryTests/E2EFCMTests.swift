@@ -115,7 +115,12 @@ import Testing
                 try await service.insertDevices(appID: app.app.id, count: 200, tokenSeed: 0xFC, userAlias: "many", provider: .fcm)
                 let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["many"]}"#)
                 #expect(try await E2EDeliveryTests.settled(service, id))
-                #expect(gateway.acceptedCount == 200)
+                #expect(try await service.deliveries(of: id, in: "sent") == 200)
+                // Every device reached; a second push to one happens only where its first answer was
+                // lost to the deadline on a loaded machine and the delivery was tried again.
+                let retries = try #require(try await service.integer("SELECT sum(attempts - 1)::int8 FROM deliveries WHERE notification_id = \(id)"))
+                #expect(gateway.acceptedCount >= 200)
+                #expect(Int64(gateway.acceptedCount - 200) <= retries, "\(gateway.acceptedCount) pushes, \(retries) retries")
                 #expect(gateway.tokenRequestCount == 1)
                 #expect(gateway.tokensIssued == 1)
             }
