@@ -82,33 +82,42 @@ public final class DeliveryWorker: Service {
 
     // MARK: Loops
 
+    /// Claims a batch, sends it, and records its outcomes while the next batch is claimed and sent:
+    /// recording is a database round trip that would otherwise leave the gateway idle. At most one
+    /// batch per lane waits to be recorded, so a lane has at most two batches out (the window a
+    /// worker killed outright can send twice).
     private func deliveryLane() async {
-        while !isStopping {
-            do {
-                let claimed = try await step("claiming deliveries") { [queue, configuration] in
-                    try await queue.claim(limit: configuration.batchSize, lease: configuration.lease)
-                }
-                guard !claimed.isEmpty else {
-                    await doorbell.wait(atMost: configuration.pollInterval)
-                    continue
-                }
-                // While the batch is out, its lease is renewed: only a worker that died (or lost
-                // the database) lets it run out.
-                let heartbeat = Task { await self.keepLeases(of: claimed) }
-                let results = await withTaskGroup(of: DeliveryResult.self, returning: [DeliveryResult].self) { group in
-                    for delivery in claimed {
-                        group.addTask { await self.deliver(delivery) }
+        await withTaskGroup(of: Void.self) { recordings in
+            while !isStopping {
+                do {
+                    let claimed = try await step("claiming deliveries") { [queue, configuration] in
+                        try await queue.claim(limit: configuration.batchSize, lease: configuration.lease)
                     }
-                    var results: [DeliveryResult] = []
-                    results.reserveCapacity(claimed.count)
-                    for await result in group { results.append(result) }
-                    return results
+                    guard !claimed.isEmpty else {
+                        await doorbell.wait(atMost: configuration.pollInterval)
+                        continue
+                    }
+                    // While the batch is out, its lease is renewed: only a worker that died (or lost
+                    // the database) lets it run out.
+                    let heartbeat = Task { await self.keepLeases(of: claimed) }
+                    let results = await withTaskGroup(of: DeliveryResult.self, returning: [DeliveryResult].self) { group in
+                        for delivery in claimed {
+                            group.addTask { await self.deliver(delivery) }
+                        }
+                        var results: [DeliveryResult] = []
+                        results.reserveCapacity(claimed.count)
+                        for await result in group { results.append(result) }
+                        return results
+                    }
+                    await recordings.next()
+                    recordings.addTask {
+                        await self.recordUntilStored(results)
+                        heartbeat.cancel()
+                    }
+                } catch {
+                    logger.error("delivery lane failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
+                    try? await Task.sleep(for: .seconds(1))
                 }
-                await recordUntilStored(results)
-                heartbeat.cancel()
-            } catch {
-                logger.error("delivery lane failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
-                try? await Task.sleep(for: .seconds(1))
             }
         }
     }

@@ -1,7 +1,7 @@
 /// How a worker process paces itself.
 public struct DeliveryWorkerConfiguration: Sendable {
     /// Deliveries claimed at once by one lane.
-    public var batchSize = 200
+    public var batchSize = 500
     /// Lanes claim, send and record independently, so one lane's batch waiting on its
     /// slowest push does not stall the others. 0 makes a fan-out-only worker.
     public var lanes = 4
