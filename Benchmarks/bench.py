@@ -55,6 +55,7 @@ TABLE_FILE = os.environ.get("BENCH_TABLE_FILE", os.path.join(WORK, "table.md"))
 
 TEAM, KEY, TOPIC = "BENCHTEAM1", "BENCHKEY01", "com.example.bench"
 rows = []  # the table: one dict per figure
+queue_rate = None  # deliveries/s the queue alone carries, when measured in this run (2.)
 LOAD_AT_START = os.getloadavg()[0]  # other work on the machine makes every figure noisier
 
 
@@ -351,6 +352,8 @@ def queue(api_port):
         sys.exit(f"queue: only {count_sent(notification)} of {n} deliveries sent; see {WORK}/queue-worker.log")
     drain, _, _ = delivery_timing(notification)
     rate = n / drain
+    global queue_rate
+    queue_rate = rate
     add_row(f"2. Queue ({n:,} ready, instant sender)",
             f"{rate:,.0f} deliveries/s; drained in {drain:.1f} s (first claim → last record; {wall:.1f} s from process start)",
             "", "— (the database is the limit; no separate ceiling)", None, "> 10,000/s", rate > 10_000)
@@ -432,7 +435,18 @@ def push_apns(api_port):
     log(f"worker: {rate:,.0f} sends/s (claim-to-sent p50 {p50} ms, p99 {p99} ms; {wall:.1f} s from process start)")
     add_row(f"3a. APNs push ({PUSH_DEVICES:,} devices, fake gateway)",
             f"{rate:,.0f} sends/s; claim→sent p50 {p50:.0f} ms, p99 {p99:.0f} ms", f"{ceiling:,.0f} req/s",
-            f"h2load -c 1 -m 100 on the same gateway (-c 4: {ceiling4:,.0f})", rate / ceiling, "≥ 0.70", rate / ceiling >= 0.7)
+            f"h2load -c 1 -m 100 on the same gateway (-c 4: {ceiling4:,.0f}){shared_ceiling(rate, ceiling)}",
+            rate / ceiling, "≥ 0.70", rate / ceiling >= 0.7)
+
+
+def shared_ceiling(rate, gateway):
+    """h2load has both cores to itself and the gateway; a send also costs a claim and a recorded
+    outcome on the same two cores. Beside the issue's ratio, this states the ceiling of the two
+    sharing the machine, as registration's 1/(1/P+1/H) does, from the queue's own rate (2.)."""
+    if queue_rate is None:
+        return ""
+    shared = 1 / (1 / gateway + 1 / queue_rate)
+    return f"; sharing the cores with the queue (2.): 1/(1/G+1/Q) = {shared:,.0f}/s, ratio {rate / shared:.2f}"
 
 
 def fcm_access_token(account, cafile):
@@ -474,7 +488,7 @@ def push_fcm(api_port):
     log(f"worker: {rate:,.0f} sends/s (claim-to-sent p50 {p50} ms, p99 {p99} ms; {wall:.1f} s from process start)")
     add_row(f"3b. FCM push ({PUSH_DEVICES:,} devices, fake gateway)",
             f"{rate:,.0f} sends/s; claim→sent p50 {p50:.0f} ms, p99 {p99:.0f} ms", f"{ceiling:,.0f} req/s",
-            "h2load -c 1 -m 100 on the same gateway", rate / ceiling, "≥ 0.70", rate / ceiling >= 0.7)
+            f"h2load -c 1 -m 100 on the same gateway{shared_ceiling(rate, ceiling)}", rate / ceiling, "≥ 0.70", rate / ceiling >= 0.7)
 
 
 # ---------------------------------------------------------------- 4. fan-out
