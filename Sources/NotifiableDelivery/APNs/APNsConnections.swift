@@ -19,6 +19,8 @@ struct APNsConnection: Sendable {
     var loadedAt: ContinuousClock.Instant
     /// Whether APNs has accepted any push over these settings (see `APNsSender`).
     var hasAccepted = AcceptanceFlag()
+    /// Whether APNs has taken these credentials yet; until it has, pushes go one at a time.
+    var trial = CredentialTrial()
 }
 
 final class AcceptanceFlag: Sendable {
@@ -120,6 +122,7 @@ actor APNsConnections {
         )
         if let previous, previous.baseURL == baseURL, previous.topic == settings.bundleID {
             connection.hasAccepted = previous.hasAccepted
+            if previous.signingKey == settings.signingKey { connection.trial = previous.trial }
         }
         return connection
     }
