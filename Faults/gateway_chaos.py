@@ -38,6 +38,8 @@ WORKER_ENV = {
     "NOTIFIABLE_APNS_TIMEOUT_SECONDS": 2,
     "NOTIFIABLE_LEASE_SECONDS": 10,
     "NOTIFIABLE_POLL_MS": 100,
+    "NOTIFIABLE_WORKER_LANES": 4,
+    "NOTIFIABLE_WORKER_BATCH_SIZE": 200,
 }
 
 
@@ -66,9 +68,15 @@ def main():
     apns_stats, fcm_stats = apns.stop(), fcm.stop()
     apns_requests, fcm_requests = apns.requests(), fcm.requests()
 
-    # Dead tokens: exactly the devices the gateways called dead are invalidated and failed.
-    dead_tokens = {r["token"] for r in apns_requests if r["outcome"] == "unregistered"}
-    dead_tokens |= {r["token"] for r in fcm_requests if r["outcome"] == "unregistered"}
+    # Dead tokens: the devices the gateways called dead are invalidated and failed, unless the answer was
+    # lost with a dropped connection (the worker then tried again: the token has a later request).
+    called_dead, last_request = set(), {}
+    for record in apns_requests + fcm_requests:
+        if record["outcome"] == "unregistered":
+            called_dead.add(record["token"])
+        last_request[record["token"]] = record
+    dead_tokens = {token for token in called_dead if last_request[token]["outcome"] == "unregistered"}
+    answer_lost = called_dead - dead_tokens
     # Tokens as the gateways log them: APNs ones lower-case (insert_devices makes them so), FCM ones as stored.
     rows = sql_rows(f"""SELECT d.token, q.state, coalesce(q.reason, ''), d.invalidated_at IS NOT NULL,
                                coalesce(d.invalidation_reason, ''), q.attempts, d.provider
@@ -109,8 +117,12 @@ def main():
         for outcome, count in stats.get("outcomes", {}).items():
             outcomes[outcome] = outcomes.get(outcome, 0) + count
     log(f"gateway outcomes: {outcomes}")
+    expect_empty(sorted(answer_lost & invalidated)[:50], "devices invalidated although tried again after the 410")
+    expect(len(answer_lost) <= outcomes.get("drop-connection", 0) * WORKER_ENV["NOTIFIABLE_WORKER_BATCH_SIZE"] * 4,
+           f"{len(answer_lost)} dead-token answers lost: no more than the connection drops can explain")
     return (f"{targeted} devices in {seconds:.0f} s: sent {states.get('sent', 0)} + failed {states.get('failed', 0)} "
-            f"+ dead {states.get('dead', 0)} = {targeted}; {len(dead_tokens)} dead tokens invalidated; "
+            f"+ dead {states.get('dead', 0)} = {targeted}; {len(dead_tokens)} dead tokens invalidated "
+            f"({len(answer_lost)} more 410s lost with dropped connections); "
             f"{requests} gateway requests, {apns_checked + fcm_checked} retries checked against the backoff "
             f"({apns_retry_after + fcm_retry_after} after Retry-After), 0 too early; {duplicates} duplicate pushes")
 
