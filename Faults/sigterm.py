@@ -67,11 +67,17 @@ class RegistrationLoad:
 
 
 def start_slow_registration(port, credential, token):
-    """Sends a registration's head and half its body; returns the connection and the rest."""
+    """On a connection the service has taken (a first request on it was answered: a connection
+    still waiting to be accepted at SIGTERM is reset by the kernel, as for any server), sends a
+    registration's head and half its body; returns the connection and the rest."""
     body = registration_body(token)
     path = "/api/v1/device_tokens"
     headers = signed_headers("POST", path, body, credential["access_id"], credential["secret_key"])
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request("GET", "/health/live")
+    ready = connection.getresponse()
+    ready.read()
+    expect(ready.status == 200, f"GET /health/live before a slow registration: {ready.status}")
     connection.putrequest("POST", path)
     for name, value in headers.items():
         connection.putheader(name, value)
@@ -141,18 +147,21 @@ def main():
     early_errors = [e for e in load.errors if e[0] < signalled - load.started]
     expect_empty(early_errors, "registrations that got no answer before SIGTERM")
 
-    # A worker finishes the rest, exactly once.
+    # A worker finishes the rest, exactly once. The audience is every device, registrations made while
+    # the notification fanned out included.
     worker = harness.start_worker({"NOTIFIABLE_POLL_MS": 100})
-    states = wait_settled(notification, devices, 300)
+    states = wait_settled(notification, None, 300)
     expect(worker.alive(), f"the worker exited:\n{worker.log_tail()}")
-    expect_equal(states, {"sent": devices}, "deliveries by state after the restart")
+    targeted = sum(states.values())
+    expect(targeted >= devices, f"every device inserted before the notification is targeted: {targeted} deliveries")
+    expect_equal(states, {"sent": targeted}, "deliveries by state after the restart")
     worker.terminate()
     stats = gateway.stop()
-    expect_equal(stats.get("tokens_accepted"), devices, "devices the gateway accepted a push for")
+    expect_equal(stats.get("tokens_accepted"), targeted, "devices the gateway accepted a push for")
     expect_at_most(stats.get("duplicate_accepts", 0), 0, "pushes the gateway accepted twice")
     return (f"exit 0 in {exit_seconds:.1f} s after SIGTERM with {running_at_signal} deliveries running, 0 left leased; "
             f"{len(ok)} registrations 2xx (all stored, {SLOW_REQUESTS} mid-body at SIGTERM), 0 5xx; "
-            f"{devices} devices sent exactly once after restart, 0 duplicate pushes")
+            f"{targeted} devices sent exactly once after restart, 0 duplicate pushes")
 
 
 run_scenario(main)
