@@ -54,8 +54,10 @@ struct FakeGatewayFaultInjectionTests {
                 #expect(next.status == 200, "after \(fault)")
             }
             let stats = harness.gateway.stats
-            #expect(stats.outcomes == ["reset-stream": 1, "drop-connection": 1, "timeout": 1, "accepted": 3])
-            #expect(harness.gateway.acceptedCount == 3)
+            #expect(stats.outcomes["reset-stream"] == 1 && stats.outcomes["drop-connection"] == 1 && stats.outcomes["timeout"] == 1)
+            // A first try on the dropped connection may or may not have reached the gateway before the client noticed.
+            #expect((3...4).contains(stats.outcomes["accepted"] ?? 0), "\(stats.outcomes)")
+            #expect(stats.outcomes.count == 4, "\(stats.outcomes)")
         }
     }
 
