@@ -52,7 +52,9 @@ public final class DeliveryWorker: Service {
         self.logger = logger
     }
 
-    private var isStopping: Bool { stopping.withLock { $0 } }
+    /// Stopping gracefully, or cancelled (a service group that gave up waiting): either way the loops end, or
+    /// they would spin on errors and sleeps that return at once.
+    private var isStopping: Bool { Task.isCancelled || stopping.withLock { $0 } }
 
     public func run() async throws {
         try await beforeStart()
@@ -152,7 +154,7 @@ public final class DeliveryWorker: Service {
                 try await step("recording a batch") { [queue] in try await queue.record(results) }
                 return
             } catch {
-                guard ContinuousClock.now + delay < giveUp else {
+                guard !Task.isCancelled, ContinuousClock.now + delay < giveUp else {
                     logger.error("could not record a batch; its deliveries will be retried after their lease", metadata: [
                         "count": "\(results.count)", "error": "\(databaseErrorText(error))",
                     ])

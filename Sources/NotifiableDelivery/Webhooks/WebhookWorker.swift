@@ -30,7 +30,8 @@ public final class WebhookWorker: Service {
         self.beforeStart = beforeStart
     }
 
-    private var isStopping: Bool { stopping.withLock { $0 } }
+    /// Stopping gracefully, or cancelled: either way the loop ends, or it would spin on sleeps that return at once.
+    private var isStopping: Bool { Task.isCancelled || stopping.withLock { $0 } }
 
     public func run() async throws {
         try await beforeStart()
