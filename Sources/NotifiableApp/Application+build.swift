@@ -32,7 +32,7 @@ public func buildApplication(
     }
 
     var app = Application(
-        router: router,
+        responder: DatabaseOutageResponder(inner: router.buildResponder(), availability: availability),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "NotifiableServer"),
         services: services,
         logger: logger

@@ -10,22 +10,38 @@ import Synchronization
 /// away, requests that need it are answered 503 with Retry-After at once
 /// (`DatabaseAvailabilityMiddleware`) instead of queueing for a pooled connection that the pool
 /// would keep failing to open for up to a minute. It is available until a probe says otherwise.
+///
+/// It also answers for requests stranded by an outage (`DatabaseOutageResponder`): a query written
+/// to a pooled connection at the moment the server closes it is never answered (postgres-nio 1.33
+/// fails the write but not the query), so a request caught by a database crash would wait
+/// forever. A request begun before an outage and still running `strandedAfter` once the database
+/// is back (or `longOutage` into an outage that lasts) is answered 503 and its task left behind.
 public final class DatabaseAvailability: Service, Sendable {
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
     private let available = Atomic<Bool>(true)
+    /// Outages seen so far; a request remembers the count it began with.
+    private let outages = Atomic<Int>(0)
+    private let inFlight = Mutex(InFlight())
     /// How often the open probe connection is asked `SELECT 1`, and how soon a failed probe
     /// tries again: together they bound how late an outage or a recovery is noticed.
     let probeInterval: Duration
     let probeTimeout: Duration
+    let strandedAfter: Duration
+    let longOutage: Duration
 
-    public init(databaseURL: String, logger: Logger, probeInterval: Duration = .milliseconds(250), probeTimeout: Duration = .seconds(2)) throws {
+    public init(
+        databaseURL: String, logger: Logger, probeInterval: Duration = .milliseconds(250), probeTimeout: Duration = .seconds(2),
+        strandedAfter: Duration = .seconds(3), longOutage: Duration = .seconds(10)
+    ) throws {
         var configuration = try DatabaseURL.connectionConfiguration(from: databaseURL)
         configuration.options.connectTimeout = .seconds(2)
         self.configuration = configuration
         self.logger = logger
         self.probeInterval = probeInterval
         self.probeTimeout = probeTimeout
+        self.strandedAfter = strandedAfter
+        self.longOutage = longOutage
     }
 
     public var isAvailable: Bool { available.load(ordering: .relaxed) }
@@ -34,10 +50,14 @@ public final class DatabaseAvailability: Service, Sendable {
         try await cancelWhenGracefulShutdown { [self] in
             var attempt = 0
             var downSince: ContinuousClock.Instant?
+            var backSince: ContinuousClock.Instant?
+            var rescued = true
             while !Task.isCancelled {
                 attempt += 1
                 do {
-                    let connection = try await PostgresConnection.connect(configuration: configuration, id: attempt, logger: logger)
+                    let connection = try await withDeadline(seconds: probeSeconds) { [configuration, logger, attempt] in
+                        try await PostgresConnection.connect(configuration: configuration, id: attempt, logger: logger)
+                    }
                     do {
                         while true {
                             try await probe(connection)
@@ -45,11 +65,17 @@ public final class DatabaseAvailability: Service, Sendable {
                                 available.store(true, ordering: .relaxed)
                                 logger.notice("database reachable again", metadata: ["unreachable_for": "\(ContinuousClock.now - since)"])
                                 downSince = nil
+                                backSince = .now
+                            }
+                            if !rescued, let back = backSince, ContinuousClock.now - back >= strandedAfter {
+                                strandRequests(begunBefore: outages.load(ordering: .relaxed))
+                                rescued = true
+                                backSince = nil
                             }
                             try await Task.sleep(for: probeInterval)
                         }
                     } catch {
-                        try? await connection.close()
+                        Task { try? await connection.close() }
                         throw error
                     }
                 } catch is CancellationError {
@@ -58,8 +84,14 @@ public final class DatabaseAvailability: Service, Sendable {
                     if Task.isCancelled { return }
                     if downSince == nil {
                         downSince = .now
+                        backSince = nil
+                        rescued = false
+                        outages.add(1, ordering: .relaxed)
                         available.store(false, ordering: .relaxed)
                         logger.warning("database unreachable: answering 503 until it is back", metadata: ["error": "\(databaseErrorText(error))"])
+                    } else if !rescued, let since = downSince, ContinuousClock.now - since >= longOutage {
+                        strandRequests(begunBefore: outages.load(ordering: .relaxed))
+                        rescued = true
                     }
                     try? await Task.sleep(for: probeInterval)
                 }
@@ -67,17 +99,68 @@ public final class DatabaseAvailability: Service, Sendable {
         }
     }
 
+    private var probeSeconds: Double {
+        Double(probeTimeout.components.seconds) + Double(probeTimeout.components.attoseconds) / 1e18
+    }
+
     private func probe(_ connection: PostgresConnection) async throws {
-        let timeout = probeTimeout
+        // A query written to a closed connection would never be answered; do not write it.
+        guard !connection.isClosed else { throw ProbeConnectionClosed() }
         let logger = logger
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { for try await _ in try await connection.query("SELECT 1", logger: logger) {} }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw DeadlineExceeded()
-            }
-            defer { group.cancelAll() }
-            try await group.next()
+        try await withDeadline(seconds: probeSeconds) {
+            for try await _ in try await connection.query("SELECT 1", logger: logger) {}
         }
+    }
+
+    private struct ProbeConnectionClosed: Error {}
+
+    // MARK: Requests stranded by an outage
+
+    private struct InFlight {
+        var nextID: UInt64 = 0
+        var requests: [UInt64: Pending] = [:]
+    }
+
+    private struct Pending: Sendable {
+        let outagesAtStart: Int
+        let strand: @Sendable () -> Void
+    }
+
+    /// Runs `work` in a task of its own and answers its result, or `stranded()` when an outage
+    /// that began after it started leaves it running (see the type's description).
+    func guarding<T: Sendable>(
+        _ work: @escaping @Sendable () async throws -> T, stranded: @escaping @Sendable () -> T
+    ) async throws -> T {
+        let answer = OneAnswer<T>()
+        let outagesAtStart = outages.load(ordering: .relaxed)
+        return try await withCheckedThrowingContinuation { continuation in
+            answer.install(continuation)
+            let id = inFlight.withLock { state -> UInt64 in
+                state.nextID += 1
+                state.requests[state.nextID] = Pending(outagesAtStart: outagesAtStart) { answer.preempt(.success(stranded())) }
+                return state.nextID
+            }
+            let task = Task { [self] in
+                let result: Result<T, any Error>
+                do {
+                    result = .success(try await work())
+                } catch {
+                    result = .failure(error)
+                }
+                _ = inFlight.withLock { $0.requests.removeValue(forKey: id) }
+                answer.give(result)
+            }
+            answer.onTimeout { task.cancel() }
+        }
+    }
+
+    private func strandRequests(begunBefore outage: Int) {
+        let stranded = inFlight.withLock { state -> [Pending] in
+            let ids = state.requests.filter { $0.value.outagesAtStart < outage }.map(\.key)
+            return ids.compactMap { state.requests.removeValue(forKey: $0) }
+        }
+        guard !stranded.isEmpty else { return }
+        logger.warning("answering 503 to requests stranded by the database outage", metadata: ["requests": "\(stranded.count)"])
+        for pending in stranded { pending.strand() }
     }
 }
