@@ -33,6 +33,7 @@ public func buildApplication(
 
     var app = Application(
         responder: DatabaseOutageResponder(inner: router.buildResponder(), availability: availability),
+        server: .http1(configuration: .init(additionalChannelHandlers: [MalformedRequestAnswer()])),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "NotifiableServer"),
         services: services,
         logger: logger
