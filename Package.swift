@@ -31,6 +31,7 @@ let package = Package(
             name: "notifiable",
             dependencies: [
                 "NotifiableApp",
+                "NotifiableDelivery",
                 "NotifiableFakeGateways",
                 "NotifiableStore",
                 "NotifiableCore",

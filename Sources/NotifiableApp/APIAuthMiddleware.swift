@@ -11,11 +11,11 @@ import NotifiableStore
 struct APIAuthMiddleware: RouterMiddleware {
     typealias Context = NotifiableRequestContext
 
-    let apps: AppRegistry
+    let credentials: CredentialCache
     let now: @Sendable () -> Int64
 
-    init(apps: AppRegistry, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
-        self.apps = apps
+    init(credentials: CredentialCache, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+        self.credentials = credentials
         self.now = now
     }
 
@@ -39,7 +39,7 @@ struct APIAuthMiddleware: RouterMiddleware {
         let contentMD5 = request.headers[.contentMD5] ?? ""
 
         guard Credential.isWellFormedAccessID(authorization.accessID),
-              let credential = try await apps.credential(accessID: authorization.accessID)
+              let credential = try await credentials.credential(accessID: authorization.accessID)
         else {
             throw APIError.unauthorized("unknown_access_id", "No app has the access id \"\(authorization.accessID)\".")
         }

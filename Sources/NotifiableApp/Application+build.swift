@@ -79,7 +79,8 @@ public func buildRouter(
     let userTokens = UserTokenVerifier(settings: UserTokenSettings(client: postgres, logger: logger), keys: configuration.keys, now: { Date() })
     // While the database is away, what needs it is answered 503 before any work.
     let databaseGate = availability.map { DatabaseAvailabilityMiddleware<NotifiableRequestContext>(availability: $0) }
-    let api = router.group("api/v1").addIfPresent(databaseGate).add(middleware: APIAuthMiddleware(apps: apps))
+    let credentials = CredentialCache(apps: apps)
+    let api = router.group("api/v1").addIfPresent(databaseGate).add(middleware: APIAuthMiddleware(credentials: credentials))
     DeviceTokensController(devices: devices, userTokens: userTokens).addRoutes(to: api)
     DeviceTagsController(devices: devices).addRoutes(to: api)
     UserTokensController(verifier: userTokens).addRoutes(to: api)
@@ -95,7 +96,9 @@ public func buildRouter(
 
     let admin = router.group("admin").addIfPresent(databaseGate).add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
     AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)
-    AppsAdminController(apps: apps, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings).addRoutes(to: admin)
+    AppsAdminController(
+        apps: apps, credentials: credentials, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings
+    ).addRoutes(to: admin)
     WebhooksAdminController(webhooks: WebhookRegistry(client: postgres, keys: configuration.keys, logger: logger)).addRoutes(to: admin)
     GatewaySettingsAdminController(apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
     SandboxAdminController(apps: apps, pushes: SandboxPushes(client: postgres, logger: logger)).addRoutes(to: admin)
@@ -108,9 +111,11 @@ public func buildRouter(
     return router
 }
 
-/// The delivery worker of a process, with a sender for each provider it can reach.
+/// The delivery worker of a process, with a sender for each provider it can reach
+/// (`replacingSenders` instead, for the queue benchmark).
 public func makeDeliveryWorker(
     _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger,
+    replacingSenders: [Provider: any PushSender]? = nil,
     beforeStart: @escaping @Sendable () async throws -> Void = {}
 ) -> DeliveryWorker {
     let apnsSettings = APNsSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
@@ -122,7 +127,7 @@ public func makeDeliveryWorker(
         settings: { appID in try await fcmSettings.settings(appID: appID) }, logger: logger, requestTimeout: configuration.apnsRequestTimeout
     )
     return DeliveryWorker(
-        postgres: postgres, senders: [.apns: apns, .fcm: fcm],
+        postgres: postgres, senders: replacingSenders ?? [.apns: apns, .fcm: fcm],
         sandbox: BuiltInSandbox(logger: logger, requestTimeout: configuration.apnsRequestTimeout),
         markMisconfigured: { provider, appID, reason, version in
             switch provider {

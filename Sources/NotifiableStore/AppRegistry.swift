@@ -30,6 +30,16 @@ public struct AppRegistry: Sendable {
         /// The app's `require_verified_alias`, read with the credential so that checking a
         /// device's alias costs no further query.
         public let requiresVerifiedAlias: Bool
+        /// When a rotated-out credential stops working; nil for a current one.
+        public let expiresAt: Date?
+
+        public init(appID: Int64, role: CredentialRole, secretKey: String, requiresVerifiedAlias: Bool, expiresAt: Date?) {
+            self.appID = appID
+            self.role = role
+            self.secretKey = secretKey
+            self.requiresVerifiedAlias = requiresVerifiedAlias
+            self.expiresAt = expiresAt
+        }
     }
 
     /// A credential as operators see it: never its secret.
@@ -171,16 +181,18 @@ public struct AppRegistry: Sendable {
     public func credential(accessID: String) async throws -> StoredCredential? {
         let rows = try await client.query(
             """
-            SELECT c.app_id, c.role, c.sealed_secret, c.master_key_id, a.require_verified_alias
+            SELECT c.app_id, c.role, c.sealed_secret, c.master_key_id, a.require_verified_alias, c.expires_at
             FROM app_credentials c JOIN apps a ON a.id = c.app_id
             WHERE c.access_id = \(accessID) AND c.revoked_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > now())
             """,
             logger: logger
         )
-        for try await (appID, role, sealed, keyID, requiresVerifiedAlias) in rows.decode((Int64, String, Data, String?, Bool).self) {
+        for try await (appID, role, sealed, keyID, requiresVerifiedAlias, expiresAt) in rows.decode((Int64, String, Data, String?, Bool, Date?).self) {
             guard let role = CredentialRole(rawValue: role) else { return nil }
             let secret = try keys.open(Array(sealed), keyID: keyID, boundTo: accessID)
-            return StoredCredential(appID: appID, role: role, secretKey: secret, requiresVerifiedAlias: requiresVerifiedAlias)
+            return StoredCredential(
+                appID: appID, role: role, secretKey: secret, requiresVerifiedAlias: requiresVerifiedAlias, expiresAt: expiresAt
+            )
         }
         return nil
     }

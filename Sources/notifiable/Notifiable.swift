@@ -11,6 +11,7 @@ struct Notifiable: AsyncParsableCommand {
         subcommands: [
             Serve.self, Work.self, Migrate.self, Apps.self, Devices.self, Notifications.self, Queue.self,
             Keys.self, Sign.self, Call.self, FakeAPNs.self, FakeFCM.self,
+            BenchRegistrationCeiling.self,
         ]
     )
 }

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import NotifiableApp
+import NotifiableCore
+import NotifiableDelivery
 import NotifiableStore
 import PostgresNIO
 import ServiceLifecycle
@@ -13,6 +15,8 @@ struct Work: AsyncParsableCommand {
     )
 
     @Flag(help: "Do not apply pending migrations on start.") var noMigrate = false
+    /// Marks every claimed delivery sent without sending it: the queue benchmark's worker.
+    @Flag(help: .hidden) var instantSenderForBenchmarks = false
 
     func run() async throws {
         let configuration = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
@@ -25,7 +29,12 @@ struct Work: AsyncParsableCommand {
             }
         }
         let postgres = PostgresClient(configuration: postgresSettings, backgroundLogger: logger)
-        let worker = makeDeliveryWorker(configuration, postgres: postgres, logger: logger)
+        var senders: [Provider: any PushSender]? = nil
+        if instantSenderForBenchmarks {
+            logger.critical("BENCHMARK MODE: every delivery this worker claims is marked sent and NOTHING IS SENT. Never run this against real data.")
+            senders = [.apns: InstantPushSender(), .fcm: InstantPushSender()]
+        }
+        let worker = makeDeliveryWorker(configuration, postgres: postgres, logger: logger, replacingSenders: senders)
         var services: [any Service] = [postgres, worker, makeWebhookWorker(configuration, postgres: postgres, logger: logger)]
         if let port = configuration.workerMetricsPort {
             services.append(buildMetricsApplication(configuration, port: port, postgres: postgres, logger: logger))

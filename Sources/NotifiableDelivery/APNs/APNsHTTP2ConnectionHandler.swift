@@ -399,7 +399,7 @@ final class APNsHTTP2ConnectionHandler: ChannelInboundHandler {
         headers.add(name: ":method", value: "POST")
         headers.add(name: ":scheme", value: "https")
         // A new path and apns-id per push: keep them out of the HPACK dynamic table.
-        headers.add(name: ":path", value: "/3/device/" + request.deviceToken, indexing: .nonIndexable)
+        headers.add(name: ":path", value: request.path, indexing: .nonIndexable)
         headers.add(name: ":authority", value: authority)
         if !request.payload.isEmpty {
             headers.add(name: "content-length", value: String(request.payload.count), indexing: .nonIndexable)

@@ -4,11 +4,23 @@ public struct APNsWireRequest: Sendable {
     public var deviceToken: String
     public var headers: [(String, String)]
     public var payload: [UInt8]
+    /// The request's `:path`: `/3/device/<token>` for a push. FCM's sends, which go over the same
+    /// HTTP/2 client, set their own.
+    public var path: String
 
     public init(deviceToken: String, headers: [(String, String)], payload: [UInt8]) {
         self.deviceToken = deviceToken
         self.headers = headers
         self.payload = payload
+        self.path = "/3/device/" + deviceToken
+    }
+
+    /// A POST of `payload` to `path` on the client's endpoint.
+    public init(path: String, headers: [(String, String)], payload: [UInt8]) {
+        self.deviceToken = ""
+        self.headers = headers
+        self.payload = payload
+        self.path = path
     }
 }
 

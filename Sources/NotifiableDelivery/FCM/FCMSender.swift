@@ -4,8 +4,8 @@ import NotifiableCore
 import NotifiableStore
 
 /// Sends deliveries to Android devices through FCM's HTTP v1 API (`messages:send`), authenticated with an
-/// OAuth2 access token of the app's service account. Requests go over AsyncHTTPClient: HTTP/2 where the
-/// server offers it, so many sends share one connection.
+/// OAuth2 access token of the app's service account. Requests go over the HTTP/2 client APNs uses
+/// (`FCMHTTP2Transport`), so many sends share a few connections; HTTP/1.1 where a server offers only that.
 public final class FCMSender: PushSender {
     private let connections: FCMConnections
     private let requestTimeout: Duration
@@ -22,7 +22,7 @@ public final class FCMSender: PushSender {
         self.init(
             settings: settings, logger: logger, requestTimeout: requestTimeout, settingsMaxAge: settingsMaxAge
         ) { trustedCAPEM in
-            try FCMHTTPClient(trustedCAPEM: trustedCAPEM, logger: logger)
+            try FCMHTTP2Transport(trustedCAPEM: trustedCAPEM, logger: logger)
         }
     }
 

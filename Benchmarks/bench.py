@@ -1,0 +1,576 @@
+"""The benchmark table, run by scripts/bench (which installs the tools, release-builds, and starts
+a PostgreSQL cluster of its own). Every figure is measured in the same run as its ceiling, on this
+machine, with the service, PostgreSQL and the load generators sharing its cores.
+
+  1. registration  signed POST /api/v1/device_tokens upserts (wrk) against 1/(1/P + 1/H): P the same
+                   upsert by pgbench -M prepared -c 8, H the same route without the database
+  2. queue         deliveries claimed and recorded per second by a worker whose sender answers at once
+  3. push          sustained sends to the fake APNs and FCM gateways against h2load on the same gateway
+  4. fanout        deliveries created for a broadcast, and the fan-out process's peak RSS
+  5. import        devices through `notifiable devices import`
+
+Sizes and choices come from the environment (defaults are the full sizes); see scripts/bench.
+"""
+import base64
+import hashlib
+import hmac
+import json
+import os
+import re
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from email.utils import formatdate
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+BIN = os.environ["NOTIFIABLE_BIN"]
+WORK = os.environ["BENCH_DIR"]
+PG_BIN = os.environ["PG_BIN"]
+PSQL = os.path.join(PG_BIN, "psql")
+DATABASE_URL = os.environ["DATABASE_URL"]
+MIGRATIONS = os.path.abspath("Migrations")
+
+
+def env_int(name, default):
+    return int(os.environ.get(name, default))
+
+
+BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue push fanout import").split()
+REG_KEYSPACE = env_int("REG_KEYSPACE", 1_000_000)
+REG_SECONDS = env_int("REG_SECONDS", 10)
+REG_CONCURRENCY = [int(c) for c in os.environ.get("REG_CONCURRENCY", "8 16 32 64").split()]
+QUEUE_DELIVERIES = env_int("QUEUE_DELIVERIES", 200_000)
+PUSH_DEVICES = env_int("PUSH_DEVICES", 100_000)
+H2LOAD_REQUESTS = env_int("H2LOAD_REQUESTS", 200_000)
+FANOUT_DEVICES = env_int("FANOUT_DEVICES", 1_000_000)
+IMPORT_ROWS = env_int("IMPORT_ROWS", 1_000_000)
+TABLE_FILE = os.environ.get("BENCH_TABLE_FILE", os.path.join(WORK, "table.md"))
+
+TEAM, KEY, TOPIC = "BENCHTEAM1", "BENCHKEY01", "com.example.bench"
+rows = []  # the table: one dict per figure
+
+
+def log(message):
+    print(message, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sql(query):
+    out = subprocess.run([PSQL, DATABASE_URL, "-v", "ON_ERROR_STOP=1", "-tAc", query], check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def service_env(extra=None):
+    env = dict(os.environ, LOG_LEVEL="error", NOTIFIABLE_MIGRATIONS_DIR=MIGRATIONS)
+    env.update(extra or {})
+    return env
+
+
+def start(args, env_extra=None, log_name=None):
+    out = open(os.path.join(WORK, log_name), "w") if log_name else subprocess.DEVNULL
+    return subprocess.Popen([BIN] + args, env=service_env(env_extra), stdout=out, stderr=subprocess.STDOUT)
+
+
+def stop(process):
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def cli(*args):
+    return subprocess.run([BIN] + list(args), check=True, capture_output=True, text=True, env=service_env()).stdout
+
+
+def wait_until(condition, timeout, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(interval)
+    return condition()
+
+
+def listening(port):
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def signed_headers(method, path, access_id, secret_key):
+    """APIAuth headers (CONTRACT §2); the signature does not cover the body, so one set signs
+    every body for 15 minutes."""
+    date = formatdate(usegmt=True)
+    content_type = "application/json; charset=utf-8"
+    canonical = ",".join([method, content_type, "", path, date])
+    signature = base64.b64encode(hmac.new(secret_key.encode(), canonical.encode(), hashlib.sha1).digest()).decode()
+    return {"Date": date, "Content-Type": content_type, "Authorization": f"APIAuth {access_id}:{signature}"}
+
+
+def create_app(name):
+    return json.loads(cli("apps", "create", "--name", name, "--json"))
+
+
+def add_row(benchmark, figure, ceiling, how, ratio, target, met):
+    rows.append(dict(benchmark=benchmark, figure=figure, ceiling=ceiling, how=how,
+                     ratio="" if ratio is None else f"{ratio:.2f}", target=target,
+                     met="—" if met is None else ("yes" if met else "**no**")))
+
+
+# ---------------------------------------------------------------- 1. registration
+
+WRK_SCRIPT = """
+local keyspace = %(keyspace)d
+local counter = 0
+local threads = {}
+wrk.method = "POST"
+wrk.path = "/api/v1/device_tokens"
+%(headers)s
+function setup(thread)
+  counter = counter + 1
+  thread:set("id", counter)
+  table.insert(threads, thread)
+end
+function init(args)
+  math.randomseed(os.time() * 1000 + id)
+  delay_ms = tonumber(args[1] or "0")
+end
+function request()
+  local n = math.random(0, keyspace - 1)
+  local body = string.format('{"device_token":{"provider":"apns","token":"%%064x","name":"Bench","user_alias":"user-%%d","language":"en","country":"gb"}}', n, n %% 100000)
+  return wrk.format(nil, nil, nil, body)
+end
+"""
+
+# wrk waits this long between a connection's answer and its next request.
+WRK_PACING = """
+function delay()
+  return delay_ms
+end
+"""
+
+
+def wrk_scripts(access_id, secret_key):
+    """Two wrk scripts, flat out and paced, sending registrations of random tokens."""
+    headers = signed_headers("POST", "/api/v1/device_tokens", access_id, secret_key)
+    lines = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in headers.items())
+    script = WRK_SCRIPT % {"keyspace": REG_KEYSPACE, "headers": lines}
+    paths = os.path.join(WORK, "register.lua"), os.path.join(WORK, "register-paced.lua")
+    for path, text in zip(paths, [script, script + WRK_PACING]):
+        with open(path, "w") as f:
+            f.write(text)
+    return paths
+
+
+def wrk(port, connections, seconds, script, delay_ms=0):
+    out = subprocess.run(
+        ["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--latency", "-s", script,
+         f"http://127.0.0.1:{port}/api/v1/device_tokens", "--", str(delay_ms)],
+        capture_output=True, text=True, check=True).stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: (.*)", out)
+    percentiles = {p: to_ms(v) for p, v in re.findall(r"^\s+(50|99)%\s+([\d.]+\w+)", out, re.M)}
+    return dict(rate=rate, p50=percentiles.get("50"), p99=percentiles.get("99"),
+                non2xx=int(bad.group(1)) if bad else 0, socket_errors=errors.group(1) if errors else "", text=out)
+
+
+def to_ms(text):
+    value, unit = re.match(r"([\d.]+)(\w+)", text).groups()
+    return float(value) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
+
+
+def pgbench_upsert(app_id, seconds):
+    """The registry's upsert (DeviceRegistry.register) with the binds an SDK registration makes,
+    as prepared statements from 8 clients."""
+    script = os.path.join(WORK, "upsert.sql")
+    with open(script, "w") as f:
+        f.write(f"""\\set n random(0, {REG_KEYSPACE - 1})
+INSERT INTO devices (app_id, provider, token, name, user_alias, language, country,
+                     custom_properties, platform_properties, tags)
+VALUES ({app_id}, 'apns', lpad(to_hex(:n::int8), 64, '0'), 'Bench', 'user-' || (:n::int8 % 100000), 'en', 'gb',
+        COALESCE(NULL::jsonb, '{{}}'), '{{}}'::jsonb, COALESCE(NULL::text[], '{{}}'))
+ON CONFLICT (app_id, lower(token)) WHERE merged_into IS NULL DO UPDATE SET
+    provider = EXCLUDED.provider,
+    token = EXCLUDED.token,
+    name = CASE WHEN true THEN EXCLUDED.name ELSE devices.name END,
+    user_alias = CASE WHEN true THEN EXCLUDED.user_alias ELSE devices.user_alias END,
+    language = CASE WHEN true THEN EXCLUDED.language ELSE devices.language END,
+    country = CASE WHEN true THEN EXCLUDED.country ELSE devices.country END,
+    custom_properties = CASE WHEN false THEN EXCLUDED.custom_properties ELSE devices.custom_properties END,
+    platform_properties = devices.platform_properties || EXCLUDED.platform_properties,
+    tags = CASE WHEN false THEN EXCLUDED.tags ELSE devices.tags END,
+    updated_at = now(),
+    registered_at = now(),
+    invalidated_at = NULL,
+    invalidation_reason = NULL,
+    unregistered_at = NULL
+RETURNING id, app_id, provider, token, name, user_alias, language, country,
+          custom_properties::text, platform_properties::text,
+          created_at, updated_at, registered_at, invalidated_at, unregistered_at, tags;
+""")
+    out = subprocess.run([os.path.join(PG_BIN, "pgbench"), "-n", "-M", "prepared", "-c", "8", "-j", "2", "-T", str(seconds),
+                          "-f", script, DATABASE_URL], capture_output=True, text=True, check=True).stdout
+    return float(re.search(r"tps = ([\d.]+)", out).group(1))
+
+
+def registration():
+    log(f"\n== 1. Registration: signed upserts over {REG_KEYSPACE:,} tokens, {REG_SECONDS} s per run")
+    app = create_app("Registration bench")
+    credentials = app["device_credentials"]
+    script, paced_script = wrk_scripts(credentials["access_id"], credentials["secret_key"])
+
+    # H: the same route, middleware, decoding and HMAC, no database.
+    ceiling_port = free_port()
+    bare = start(["bench-registration-ceiling", "--port", str(ceiling_port), "--access-id", credentials["access_id"],
+                  "--secret-key", credentials["secret_key"]], log_name="ceiling.log")
+    try:
+        wait_until(lambda: listening(ceiling_port), 30)
+        wrk(ceiling_port, 16, 2, script)
+        bare_runs = {c: wrk(ceiling_port, c, REG_SECONDS, script) for c in REG_CONCURRENCY}
+    finally:
+        stop(bare)
+    for c, run in bare_runs.items():
+        log(f"H  (no database)  c={c:<3} {run['rate']:>9,.0f} req/s  p50 {run['p50']} ms  p99 {run['p99']} ms  non-2xx {run['non2xx']}")
+    h = max(run["rate"] for run in bare_runs.values())
+
+    api_port = free_port()
+    api = start(["serve", "--no-workers", "--no-migrate", "--port", str(api_port)], log_name="api-registration.log")
+    try:
+        wait_until(lambda: listening(api_port), 30)
+        # Warm-up: the pool's connections, the plan cache, the first part of the key space.
+        wrk(api_port, 16, max(2, REG_SECONDS // 2), script)
+        p = pgbench_upsert(app["id"], REG_SECONDS)
+        log(f"P  (pgbench -M prepared -c 8, same upsert, same database): {p:,.0f} tps")
+        runs = {}
+        for c in REG_CONCURRENCY:
+            runs[c] = run = wrk(api_port, c, REG_SECONDS, script)
+            log(f"service           c={c:<3} {run['rate']:>9,.0f} req/s  p50 {run['p50']} ms  p99 {run['p99']} ms  "
+                f"non-2xx {run['non2xx']} {run['socket_errors']}")
+        best_c, best = max(runs.items(), key=lambda item: item[1]["rate"])
+        # Half the peak rate: wrk's delay() holds each connection between requests, so 16
+        # connections each waiting 16/(rate/2) s send about half the peak (closed loop: the
+        # latency is measured per request and a slow answer delays the next, so this is a
+        # lower bound on what an open-loop generator would see).
+        half = best["rate"] / 2
+        connections = 16
+        paced = wrk(api_port, connections, REG_SECONDS, paced_script, delay_ms=max(1, round(1000 * connections / half)))
+        log(f"service at ~half: {paced['rate']:,.0f} req/s  p50 {paced['p50']} ms  p99 {paced['p99']} ms  non-2xx {paced['non2xx']}")
+    finally:
+        stop(api)
+    stored = int(sql(f"SELECT count(*) FROM devices WHERE app_id = {app['id']}"))
+    ceiling = 1 / (1 / p + 1 / h)
+    ratio = best["rate"] / ceiling
+    failures = sum(run["non2xx"] for run in runs.values()) + paced["non2xx"]
+    add_row("1. Registration (signed upsert, 1M-token key space)",
+            f"{best['rate']:,.0f} req/s at c={best_c}; p50 {best['p50']:.2f} ms, p99 {best['p99']:.2f} ms; "
+            f"{stored:,} devices stored; non-2xx {failures}",
+            f"{ceiling:,.0f} req/s", f"1/(1/P+1/H): P {p:,.0f} tps (pgbench -M prepared -c 8), H {h:,.0f} req/s (same route, no database)",
+            ratio, "≥ 0.80", ratio >= 0.8 and failures == 0)
+    add_row("1b. Registration at half the peak",
+            f"{paced['rate']:,.0f} req/s; p50 {paced['p50']:.2f} ms, p99 {paced['p99']:.2f} ms", "", "wrk delay() pacing, 16 connections",
+            None, "p99 < 10 ms", paced["p99"] < 10 and paced["non2xx"] == 0)
+
+
+# ---------------------------------------------------------------- 2. queue
+
+def create_notification(api_port, app, body):
+    path = "/api/v1/notifications"
+    credentials = app["server_credentials"]
+    request = urllib.request.Request(f"http://127.0.0.1:{api_port}{path}", data=json.dumps(body).encode(), method="POST",
+                                     headers=signed_headers("POST", path, credentials["access_id"], credentials["secret_key"]))
+    with urllib.request.urlopen(request) as answer:
+        return json.loads(answer.read())["id"]
+
+
+def insert_devices(app_id, count, provider="apns"):
+    token = "lpad(to_hex(n), 64, '0')" if provider == "apns" else "'fcm-' || lpad(to_hex(n), 60, '0')"
+    sql(f"""INSERT INTO devices (app_id, provider, token, language)
+            SELECT {app_id}, '{provider}', {token}, CASE WHEN n % 2 = 0 THEN 'en' ELSE 'fr' END
+            FROM generate_series(1, {count}) AS n""")
+
+
+def delivery_timing(notification_id):
+    """Seconds from the first claim to the last send, from the database's own clocks, and p50/p99
+    of claim-to-sent."""
+    first, last, p50, p99 = sql(f"""
+        SELECT extract(epoch FROM min(claimed_at)), extract(epoch FROM max(sent_at)),
+               round(1000 * percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM sent_at - claimed_at))::numeric, 1),
+               round(1000 * percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM sent_at - claimed_at))::numeric, 1)
+        FROM deliveries WHERE notification_id = {notification_id}""").split("|")
+    return float(last) - float(first), float(p50), float(p99)
+
+
+def count_sent(notification_id):
+    return int(sql(f"SELECT count(*) FROM deliveries WHERE notification_id = {notification_id} AND state = 'sent'"))
+
+
+def queue(api_port):
+    n = QUEUE_DELIVERIES
+    log(f"\n== 2. Queue: {n:,} ready deliveries, sender answering at once")
+    app = create_app("Queue bench")
+    notification = create_notification(api_port, app, {"title": "Queue", "message": "Hello", "all": True})
+    # No worker runs yet: the notification is marked fanned out and its deliveries written by SQL.
+    sql(f"UPDATE notifications SET state = 'fanned_out', fanned_out_at = now() WHERE id = {notification}")
+    insert_devices(app["id"], n)
+    sql(f"""INSERT INTO deliveries (notification_id, app_id, device_id)
+            SELECT {notification}, {app['id']}, id FROM devices WHERE app_id = {app['id']}""")
+    sql("VACUUM ANALYZE deliveries")
+    started = time.monotonic()
+    worker = start(["work", "--no-migrate", "--instant-sender-for-benchmarks"], log_name="queue-worker.log")
+    try:
+        done = wait_until(lambda: count_sent(notification) == n, 600, 0.25)
+        wall = time.monotonic() - started
+    finally:
+        stop(worker)
+    if not done:
+        sys.exit(f"queue: only {count_sent(notification)} of {n} deliveries sent; see {WORK}/queue-worker.log")
+    drain, _, _ = delivery_timing(notification)
+    rate = n / drain
+    add_row(f"2. Queue ({n:,} ready, instant sender)",
+            f"{rate:,.0f} deliveries/s; drained in {drain:.1f} s (first claim → last record; {wall:.1f} s from process start)",
+            "", "— (the database is the limit; no separate ceiling)", None, "> 10,000/s", rate > 10_000)
+
+
+# ---------------------------------------------------------------- 3. push
+
+def apns_jwt(private_key):
+    header = b64url(json.dumps({"alg": "ES256", "kid": KEY}, separators=(",", ":")).encode())
+    claims = b64url(json.dumps({"iss": TEAM, "iat": int(time.time())}, separators=(",", ":")).encode())
+    signing_input = f"{header}.{claims}".encode()
+    r, s = decode_dss_signature(private_key.sign(signing_input, ec.ECDSA(hashes.SHA256())))
+    return f"{header}.{claims}.{b64url(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+
+
+def h2load(url, headers, payload, connections=1, streams=100):
+    path = os.path.join(WORK, "h2load-payload.json")
+    with open(path, "w") as f:
+        f.write(payload)
+    args = ["h2load", "-n", str(H2LOAD_REQUESTS), "-c", str(connections), "-m", str(streams), "-d", path]
+    for name, value in headers.items():
+        args += ["-H", f"{name}: {value}"]
+    out = subprocess.run(args + [url], capture_output=True, text=True, check=True).stdout
+    rate = float(re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", out).group(1))
+    succeeded = int(re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded", out).group(1))
+    if succeeded != H2LOAD_REQUESTS:
+        sys.exit(f"h2load: only {succeeded} of {H2LOAD_REQUESTS} requests succeeded:\n{out}")
+    return rate
+
+
+def send_all(app, api_port, provider):
+    """Fans a broadcast out first (a fan-out-only worker), then times one ordinary worker sending it."""
+    notification = create_notification(api_port, app, {"title": "Bench", "message": "Hello",
+                                                       "localized": {"fr": {"message": "Bonjour"}}, "all": True})
+    fanout = start(["work", "--no-migrate"], {"NOTIFIABLE_WORKER_LANES": "0"}, log_name=f"{provider}-fanout.log")
+    try:
+        wait_until(lambda: sql(f"SELECT state FROM notifications WHERE id = {notification}") == "fanned_out", 600, 0.1)
+    finally:
+        stop(fanout)
+    started = time.monotonic()
+    worker = start(["work", "--no-migrate"], log_name=f"{provider}-worker.log")
+    try:
+        done = wait_until(lambda: count_sent(notification) == PUSH_DEVICES, 900, 0.25)
+        wall = time.monotonic() - started
+    finally:
+        stop(worker)
+    if not done:
+        sys.exit(f"{provider}: only {count_sent(notification)} of {PUSH_DEVICES} sent; see {WORK}/{provider}-worker.log")
+    seconds, p50, p99 = delivery_timing(notification)
+    return PUSH_DEVICES / seconds, p50, p99, wall
+
+
+def push_apns(api_port):
+    log(f"\n== 3a. APNs: {PUSH_DEVICES:,} sends to the fake gateway (TLS, HTTP/2, ES256 JWT)")
+    key = ec.generate_private_key(ec.SECP256R1())
+    key_path, public_path = os.path.join(WORK, "apns.p8"), os.path.join(WORK, "apns.pub.pem")
+    with open(key_path, "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    with open(public_path, "wb") as f:
+        f.write(key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    port, cert = free_port(), os.path.join(WORK, "apns-gateway.pem")
+    gateway = start(["fake-apns", "--port", str(port), "--trust", f"{TEAM}:{KEY}:{public_path}", "--certificate-out", cert,
+                     "--topic", TOPIC], log_name="fake-apns.log")
+    try:
+        wait_until(lambda: os.path.exists(cert) and listening(port), 30)
+        headers = {"authorization": f"bearer {apns_jwt(key)}", "apns-topic": TOPIC, "apns-push-type": "alert"}
+        url = f"https://127.0.0.1:{port}/3/device/{'ab' * 32}"
+        payload = '{"aps":{"alert":{"title":"Bench","body":"Hello"}},"n_id":1}'
+        ceiling = h2load(url, headers, payload, connections=1)
+        ceiling4 = h2load(url, headers, payload, connections=4)
+        log(f"h2load: {ceiling:,.0f} req/s on 1 connection, {ceiling4:,.0f} on 4")
+        app = create_app("APNs bench")
+        cli("apps", "set-apns", "--app", str(app["id"]), "--key-id", KEY, "--team-id", TEAM, "--bundle-id", TOPIC,
+            "--key-file", key_path, "--environment", "sandbox", "--endpoint", f"https://127.0.0.1:{port}", "--ca-file", cert)
+        insert_devices(app["id"], PUSH_DEVICES, "apns")
+        rate, p50, p99, wall = send_all(app, api_port, "apns")
+    finally:
+        stop(gateway)
+    log(f"worker: {rate:,.0f} sends/s (claim-to-sent p50 {p50} ms, p99 {p99} ms; {wall:.1f} s from process start)")
+    add_row(f"3a. APNs push ({PUSH_DEVICES:,} devices, fake gateway)",
+            f"{rate:,.0f} sends/s; claim→sent p50 {p50:.0f} ms, p99 {p99:.0f} ms", f"{ceiling:,.0f} req/s",
+            f"h2load -c 1 -m 100 on the same gateway (-c 4: {ceiling4:,.0f})", rate / ceiling, "≥ 0.70", rate / ceiling >= 0.7)
+
+
+def fcm_access_token(account, cafile):
+    key = serialization.load_pem_private_key(account["private_key"].encode(), password=None)
+    now = int(time.time())
+    header = b64url(json.dumps({"alg": "RS256", "typ": "JWT", "kid": account.get("private_key_id", "")}).encode())
+    claims = b64url(json.dumps({"iss": account["client_email"], "scope": "https://www.googleapis.com/auth/firebase.messaging",
+                                "aud": account["token_uri"], "iat": now, "exp": now + 3600}).encode())
+    signature = key.sign(f"{header}.{claims}".encode(), padding.PKCS1v15(), hashes.SHA256())
+    form = urllib.parse.urlencode({"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
+                                   "assertion": f"{header}.{claims}.{b64url(signature)}"}).encode()
+    context = ssl.create_default_context(cafile=cafile)
+    with urllib.request.urlopen(urllib.request.Request(account["token_uri"], data=form), context=context) as answer:
+        return json.loads(answer.read())["access_token"]
+
+
+def push_fcm(api_port):
+    log(f"\n== 3b. FCM: {PUSH_DEVICES:,} sends to the fake gateway (TLS, HTTP/2, OAuth 2 service account)")
+    port, cert, account_path = free_port(), os.path.join(WORK, "fcm-gateway.pem"), os.path.join(WORK, "fcm-account.json")
+    gateway = start(["fake-fcm", "--port", str(port), "--project", "bench-project", "--service-account-out", account_path,
+                     "--certificate-out", cert, "--log-level", "error"], log_name="fake-fcm.log")
+    try:
+        wait_until(lambda: os.path.exists(cert) and os.path.exists(account_path) and listening(port), 30)
+        with open(account_path) as f:
+            account = json.load(f)
+        headers = {"authorization": f"Bearer {fcm_access_token(account, cert)}", "content-type": "application/json"}
+        url = f"https://127.0.0.1:{port}/v1/projects/bench-project/messages:send"
+        payload = json.dumps({"message": {"token": "fcm-" + "0" * 60, "notification": {"title": "Bench", "body": "Hello"},
+                                          "data": {"n_id": "1"}}})
+        ceiling = h2load(url, headers, payload, connections=1)
+        log(f"h2load: {ceiling:,.0f} req/s on 1 connection")
+        app = create_app("FCM bench")
+        cli("apps", "set-fcm", "--app", str(app["id"]), "--service-account-file", account_path,
+            "--endpoint", f"https://127.0.0.1:{port}", "--ca-file", cert)
+        insert_devices(app["id"], PUSH_DEVICES, "fcm")
+        rate, p50, p99, wall = send_all(app, api_port, "fcm")
+    finally:
+        stop(gateway)
+    log(f"worker: {rate:,.0f} sends/s (claim-to-sent p50 {p50} ms, p99 {p99} ms; {wall:.1f} s from process start)")
+    add_row(f"3b. FCM push ({PUSH_DEVICES:,} devices, fake gateway)",
+            f"{rate:,.0f} sends/s; claim→sent p50 {p50:.0f} ms, p99 {p99:.0f} ms", f"{ceiling:,.0f} req/s",
+            "h2load -c 1 -m 100 on the same gateway", rate / ceiling, "≥ 0.70", rate / ceiling >= 0.7)
+
+
+# ---------------------------------------------------------------- 4. fan-out
+
+def peak_rss_mb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except FileNotFoundError:
+        pass
+    return None
+
+
+def fanout(api_port):
+    n = FANOUT_DEVICES
+    log(f"\n== 4. Fan-out: a broadcast to {n:,} devices (a fan-out-only worker process)")
+    app = create_app("Fan-out bench")
+    insert_devices(app["id"], n)
+    sql("VACUUM ANALYZE devices")
+    notification = create_notification(api_port, app, {"title": "Fan-out", "message": "Hello", "all": True})
+    started = time.monotonic()
+    worker = start(["work", "--no-migrate"], {"NOTIFIABLE_WORKER_LANES": "0"}, log_name="fanout-worker.log")
+    peak = 0.0
+    try:
+        def fanned_out():
+            nonlocal peak
+            peak = max(peak, peak_rss_mb(worker.pid) or 0)
+            return sql(f"SELECT state FROM notifications WHERE id = {notification}") == "fanned_out"
+        done = wait_until(fanned_out, 900, 0.2)
+        seconds = time.monotonic() - started
+        peak = max(peak, peak_rss_mb(worker.pid) or 0)
+    finally:
+        stop(worker)
+    created = int(sql(f"SELECT count(*) FROM deliveries WHERE notification_id = {notification}"))
+    if not done or created != n:
+        sys.exit(f"fan-out: {created} of {n} deliveries after {seconds:.0f} s; see {WORK}/fanout-worker.log")
+    log(f"fan-out: {seconds:.1f} s ({n / seconds:,.0f} deliveries/s), peak RSS {peak:.0f} MB")
+    add_row(f"4. Fan-out ({n:,} devices, broadcast)",
+            f"{seconds:.1f} s ({n / seconds:,.0f} deliveries/s), peak RSS {peak:.0f} MB", "", "— (VmHWM of the worker process)",
+            None, "< 60 s, < 150 MB", seconds < 60 and peak < 150)
+
+
+# ---------------------------------------------------------------- 5. import
+
+def import_devices():
+    n = IMPORT_ROWS
+    log(f"\n== 5. Import: {n:,} devices through `notifiable devices import`")
+    env = dict(os.environ, ROWS=str(n), BENCH_DIR=os.path.join(WORK, "import"))
+    out = subprocess.run([sys.executable, "Benchmarks/import_bench.py"], env=service_env(env), capture_output=True, text=True)
+    log(out.stdout.strip())
+    if out.returncode != 0:
+        sys.exit(f"import failed:\n{out.stderr}")
+    seconds = float(re.search(r"rows: ([\d.]+) s wall", out.stdout).group(1))
+    app_id = re.search(r"\(app (\d+)\)", out.stdout).group(1)
+    stored = int(sql(f"SELECT count(*) FROM devices WHERE app_id = {app_id}"))
+    add_row(f"5. Import ({n:,} CSV rows, a tenth re-assigning earlier tokens)",
+            f"{seconds:.1f} s ({n / seconds:,.0f} rows/s); {stored:,} devices stored", "", "—", None, "— (none set)", None)
+
+
+# ---------------------------------------------------------------- table
+
+def table():
+    machine = f"{os.cpu_count()} cores, {os.uname().release}; " + subprocess.run(
+        [os.path.join(PG_BIN, "postgres"), "--version"], capture_output=True, text=True).stdout.strip()
+    lines = [f"NotifiableServer benchmarks, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} — {machine}", "",
+             "| benchmark | figure | ceiling | ceiling measured as | ratio | target | met |",
+             "| --- | --- | ---: | --- | ---: | --- | --- |"]
+    for r in rows:
+        lines.append(f"| {r['benchmark']} | {r['figure']} | {r['ceiling']} | {r['how']} | {r['ratio']} | {r['target']} | {r['met']} |")
+    text = "\n".join(lines) + "\n"
+    with open(TABLE_FILE, "w") as f:
+        f.write(text)
+    print("\n" + text)
+    print(f"(table written to {TABLE_FILE})")
+
+
+def main():
+    subprocess.run([BIN, "migrate"], check=True, stdout=subprocess.DEVNULL, env=service_env())
+    api_port = free_port()
+    api = None
+    try:
+        if "registration" in BENCHMARKS:
+            registration()
+        api = start(["serve", "--no-workers", "--no-migrate", "--port", str(api_port)], log_name="api.log")
+        wait_until(lambda: listening(api_port), 30)
+        if "queue" in BENCHMARKS:
+            queue(api_port)
+        if "push" in BENCHMARKS:
+            push_apns(api_port)
+            push_fcm(api_port)
+        if "fanout" in BENCHMARKS:
+            fanout(api_port)
+        if "import" in BENCHMARKS:
+            import_devices()
+    finally:
+        if api:
+            stop(api)
+        if rows:
+            table()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// `FCMTransport` over the HTTP/2 client APNs uses (``APNsHTTP2Client``): long-lived connections per
+/// origin, each multiplexing up to the server's stream limit, with writes coalesced into one flush per
+/// burst. Through AsyncHTTPClient a worker reached about a third of what one HTTP/2 connection to the
+/// same gateway carries (docs/performance.md); this client is the one APNs already reaches it with.
+///
+/// An origin that does not negotiate HTTP/2 (a plain HTTP/1.1 proxy) is remembered and served by
+/// ``FCMHTTPClient`` instead, as is any URL that is not `https`.
+public final class FCMHTTP2Transport: FCMTransport {
+    private enum Route {
+        case http2(APNsHTTP2Client)
+        case http1
+    }
+
+    private let trustedCAPEM: String?
+    private let connectionsPerOrigin: Int
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let fallback: FCMHTTPClient
+    private let routes = Mutex<[String: Route]>([:])
+
+    /// - Parameters:
+    ///   - trustedCAPEM: when set, only these certificates (PEM) are trusted as roots; else the system's roots.
+    ///   - connectionsPerOrigin: TLS connections to each host (FCM, a token endpoint).
+    public init(
+        trustedCAPEM: String?, logger: Logger, connectionsPerOrigin: Int = 2,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) throws {
+        self.trustedCAPEM = trustedCAPEM
+        self.connectionsPerOrigin = connectionsPerOrigin
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        self.fallback = try FCMHTTPClient(trustedCAPEM: trustedCAPEM, logger: logger, eventLoopGroup: eventLoopGroup)
+    }
+
+    public func post(_ url: String, headers: [(String, String)], body: [UInt8], deadline: Duration) async throws -> FCMHTTPResponse {
+        guard let (origin, path) = Self.split(url), case .http2(let client) = try route(origin) else {
+            return try await fallback.post(url, headers: headers, body: body, deadline: deadline)
+        }
+        do {
+            let answer = try await client.send(APNsWireRequest(path: path, headers: headers, payload: body), deadline: deadline)
+            return FCMHTTPResponse(status: answer.status, retryAfter: answer.retryAfter, body: answer.body)
+        } catch APNsHTTP2Error.http2NotNegotiated(let chosen) {
+            logger.info("FCM endpoint does not speak HTTP/2; using HTTP/1.1", metadata: ["origin": "\(origin)", "alpn": "\(chosen ?? "none")"])
+            routes.withLock { $0[origin] = .http1 }
+            Task { await client.shutdown() }
+            return try await fallback.post(url, headers: headers, body: body, deadline: deadline)
+        }
+    }
+
+    public func shutdown() async {
+        let clients = routes.withLock { routes in
+            defer { routes = [:] }
+            return routes.values.compactMap { route -> APNsHTTP2Client? in
+                if case .http2(let client) = route { return client }
+                return nil
+            }
+        }
+        for client in clients { await client.shutdown() }
+        await fallback.shutdown()
+    }
+
+    private func route(_ origin: String) throws -> Route {
+        try routes.withLock { routes in
+            if let known = routes[origin] { return known }
+            let client = try APNsHTTP2Client(
+                baseURL: origin, trustedCAPEM: trustedCAPEM, connections: connectionsPerOrigin, eventLoopGroup: eventLoopGroup,
+                logger: logger
+            )
+            routes[origin] = .http2(client)
+            return .http2(client)
+        }
+    }
+
+    /// `https://host[:port]` and the path with its query, or nil for a URL this client does not carry.
+    static func split(_ url: String) -> (origin: String, path: String)? {
+        let scheme = "https://"
+        guard url.lowercased().hasPrefix(scheme) else { return nil }
+        let rest = url.dropFirst(scheme.count)
+        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        let origin = scheme + rest[..<slash]
+        guard (try? APNsHTTP2Client.validate(baseURL: origin)) != nil else { return nil }
+        return (origin, String(rest[slash...]))
+    }
+}
