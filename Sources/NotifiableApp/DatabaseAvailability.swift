@@ -52,6 +52,7 @@ public final class DatabaseAvailability: Service, Sendable {
             var downSince: ContinuousClock.Instant?
             var backSince: ContinuousClock.Instant?
             var rescued = true
+            var failures = 0
             while !Task.isCancelled {
                 attempt += 1
                 do {
@@ -61,6 +62,7 @@ public final class DatabaseAvailability: Service, Sendable {
                     do {
                         while true {
                             try await probe(connection)
+                            failures = 0
                             if let since = downSince {
                                 available.store(true, ordering: .relaxed)
                                 logger.notice("database reachable again", metadata: ["unreachable_for": "\(ContinuousClock.now - since)"])
@@ -82,7 +84,8 @@ public final class DatabaseAvailability: Service, Sendable {
                     return
                 } catch {
                     if Task.isCancelled { return }
-                    if downSince == nil {
+                    if Self.saysDatabaseIsAway(error) { failures += 1 }
+                    if downSince == nil, failures >= 2 {
                         downSince = .now
                         backSince = nil
                         rescued = false
@@ -97,6 +100,16 @@ public final class DatabaseAvailability: Service, Sendable {
                 }
             }
         }
+    }
+
+    /// Whether a failed probe says the database is away. Two in a row are an outage: one
+    /// alone may be the probe's own connection dropped. A slow answer is not (a loaded machine
+    /// is not an absent database), nor is a server out of connection slots (the pool still
+    /// holds its connections).
+    static func saysDatabaseIsAway(_ error: any Error) -> Bool {
+        if error is ProbeConnectionClosed { return true }
+        if let psql = error as? PSQLError, psql.serverInfo?[.sqlState] == "53300" { return false }
+        return isDatabaseUnavailable(error)
     }
 
     private var probeSeconds: Double {
