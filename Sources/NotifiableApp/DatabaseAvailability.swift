@@ -56,8 +56,13 @@ public final class DatabaseAvailability: Service, Sendable {
             while !Task.isCancelled {
                 attempt += 1
                 do {
-                    let connection = try await withDeadline(seconds: probeSeconds) { [configuration, logger, attempt] in
-                        try await PostgresConnection.connect(configuration: configuration, id: attempt, logger: logger)
+                    let connection: PostgresConnection
+                    do {
+                        connection = try await withDeadline(seconds: probeSeconds) { [configuration, logger, attempt] in
+                            try await PostgresConnection.connect(configuration: configuration, id: attempt, logger: logger)
+                        }
+                    } catch is DeadlineExceeded {
+                        throw ProbeCannotConnect()
                     }
                     do {
                         while true {
@@ -103,11 +108,11 @@ public final class DatabaseAvailability: Service, Sendable {
     }
 
     /// Whether a failed probe says the database is away. Two in a row are an outage: one
-    /// alone may be the probe's own connection dropped. A slow answer is not (a loaded machine
-    /// is not an absent database), nor is a server out of connection slots (the pool still
-    /// holds its connections).
+    /// alone may be the probe's own connection dropped. A slow answer to `SELECT 1` is not (a
+    /// loaded machine is not an absent database), nor is a server out of connection slots (the
+    /// pool still holds its connections).
     static func saysDatabaseIsAway(_ error: any Error) -> Bool {
-        if error is ProbeConnectionClosed { return true }
+        if error is ProbeConnectionClosed || error is ProbeCannotConnect { return true }
         if let psql = error as? PSQLError, psql.serverInfo?[.sqlState] == "53300" { return false }
         return isDatabaseUnavailable(error)
     }
@@ -126,6 +131,9 @@ public final class DatabaseAvailability: Service, Sendable {
     }
 
     private struct ProbeConnectionClosed: Error {}
+    /// No connection within the probe's timeout: the server does not accept (a host that is
+    /// gone drops packets rather than refusing them).
+    private struct ProbeCannotConnect: Error {}
 
     // MARK: Requests stranded by an outage
 

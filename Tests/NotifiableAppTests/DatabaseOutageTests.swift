@@ -23,7 +23,7 @@ import Darwin
         let app = try buildApplication(configuration, logger: TestDatabase.logger)
         try await app.test(.router) { client in
             var answer = try await client.execute(uri: "/api/v1/notifications", method: .get, headers: [:], body: nil)
-            let deadline = Date().addingTimeInterval(10)
+            let deadline = Date().addingTimeInterval(30)  // two failed probes; slow on a loaded machine
             while answer.status != .serviceUnavailable, Date() < deadline {
                 try await Task.sleep(for: .milliseconds(100))
                 answer = try await client.execute(uri: "/api/v1/notifications", method: .get, headers: [:], body: nil)
