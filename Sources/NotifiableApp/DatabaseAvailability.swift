@@ -60,6 +60,8 @@ public final class DatabaseAvailability: Service, Sendable {
                     do {
                         connection = try await withDeadline(seconds: probeSeconds) { [configuration, logger, attempt] in
                             try await PostgresConnection.connect(configuration: configuration, id: attempt, logger: logger)
+                        } late: { connection in
+                            Task { try? await connection.close() }
                         }
                     } catch is DeadlineExceeded {
                         throw ProbeCannotConnect()

@@ -6,7 +6,12 @@ struct DeadlineExceeded: Error {}
 /// cancelled and left behind when the deadline passes, rather than awaited as a task group
 /// would: a query written to a PostgreSQL connection at the moment it closes is never answered
 /// (postgres-nio 1.33 fails the write but not the query), and waiting for it would hang the caller.
-func withDeadline<T: Sendable>(seconds: Double, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+///
+/// `late` receives a value the operation produced after the deadline had answered, so that what
+/// must be closed (a connection) is closed rather than dropped.
+func withDeadline<T: Sendable>(
+    seconds: Double, _ operation: @escaping @Sendable () async throws -> T, late: (@Sendable (T) -> Void)? = nil
+) async throws -> T {
     let answer = OneAnswer<T>()
     return try await withCheckedThrowingContinuation { continuation in
         answer.install(continuation)
@@ -17,7 +22,8 @@ func withDeadline<T: Sendable>(seconds: Double, _ operation: @escaping @Sendable
         }
         let work = Task {
             do {
-                answer.give(.success(try await operation()))
+                let value = try await operation()
+                if !answer.give(.success(value)) { late?(value) }
             } catch {
                 answer.give(.failure(error))
             }
