@@ -52,7 +52,9 @@ public final class DeliveryWorker: Service {
         self.logger = logger
     }
 
-    private var isStopping: Bool { stopping.withLock { $0 } }
+    /// Stopping gracefully, or cancelled (a service group that gave up waiting): either way the loops end, or
+    /// they would spin on errors and sleeps that return at once.
+    private var isStopping: Bool { Task.isCancelled || stopping.withLock { $0 } }
 
     public func run() async throws {
         try await beforeStart()
@@ -82,31 +84,42 @@ public final class DeliveryWorker: Service {
 
     // MARK: Loops
 
+    /// Claims a batch, sends it, and records its outcomes while the next batch is claimed and sent:
+    /// recording is a database round trip that would otherwise leave the gateway idle. At most one
+    /// batch per lane waits to be recorded, so a lane has at most two batches out (the window a
+    /// worker killed outright can send twice).
     private func deliveryLane() async {
-        while !isStopping {
-            do {
-                let claimed = try await queue.claim(limit: configuration.batchSize, lease: configuration.lease)
-                guard !claimed.isEmpty else {
-                    await doorbell.wait(atMost: configuration.pollInterval)
-                    continue
-                }
-                // While the batch is out, its lease is renewed: only a worker that died (or lost
-                // the database) lets it run out.
-                let heartbeat = Task { await self.keepLeases(of: claimed) }
-                let results = await withTaskGroup(of: DeliveryResult.self, returning: [DeliveryResult].self) { group in
-                    for delivery in claimed {
-                        group.addTask { await self.deliver(delivery) }
+        await withTaskGroup(of: Void.self) { recordings in
+            while !isStopping {
+                do {
+                    let claimed = try await step("claiming deliveries") { [queue, configuration] in
+                        try await queue.claim(limit: configuration.batchSize, lease: configuration.lease)
                     }
-                    var results: [DeliveryResult] = []
-                    results.reserveCapacity(claimed.count)
-                    for await result in group { results.append(result) }
-                    return results
+                    guard !claimed.isEmpty else {
+                        await doorbell.wait(atMost: configuration.pollInterval)
+                        continue
+                    }
+                    // While the batch is out, its lease is renewed: only a worker that died (or lost
+                    // the database) lets it run out.
+                    let heartbeat = Task { await self.keepLeases(of: claimed) }
+                    let results = await withTaskGroup(of: DeliveryResult.self, returning: [DeliveryResult].self) { group in
+                        for delivery in claimed {
+                            group.addTask { await self.deliver(delivery) }
+                        }
+                        var results: [DeliveryResult] = []
+                        results.reserveCapacity(claimed.count)
+                        for await result in group { results.append(result) }
+                        return results
+                    }
+                    await recordings.next()
+                    recordings.addTask {
+                        await self.recordUntilStored(results)
+                        heartbeat.cancel()
+                    }
+                } catch {
+                    logger.error("delivery lane failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
+                    try? await Task.sleep(for: .seconds(1))
                 }
-                await recordUntilStored(results)
-                heartbeat.cancel()
-            } catch {
-                logger.error("delivery lane failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
-                try? await Task.sleep(for: .seconds(1))
             }
         }
     }
@@ -121,7 +134,9 @@ public final class DeliveryWorker: Service {
                 return
             }
             do {
-                try await queue.extendLeases(claimed, lease: configuration.lease)
+                _ = try await step("renewing leases") { [queue, configuration] in
+                    try await queue.extendLeases(claimed, lease: configuration.lease)
+                }
             } catch {
                 logger.warning("could not renew a batch's lease", metadata: ["error": "\(databaseErrorText(error))"])
             }
@@ -136,10 +151,10 @@ public final class DeliveryWorker: Service {
         var delay = Duration.milliseconds(100)
         while true {
             do {
-                try await queue.record(results)
+                try await step("recording a batch") { [queue] in try await queue.record(results) }
                 return
             } catch {
-                guard ContinuousClock.now + delay < giveUp else {
+                guard !Task.isCancelled, ContinuousClock.now + delay < giveUp else {
                     logger.error("could not record a batch; its deliveries will be retried after their lease", metadata: [
                         "count": "\(results.count)", "error": "\(databaseErrorText(error))",
                     ])
@@ -156,23 +171,23 @@ public final class DeliveryWorker: Service {
         while !isStopping {
             var held: FanOutJob?
             do {
-                guard var job = try await fanOut.claim(lease: configuration.lease) else {
+                guard var job = try await step("claiming a fan-out", { [fanOut, configuration] in
+                    try await fanOut.claim(lease: configuration.lease)
+                }) else {
                     await doorbell.wait(atMost: configuration.pollInterval)
                     continue
                 }
                 held = job
                 var created = 0
-                while !isStopping, let batch = try await fanOut.advance(
-                    &job, batchSize: configuration.fanOutBatchSize, lease: configuration.lease
-                ) {
+                while !isStopping, let batch = try await advance(&job) {
                     created += batch
                     if batch > 0 { await doorbell.ring() }
                 }
-                if isStopping { try await fanOut.release(job) }
+                if isStopping { try await release(job) }
                 logger.debug("fan-out pass done", metadata: ["notification_id": "\(job.notificationID)", "created": "\(created)"])
             } catch {
                 logger.error("fan-out failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
-                if let held { try? await fanOut.release(held) }
+                if let held { try? await release(held) }
                 try? await Task.sleep(for: .seconds(1))
             }
         }
@@ -181,15 +196,21 @@ public final class DeliveryWorker: Service {
     private func maintain() async {
         while !isStopping {
             do {
-                let rescued = try await queue.rescueExpiredLeases(maxAttempts: configuration.retryPolicy.maxAttempts)
-                let expired = try await queue.expireOverdue()
+                let rescued = try await step("rescuing expired leases") { [queue, configuration] in
+                    try await queue.rescueExpiredLeases(maxAttempts: configuration.retryPolicy.maxAttempts)
+                }
+                let expired = try await step("expiring overdue deliveries") { [queue] in try await queue.expireOverdue() }
                 metrics.maintained(rescued: rescued, expired: expired)
                 if rescued > 0 || expired > 0 {
                     logger.info("queue maintenance", metadata: ["rescued": "\(rescued)", "expired": "\(expired)"])
                     await doorbell.ring()
                 }
-                let expiredCopies = try await userNotifications.expire()
-                let prunedChanges = try await userNotifications.pruneChanges()
+                let expiredCopies = try await step("expiring users' copies") { [userNotifications] in
+                    try await userNotifications.expire()
+                }
+                let prunedChanges = try await step("pruning change feeds") { [userNotifications] in
+                    try await userNotifications.pruneChanges()
+                }
                 if expiredCopies > 0 || prunedChanges > 0 {
                     logger.info("user notification maintenance", metadata: [
                         "expired": "\(expiredCopies)", "pruned_changes": "\(prunedChanges)",
@@ -218,6 +239,28 @@ public final class DeliveryWorker: Service {
                 try? await Task.sleep(for: .seconds(2))
             }
         }
+    }
+
+    // MARK: Database steps
+
+    private func step<Value: Sendable>(_ name: String, _ operation: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        try await databaseStep(name, deadline: configuration.databaseStepDeadline, operation)
+    }
+
+    /// One fan-out batch; the job's cursor moves only when the batch answered in time.
+    private func advance(_ job: inout FanOutJob) async throws -> Int? {
+        let current = job
+        let (moved, batch) = try await step("fanning out a batch") { [fanOut, configuration] in
+            var moving = current
+            let batch = try await fanOut.advance(&moving, batchSize: configuration.fanOutBatchSize, lease: configuration.lease)
+            return (moving, batch)
+        }
+        job = moved
+        return batch
+    }
+
+    private func release(_ job: FanOutJob) async throws {
+        try await step("releasing a fan-out") { [fanOut] in try await fanOut.release(job) }
     }
 
     // MARK: One delivery
@@ -276,7 +319,10 @@ public final class DeliveryWorker: Service {
             return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
         case .tokenDead(let reason, let at):
             do {
-                if try await queue.invalidateDevice(id: delivery.deviceID, token: delivery.token, reason: reason, at: at ?? sentAt) {
+                let invalidated = try await step("invalidating a device") { [queue] in
+                    try await queue.invalidateDevice(id: delivery.deviceID, token: delivery.token, reason: reason, at: at ?? sentAt)
+                }
+                if invalidated {
                     metrics.tokenInvalidated(provider: delivery.provider)
                     logger.info("device token invalidated", metadata: [
                         "app_id": "\(delivery.appID)", "device_id": "\(delivery.deviceID)",

@@ -1,7 +1,7 @@
 /// How a worker process paces itself.
 public struct DeliveryWorkerConfiguration: Sendable {
     /// Deliveries claimed at once by one lane.
-    public var batchSize = 200
+    public var batchSize = 500
     /// Lanes claim, send and record independently, so one lane's batch waiting on its
     /// slowest push does not stall the others. 0 makes a fan-out-only worker.
     public var lanes = 4
@@ -13,6 +13,9 @@ public struct DeliveryWorkerConfiguration: Sendable {
     public var pollInterval: Duration = .milliseconds(500)
     /// How often expired leases are rescued and expired notifications settled.
     public var maintenanceInterval: Duration = .seconds(5)
+    /// Longest wait for one database step of a loop (a claim, a record, a fan-out batch) before it is
+    /// abandoned and the loop carries on (see `databaseStep`).
+    public var databaseStepDeadline: Duration = .seconds(30)
     public var retryPolicy = RetryPolicy()
 
     public init() {}

@@ -28,6 +28,21 @@ enum TransportFailure {
             default: return "channel error: \(short(String(describing: error)))"
             }
         }
+        // FCM goes over the HTTP/2 client APNs uses; its errors name APNs, so they are reworded here.
+        if let error = error as? APNsHTTP2Error {
+            switch error {
+            case .deadlineExceeded: return "request deadline exceeded"
+            case .connectTimeout: return "connect timeout"
+            case .connectionClosed: return "connection closed by \(peer)"
+            case .shutDown: return "HTTP client shut down"
+            case .streamReset(let detail): return "stream reset (\(short(detail)))"
+            case .http2NotNegotiated: return "\(peer) did not negotiate HTTP/2"
+            case .responseTooLarge: return "answer body over 64 KiB"
+            case .malformedResponse: return "answer without :status"
+            case .invalidHeader(let name): return "request header \"\(short(name))\" cannot be sent over HTTP/2"
+            case .invalidBaseURL(let url): return "invalid URL \(short(url))"
+            }
+        }
         if error is NIOSSLError || error is BoringSSLError { return "TLS error: \(short(String(describing: error)))" }
         if let error = error as? IOError { return "I/O error: \(short(error.description))" }
         if error is CancellationError { return "request cancelled" }

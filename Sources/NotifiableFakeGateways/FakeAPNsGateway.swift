@@ -10,7 +10,9 @@ import NIOPosix
 /// answers with APNs's status codes and reasons, and records the pushes it accepts.
 ///
 /// Tests drive failures with ``script(token:_:)`` (outcomes for one device token, used in order),
-/// ``setRandomFailures(rate:seed:outcome:)`` (a deterministic share of failures) and ``setLatency(_:)``.
+/// ``setRandomFailures(rate:seed:outcome:)`` (a deterministic share of failures), ``setFaults(_:)`` (a seeded mix of
+/// 503s, resets, dropped connections, dead tokens and silence) and ``setLatency(_:)``; ``stats`` and
+/// ``drainRequestLog()`` tell what it saw.
 public final class FakeAPNsGateway: Sendable {
     /// The port the gateway listens on.
     public let port: Int
@@ -127,6 +129,28 @@ public final class FakeAPNsGateway: Sendable {
         rules.setRandomFailures(rate: rate, seed: seed, outcome: outcome)
     }
 
+    /// Fails a share of valid requests without a scripted outcome (before ``setRandomFailures(rate:seed:outcome:)``
+    /// is consulted); nil turns it off. See ``FakeGatewayFaultMix`` for how the draws stay the same from run to run.
+    public func setFaults(_ mix: FakeGatewayFaultMix?) {
+        rules.setFaults(mix)
+    }
+
+    /// Whether ``stats`` counts per signing key and per token (off by default: a benchmark's million tokens would
+    /// cost memory), and whether every request is kept for ``drainRequestLog()``.
+    public func setObserving(statistics: Bool, requestLog: Bool = false) {
+        rules.setObserving(statistics: statistics, requestLog: requestLog)
+    }
+
+    /// What the gateway has seen: requests per outcome, and, while observing, per signing key and per token.
+    public var stats: FakeGatewayStats {
+        rules.state.withLock { $0.tally.stats() }
+    }
+
+    /// Removes and returns the requests recorded since the last call (only while the request log is on).
+    public func drainRequestLog() -> [FakeGatewayRequestRecord] {
+        rules.state.withLock { $0.tally.drainLog() }
+    }
+
     /// Waits this long before every answer (rejections included).
     public func setLatency(_ duration: Duration) {
         rules.setLatency(duration)
@@ -138,8 +162,8 @@ public final class FakeAPNsGateway: Sendable {
         rules.setRecording(enabled)
     }
 
-    /// Forgets the recorded pushes and counts, scripts, random failures and latency;
-    /// keeps the trusted keys, allowed topics and recording setting.
+    /// Forgets the recorded pushes and counts, statistics, scripts, faults, random failures and latency;
+    /// keeps the trusted keys, allowed topics, recording and observing settings.
     public func reset() {
         rules.reset()
     }

@@ -11,6 +11,10 @@ public enum FakeAPNsOutcome: Sendable, Hashable {
     case delay(Duration)
     /// Close the whole TCP connection without answering, as a crashed or restarted APNs node would.
     case dropConnection
+    /// Reset the request's stream (RST_STREAM `INTERNAL_ERROR`) without answering; the connection lives on.
+    case resetStream
+    /// Never answer: the stream stays open until the client resets it or goes away.
+    case noAnswer
 
     /// 410 `Unregistered`: the token is no longer active for the topic since `date`.
     public static func unregistered(since date: Date) -> FakeAPNsOutcome {
@@ -30,6 +34,18 @@ public enum FakeAPNsOutcome: Sendable, Hashable {
 
     /// 500 `InternalServerError`.
     public static let internalServerError = FakeAPNsOutcome.reject(status: 500, reason: "InternalServerError")
+
+    /// How APNs shows `fault` to a request arriving at `now`.
+    static func injecting(_ fault: FakeGatewayFault, now: Date) -> FakeAPNsOutcome {
+        switch fault {
+        case .unavailable(let retryAfterSeconds):
+            .reject(status: 503, reason: "ServiceUnavailable", retryAfterSeconds: retryAfterSeconds)
+        case .resetStream: .resetStream
+        case .dropConnection: .dropConnection
+        case .unregistered: .unregistered(since: now)
+        case .timeout: .noAnswer
+        }
+    }
 }
 
 /// A push the fake APNs gateway answered 200 to.

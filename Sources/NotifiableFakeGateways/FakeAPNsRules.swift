@@ -86,6 +86,8 @@ struct FakeAPNsReply: Sendable, Equatable {
 enum FakeAPNsDecision: Sendable, Equatable {
     case answer(FakeAPNsReply, after: Duration)
     case dropConnection
+    case resetStream
+    case noAnswer
 }
 
 struct TrustedKeyID: Hashable, Sendable {
@@ -118,6 +120,10 @@ final class FakeAPNsRules: Sendable {
         /// Per lower-cased token, outcomes still to use, last one first.
         var scripts: [String: [FakeAPNsOutcome]] = [:]
         var randomFailures: RandomFailures?
+        var faults: FakeGatewayFaultMix?
+        var tally = FakeGatewayTally()
+        /// JWT string → `TEAM_ID:KEY_ID`, for statistics per signing key.
+        var keyLabels: [String: String] = [:]
         var latency: Duration = .zero
         var recording = true
         var accepted: [AcceptedPush] = []
@@ -165,6 +171,17 @@ final class FakeAPNsRules: Sendable {
         }
     }
 
+    func setFaults(_ mix: FakeGatewayFaultMix?) {
+        state.withLock { $0.faults = mix }
+    }
+
+    func setObserving(statistics: Bool, requestLog: Bool) {
+        state.withLock {
+            $0.tally.observing = statistics
+            $0.tally.logging = requestLog
+        }
+    }
+
     func setLatency(_ duration: Duration) {
         state.withLock { $0.latency = max(duration, .zero) }
     }
@@ -179,6 +196,8 @@ final class FakeAPNsRules: Sendable {
         state.withLock {
             $0.scripts.removeAll()
             $0.randomFailures = nil
+            $0.faults = nil
+            $0.tally.reset()
             $0.latency = .zero
             $0.accepted.removeAll()
             $0.acceptedCount = 0
@@ -190,10 +209,28 @@ final class FakeAPNsRules: Sendable {
 
     func decide(_ request: FakeAPNsRequest, now: Date = Date()) -> FakeAPNsDecision {
         let jwt = Self.bearerToken(request.authorization)
-        let (cachedIssuedAt, keys, allowedTopics, latency, recording) = state.withLock { state in
+        let (cachedIssuedAt, keys, allowedTopics, latency, recording, cachedKeyLabel, labelsKeys) = state.withLock { state in
             state.requestCount += 1
             let cached = jwt.flatMap { state.verifiedTokens[$0] }
-            return (cached, cached == nil ? state.trustedKeys : nil, state.allowedTopics, state.latency, state.recording)
+            let labelsKeys = state.tally.observing || state.tally.logging
+            return (
+                cached, cached == nil ? state.trustedKeys : nil, state.allowedTopics, state.latency, state.recording,
+                labelsKeys ? jwt.flatMap { state.keyLabels[$0] } : nil, labelsKeys
+            )
+        }
+        let prefix = "/3/device/"
+        let pathToken = request.path.flatMap { $0.hasPrefix(prefix) ? $0.dropFirst(prefix.utf8.count).lowercased() : nil } ?? ""
+        var keyLabel = ""
+        if labelsKeys, let jwt {
+            if let cachedKeyLabel {
+                keyLabel = cachedKeyLabel
+            } else {
+                keyLabel = Self.keyLabel(jwt: jwt)
+                state.withLock { state in
+                    if state.keyLabels.count >= Self.maxVerifiedTokens { state.keyLabels.removeAll() }
+                    state.keyLabels[jwt] = keyLabel
+                }
+            }
         }
 
         var apnsID: String {
@@ -201,12 +238,19 @@ final class FakeAPNsRules: Sendable {
             return APNsID.random()
         }
 
+        func record(_ outcome: String, status: Int?, retryAfter: Int? = nil, into state: inout State) {
+            let record = FakeGatewayRequestRecord(
+                arrivedAt: now, token: pathToken, key: keyLabel, outcome: outcome, status: status, retryAfterSeconds: retryAfter
+            )
+            state.tally.note(record, countingTokens: state.faults != nil)
+        }
+
         func reject(_ status: Int, _ reason: String) -> FakeAPNsDecision {
-            .answer(FakeAPNsReply(status: status, apnsID: apnsID, reason: reason), after: latency)
+            state.withLock { record(reason, status: status, into: &$0) }
+            return .answer(FakeAPNsReply(status: status, apnsID: apnsID, reason: reason), after: latency)
         }
 
         guard request.method == "POST" else { return reject(405, "MethodNotAllowed") }
-        let prefix = "/3/device/"
         guard let path = request.path, path.hasPrefix(prefix) else { return reject(404, "BadPath") }
         let token = path.dropFirst(prefix.utf8.count)
         guard !token.utf8.contains(UInt8(ascii: "/")) else { return reject(404, "BadPath") }
@@ -257,7 +301,7 @@ final class FakeAPNsRules: Sendable {
         let payload = recording ? Array(body.readableBytesView) : []
 
         // Outcome.
-        let normalizedToken = token.lowercased()
+        let normalizedToken = pathToken
         let answerID = apnsID
         var headers: [String: String] = [:]
         if recording, let frame = request.headerFrame {
@@ -267,9 +311,15 @@ final class FakeAPNsRules: Sendable {
         }
         return state.withLock { state -> FakeAPNsDecision in
             var outcome = FakeAPNsOutcome.accept
+            var faultName: String?
             if !state.scripts.isEmpty, let next = state.scripts[normalizedToken]?.popLast() {
                 outcome = next
                 if state.scripts[normalizedToken]?.isEmpty == true { state.scripts[normalizedToken] = nil }
+            } else if let faults = state.faults,
+                let fault = faults.fault(token: normalizedToken, earlierRequests: state.tally.earlierRequests(to: normalizedToken))
+            {
+                outcome = .injecting(fault, now: now)
+                faultName = fault.description
             } else if var failures = state.randomFailures {
                 if failures.generator.nextUnit() < failures.rate { outcome = failures.outcome }
                 state.randomFailures = failures
@@ -277,8 +327,16 @@ final class FakeAPNsRules: Sendable {
             var delay = Duration.zero
             switch outcome {
             case .dropConnection:
+                record(faultName ?? "drop-connection", status: nil, into: &state)
                 return .dropConnection
+            case .resetStream:
+                record(faultName ?? "reset-stream", status: nil, into: &state)
+                return .resetStream
+            case .noAnswer:
+                record(faultName ?? "timeout", status: nil, into: &state)
+                return .noAnswer
             case .reject(let status, let reason, let timestamp, let retryAfterSeconds):
+                record(faultName ?? reason, status: status, retryAfter: retryAfterSeconds, into: &state)
                 let reply = FakeAPNsReply(
                     status: status, apnsID: answerID, reason: reason, timestamp: timestamp,
                     retryAfterSeconds: retryAfterSeconds
@@ -289,6 +347,7 @@ final class FakeAPNsRules: Sendable {
             case .accept:
                 break
             }
+            record(FakeGatewayTally.acceptedOutcome, status: 200, into: &state)
             state.acceptedCount += 1
             if state.recording {
                 state.accepted.append(
@@ -319,6 +378,24 @@ final class FakeAPNsRules: Sendable {
     private struct JWTHeader: Decodable {
         var alg: String
         var kid: String
+    }
+
+    private struct UnverifiedKey: Decodable {
+        var kid: String?
+        var iss: String?
+    }
+
+    /// `TEAM_ID:KEY_ID` as a provider token claims them, signature unchecked (a revoked key is still named);
+    /// `?` for a part that cannot be read.
+    static func keyLabel(jwt: String) -> String {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+        func field(_ part: Int, _ read: (UnverifiedKey) -> String?) -> String {
+            guard parts.count > part, let data = base64URLDecode(parts[part]),
+                let decoded = try? JSONDecoder().decode(UnverifiedKey.self, from: data), let value = read(decoded)
+            else { return "?" }
+            return value
+        }
+        return field(1, \.iss) + ":" + field(0, \.kid)
     }
 
     private struct JWTClaims: Decodable {

@@ -49,6 +49,12 @@ final class FakeAPNsStreamHandler: ChannelInboundHandler {
         case .dropConnection:
             logger.debug("fake APNs drops the connection")
             FakeGatewayConnectionDropper.drop(connectionOf: channel)
+        case .resetStream:
+            logger.debug("fake APNs resets a stream")
+            // Writing RST_STREAM closes the stream channel; the connection's other streams go on.
+            channel.writeAndFlush(HTTP2Frame.FramePayload.rstStream(.internalError), promise: nil)
+        case .noAnswer:
+            logger.debug("fake APNs leaves a push unanswered")
         case .answer(let reply, let delay):
             if reply.status != 200 {
                 logger.debug(

@@ -11,8 +11,9 @@ import _CryptoExtras
 /// then sends to `/v1/projects/{project}/messages:send`, and gets Google's answers, error bodies included.
 ///
 /// Tests drive failures with ``script(token:_:)`` (outcomes for one registration token, used in order),
-/// ``setRandomFailures(rate:seed:outcome:)`` (a deterministic share of failures), latencies, access token lifetimes
-/// and ``expireAccessTokens()``.
+/// ``setRandomFailures(rate:seed:outcome:)`` (a deterministic share of failures), ``setFaults(_:)`` (a seeded mix of
+/// 503s, resets, dropped connections, dead tokens and silence), latencies, access token lifetimes and
+/// ``expireAccessTokens()``; ``stats`` and ``drainRequestLog()`` tell what it saw.
 public final class FakeFCMGateway: Sendable {
     /// The host it was bound to.
     public let host: String
@@ -140,6 +141,29 @@ public final class FakeFCMGateway: Sendable {
         rules.setRandomFailures(rate: rate, seed: seed, outcome: outcome)
     }
 
+    /// Fails a share of valid sends without a scripted outcome (before ``setRandomFailures(rate:seed:outcome:)`` is
+    /// consulted); nil turns it off. See ``FakeGatewayFaultMix`` for how the draws stay the same from run to run.
+    public func setFaults(_ mix: FakeGatewayFaultMix?) {
+        rules.setFaults(mix)
+    }
+
+    /// Whether ``stats`` counts per service account and per token (off by default: a benchmark's million tokens
+    /// would cost memory), and whether every send is kept for ``drainRequestLog()``.
+    public func setObserving(statistics: Bool, requestLog: Bool = false) {
+        rules.setObserving(statistics: statistics, requestLog: requestLog)
+    }
+
+    /// What the send endpoint has seen: requests per outcome, and, while observing, per service account (the
+    /// signing key behind the access token) and per registration token.
+    public var stats: FakeGatewayStats {
+        rules.state.withLock { $0.tally.stats() }
+    }
+
+    /// Removes and returns the sends recorded since the last call (only while the request log is on).
+    public func drainRequestLog() -> [FakeGatewayRequestRecord] {
+        rules.state.withLock { $0.tally.drainLog() }
+    }
+
     /// Waits this long before every answer of the send endpoint (rejections included).
     public func setLatency(_ duration: Duration) {
         rules.setLatency(duration)
@@ -167,8 +191,8 @@ public final class FakeFCMGateway: Sendable {
         rules.setRecording(enabled)
     }
 
-    /// Forgets the recorded messages and counts, scripts, random failures, latencies and the access token lifetime;
-    /// keeps the trusted accounts, the access tokens issued and the recording setting.
+    /// Forgets the recorded messages and counts, statistics, scripts, faults, random failures, latencies and the access
+    /// token lifetime; keeps the trusted accounts, the access tokens issued, the recording and observing settings.
     public func reset() {
         rules.reset()
     }

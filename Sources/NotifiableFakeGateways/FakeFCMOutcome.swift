@@ -12,6 +12,11 @@ public enum FakeFCMOutcome: Sendable, Hashable {
     case delay(Duration)
     /// Close the whole TCP connection without answering, as a failing Google front end would.
     case dropConnection
+    /// Reset the request's HTTP/2 stream without answering (on HTTP/1.1, close the connection); the message is
+    /// not recorded.
+    case resetStream
+    /// Never answer: the stream stays open until the client gives up on it.
+    case noAnswer
 
     /// 404 `NOT_FOUND` / `UNREGISTERED`: the app was uninstalled or the token expired; the token will never work again.
     public static let unregistered = FakeFCMOutcome.reject(
@@ -66,4 +71,15 @@ public enum FakeFCMOutcome: Sendable, Hashable {
         httpStatus: 401, status: "UNAUTHENTICATED", errorCode: "THIRD_PARTY_AUTH_ERROR",
         message: "Auth error from APNS or Web Push Service"
     )
+
+    /// How FCM shows `fault`.
+    static func injecting(_ fault: FakeGatewayFault) -> FakeFCMOutcome {
+        switch fault {
+        case .unavailable(let retryAfterSeconds): .unavailable(retryAfterSeconds: retryAfterSeconds)
+        case .resetStream: .resetStream
+        case .dropConnection: .dropConnection
+        case .unregistered: .unregistered
+        case .timeout: .noAnswer
+        }
+    }
 }

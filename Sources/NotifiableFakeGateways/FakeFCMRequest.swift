@@ -78,4 +78,6 @@ struct FakeFCMReply: Sendable, Equatable {
 enum FakeFCMDecision: Sendable, Equatable {
     case answer(FakeFCMReply, after: Duration)
     case dropConnection
+    case resetStream
+    case noAnswer
 }

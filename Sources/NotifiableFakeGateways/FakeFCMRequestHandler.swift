@@ -45,6 +45,12 @@ final class FakeFCMRequestHandler: ChannelInboundHandler {
         case .dropConnection:
             logger.debug("fake FCM drops the connection")
             FakeGatewayConnectionDropper.drop(connectionOf: channel)
+        case .resetStream:
+            logger.debug("fake FCM resets a stream")
+            // Closing an HTTP/2 stream channel before its answer sends RST_STREAM; HTTP/1.1 has only the connection.
+            channel.close(promise: nil)
+        case .noAnswer:
+            logger.debug("fake FCM leaves a send unanswered")
         case .answer(let reply, let delay):
             if reply.status != 200 {
                 logger.debug(

@@ -32,6 +32,8 @@ final class FakeFCMRules: Sendable {
         /// Per registration token, outcomes still to use, last one first.
         var scripts: [String: [FakeFCMOutcome]] = [:]
         var randomFailures: RandomFailures?
+        var faults: FakeGatewayFaultMix?
+        var tally = FakeGatewayTally()
         var latency: Duration = .zero
         var tokenLatency: Duration = .zero
         var recording = true
@@ -74,6 +76,17 @@ final class FakeFCMRules: Sendable {
         }
     }
 
+    func setFaults(_ mix: FakeGatewayFaultMix?) {
+        state.withLock { $0.faults = mix }
+    }
+
+    func setObserving(statistics: Bool, requestLog: Bool) {
+        state.withLock {
+            $0.tally.observing = statistics
+            $0.tally.logging = requestLog
+        }
+    }
+
     func setLatency(_ duration: Duration) {
         state.withLock { $0.latency = max(duration, .zero) }
     }
@@ -100,6 +113,8 @@ final class FakeFCMRules: Sendable {
         state.withLock {
             $0.scripts.removeAll()
             $0.randomFailures = nil
+            $0.faults = nil
+            $0.tally.reset()
             $0.latency = .zero
             $0.tokenLatency = .zero
             $0.accessTokenLifetimeSeconds = Self.defaultAccessTokenLifetimeSeconds

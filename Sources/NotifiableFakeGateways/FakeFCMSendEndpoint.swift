@@ -14,24 +14,42 @@ extension FakeFCMRules {
             return (bearer.flatMap { state.accessTokens[$0] }, state.latency, state.recording)
         }
 
-        func answer(_ status: Int, _ body: String, headers: [String: String] = [:]) -> FakeFCMDecision {
-            .answer(FakeFCMReply(status: status, body: body, headers: headers), after: latency)
+        let key = accessToken?.clientEmail ?? ""
+        func record(_ outcome: String, token: String, status: Int?, retryAfter: Int? = nil, into state: inout State) {
+            let record = FakeGatewayRequestRecord(
+                arrivedAt: now, token: token, key: key, outcome: outcome, status: status, retryAfterSeconds: retryAfter
+            )
+            state.tally.note(record, countingTokens: state.faults != nil)
+        }
+
+        /// `outcome` is what the statistics count the answer under.
+        func answer(
+            _ status: Int, _ body: String, headers: [String: String] = [:], outcome: String, token: String = ""
+        ) -> FakeFCMDecision {
+            state.withLock { record(outcome, token: token, status: status, into: &$0) }
+            return .answer(FakeFCMReply(status: status, body: body, headers: headers), after: latency)
         }
 
         guard request.method == "POST" else {
             let message = "The method \(request.method) is not allowed on \(request.path); sends are POST."
-            return answer(405, GoogleErrorBody.apiError(code: 405, message: message, status: nil), headers: ["allow": "POST"])
+            return answer(
+                405, GoogleErrorBody.apiError(code: 405, message: message, status: nil), headers: ["allow": "POST"],
+                outcome: "METHOD_NOT_ALLOWED"
+            )
         }
         guard !request.isBodyTooLarge else {
             let message = "Request payload size exceeds the limit: \(FakeFCMRequest.maxBodyBytes) bytes."
-            return answer(400, GoogleErrorBody.apiError(code: 400, message: message, status: "INVALID_ARGUMENT"))
+            return answer(
+                400, GoogleErrorBody.apiError(code: 400, message: message, status: "INVALID_ARGUMENT"), outcome: "INVALID_ARGUMENT"
+            )
         }
         // A missing, unknown, expired or withdrawn token: Google's 401, without an FcmError detail.
         guard let accessToken, accessToken.expiresAt > now else {
             return answer(
                 401,
                 GoogleErrorBody.apiError(code: 401, message: Self.unauthenticatedMessage, status: "UNAUTHENTICATED"),
-                headers: ["www-authenticate": #"Bearer realm="https://accounts.google.com/", error="invalid_token""#]
+                headers: ["www-authenticate": #"Bearer realm="https://accounts.google.com/", error="invalid_token""#],
+                outcome: "UNAUTHENTICATED"
             )
         }
         guard accessToken.projectID == projectID else {
@@ -42,7 +60,7 @@ extension FakeFCMRules {
                 code: 403, message: message, status: "PERMISSION_DENIED",
                 details: [.errorInfo(reason: "IAM_PERMISSION_DENIED", domain: "cloudresourcemanager.googleapis.com")]
             )
-            return answer(403, body)
+            return answer(403, body, outcome: "PERMISSION_DENIED")
         }
 
         let body = request.bodyBytes
@@ -54,23 +72,30 @@ extension FakeFCMRules {
             details.append(.fieldViolation(field: violation.field, description: violation.message))
             return answer(
                 400,
-                GoogleErrorBody.apiError(code: 400, message: violation.message, status: "INVALID_ARGUMENT", details: details)
+                GoogleErrorBody.apiError(code: 400, message: violation.message, status: "INVALID_ARGUMENT", details: details),
+                outcome: "INVALID_ARGUMENT"
             )
         case .success(let success):
             valid = success
         }
         guard !valid.validateOnly else {
             // Google checks such a message and answers with a placeholder name, sending nothing.
-            return answer(200, Self.nameBody("projects/\(projectID)/messages/fake_message_id"))
+            return answer(200, Self.nameBody("projects/\(projectID)/messages/fake_message_id"), outcome: "validate-only", token: valid.token)
         }
 
         let name = "projects/\(projectID)/messages/\(Self.newMessageID(now: now))"
         let headers = recording ? request.headerDictionary : [:]
         return state.withLock { state -> FakeFCMDecision in
             var outcome = FakeFCMOutcome.accept
+            var faultName: String?
             if !state.scripts.isEmpty, let next = state.scripts[valid.token]?.popLast() {
                 outcome = next
                 if state.scripts[valid.token]?.isEmpty == true { state.scripts[valid.token] = nil }
+            } else if let faults = state.faults,
+                let fault = faults.fault(token: valid.token, earlierRequests: state.tally.earlierRequests(to: valid.token))
+            {
+                outcome = .injecting(fault)
+                faultName = fault.description
             } else if var failures = state.randomFailures {
                 if failures.generator.nextUnit() < failures.rate { outcome = failures.outcome }
                 state.randomFailures = failures
@@ -78,14 +103,26 @@ extension FakeFCMRules {
             var delay = Duration.zero
             switch outcome {
             case .dropConnection:
+                record(faultName ?? "drop-connection", token: valid.token, status: nil, into: &state)
                 return .dropConnection
-            case .reject:
+            case .resetStream:
+                record(faultName ?? "reset-stream", token: valid.token, status: nil, into: &state)
+                return .resetStream
+            case .noAnswer:
+                record(faultName ?? "timeout", token: valid.token, status: nil, into: &state)
+                return .noAnswer
+            case .reject(let httpStatus, let status, let errorCode, _, let retryAfterSeconds):
+                record(
+                    faultName ?? errorCode ?? status, token: valid.token, status: httpStatus, retryAfter: retryAfterSeconds,
+                    into: &state
+                )
                 return .answer(Self.reply(rejecting: outcome), after: latency)
             case .delay(let duration):
                 delay = max(duration, .zero)
             case .accept:
                 break
             }
+            record(FakeGatewayTally.acceptedOutcome, token: valid.token, status: 200, into: &state)
             state.acceptedCount += 1
             if state.recording {
                 state.accepted.append(

@@ -11,7 +11,8 @@ struct FakeAPNs: AsyncParsableCommand {
         discussion: """
             Prints the base URL, then serves POST /3/device/<token> as APNs does until SIGINT or SIGTERM. \
             Provider tokens are valid when signed by a key given with --trust. Accepted pushes are counted, not kept; \
-            the counts are printed on exit.
+            the counts are printed on exit. --fault injects a seeded share of failures; --stats-out and --request-log \
+            tell another process what the gateway saw.
             """
     )
 
@@ -31,6 +32,7 @@ struct FakeAPNs: AsyncParsableCommand {
     var failureRate = 0.0
     @Option(help: ArgumentHelp("Seed of the random failures (same seed, same failures).", valueName: "S")) var seed: UInt64 = 0
     @Option(help: "Accept only this apns-topic (repeatable; default: any topic).") var topic: [String] = []
+    @OptionGroup var observation: FakeGatewayFaultOptions
     @Option(help: "Event loop threads (default: one per core).") var threads: Int?
     @Option(help: "Log level (debug logs each rejection).") var logLevel = "info"
 
@@ -62,7 +64,14 @@ struct FakeAPNs: AsyncParsableCommand {
         if !topic.isEmpty { gateway.allowTopics(Set(topic)) }
         if latencyMs > 0 { gateway.setLatency(.milliseconds(latencyMs)) }
         if failureRate > 0 { gateway.setRandomFailures(rate: failureRate, seed: seed, outcome: .serviceUnavailable) }
+        gateway.setFaults(try observation.mix(seed: seed))
+        gateway.setObserving(statistics: observation.statsOut != nil, requestLog: observation.requestLog != nil)
+        var writer: Task<Void, Never>?
         do {
+            if observation.observes {
+                let files = try FakeGatewayStatsFiles(statsPath: observation.statsOut, requestLogPath: observation.requestLog)
+                writer = observation.keepWriting(files) { (gateway.stats, gateway.drainRequestLog()) }
+            }
             for key in keys { try gateway.trust(teamID: key.teamID, keyID: key.keyID, pem: key.pem) }
             if let certificateOut {
                 try gateway.certificatePEM.write(toFile: certificateOut, atomically: true, encoding: .utf8)
@@ -74,9 +83,12 @@ struct FakeAPNs: AsyncParsableCommand {
             let signal = await Self.waitForTerminationSignal()
             logger.debug("fake APNs gateway stopping", metadata: ["signal": "\(signal)"])
         } catch {
+            writer?.cancel()
             try? await gateway.stop()
             throw error
         }
+        writer?.cancel()
+        await writer?.value
         let requests = gateway.requestCount
         let accepted = gateway.acceptedCount
         try await gateway.stop()

@@ -11,7 +11,8 @@ struct FakeFCM: AsyncParsableCommand {
             Prints the base URL and the token URI, then serves POST /token (service account JWT-bearer grant) and \
             POST /v1/projects/<project>/messages:send as Google does until SIGINT or SIGTERM. Service accounts given \
             with --trust, or written with --service-account-out, get access tokens; each token sends to its account's \
-            project. Accepted messages are counted, not kept; the counts are printed on exit.
+            project. Accepted messages are counted, not kept; the counts are printed on exit. --fault injects a seeded share \
+            of failures; --stats-out and --request-log tell another process what the gateway saw.
             """
     )
 
@@ -35,6 +36,7 @@ struct FakeFCM: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Share of valid sends answered 503 UNAVAILABLE, 0 to 1.", valueName: "R"))
     var failureRate = 0.0
     @Option(help: ArgumentHelp("Seed of the random failures (same seed, same failures).", valueName: "S")) var seed: UInt64 = 0
+    @OptionGroup var observation: FakeGatewayFaultOptions
     @Option(help: "Event loop threads (default: one per core).") var threads: Int?
     @Option(help: "Log level (debug logs each refusal).") var logLevel = "info"
 
@@ -62,7 +64,14 @@ struct FakeFCM: AsyncParsableCommand {
         gateway.setRecording(false)
         if latencyMs > 0 { gateway.setLatency(.milliseconds(latencyMs)) }
         if failureRate > 0 { gateway.setRandomFailures(rate: failureRate, seed: seed, outcome: .unavailable()) }
+        gateway.setFaults(try observation.mix(seed: seed))
+        gateway.setObserving(statistics: observation.statsOut != nil, requestLog: observation.requestLog != nil)
+        var writer: Task<Void, Never>?
         do {
+            if observation.observes {
+                let files = try FakeGatewayStatsFiles(statsPath: observation.statsOut, requestLogPath: observation.requestLog)
+                writer = observation.keepWriting(files) { (gateway.stats, gateway.drainRequestLog()) }
+            }
             for account in accounts { try gateway.trust(serviceAccountJSON: account) }
             if let serviceAccountOut {
                 let json = try gateway.makeServiceAccount(projectID: project)
@@ -84,9 +93,12 @@ struct FakeFCM: AsyncParsableCommand {
             let signal = await FakeAPNs.waitForTerminationSignal()
             logger.debug("fake FCM gateway stopping", metadata: ["signal": "\(signal)"])
         } catch {
+            writer?.cancel()
             try? await gateway.stop()
             throw error
         }
+        writer?.cancel()
+        await writer?.value
         let tokens = gateway.tokensIssued
         let sends = gateway.sendRequestCount
         let accepted = gateway.acceptedCount

@@ -132,6 +132,10 @@ import Testing
 
                     // The other app has no webhook: its pushes and reports recorded nothing.
                     #expect(try await service.integer("SELECT count(*) FROM webhook_events") == Int64(expected.count))
+                    // A batch is recorded delivered after the receiver has answered: wait for the record.
+                    #expect(try await service.eventually {
+                        try await service.integer("SELECT count(*) FROM webhook_batches WHERE state <> 'delivered'") == 0
+                    })
                     let batches = try await client.admin(.get, "/admin/apps/\(app.app.id)/webhooks/\(webhook.id)/batches", service: service)
                     #expect(batches.status == .ok)
                     let listed = batches.json["data"]?.arrayValue ?? []

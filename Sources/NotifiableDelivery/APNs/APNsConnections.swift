@@ -19,6 +19,8 @@ struct APNsConnection: Sendable {
     var loadedAt: ContinuousClock.Instant
     /// Whether APNs has accepted any push over these settings (see `APNsSender`).
     var hasAccepted = AcceptanceFlag()
+    /// Whether APNs has taken these credentials yet; until it has, pushes go one at a time.
+    var trial = CredentialTrial()
 }
 
 final class AcceptanceFlag: Sendable {
@@ -35,6 +37,7 @@ actor APNsConnections {
     private let logger: Logger
     private let makeTransport: @Sendable (_ baseURL: String, _ trustedCAPEM: String?) throws -> any APNsTransport
     private var connections: [Int64: APNsConnection] = [:]
+    private var loading: [Int64: Task<Result<APNsConnection, MissingConnection>, Never>] = [:]
     /// Longer than any request's deadline.
     private let retireAfter: Duration
 
@@ -54,6 +57,16 @@ actor APNsConnections {
            MissingConnection.settingsAreFresh(loadedAt: cached.loadedAt, refused: cached.misconfiguration != nil, maxAge: maxAge) {
             return .success(cached)
         }
+        // One read per app at a time: a batch's pushes all arrive at once, and a read that finished late would
+        // replace a connection APNs has refused since with one that does not know it.
+        if let load = loading[appID] { return await load.value }
+        let load = Task { await self.load(appID: appID) }
+        loading[appID] = load
+        return await load.value
+    }
+
+    private func load(appID: Int64) async -> Result<APNsConnection, MissingConnection> {
+        defer { loading[appID] = nil }
         let loaded: APNsSettings?
         do {
             loaded = try await loadSettings(appID)
@@ -120,6 +133,7 @@ actor APNsConnections {
         )
         if let previous, previous.baseURL == baseURL, previous.topic == settings.bundleID {
             connection.hasAccepted = previous.hasAccepted
+            if previous.signingKey == settings.signingKey { connection.trial = previous.trial }
         }
         return connection
     }

@@ -27,16 +27,6 @@ public final class APNsSender: PushSender {
     }
 
     public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
-        let connection: APNsConnection
-        switch await connections.connection(appID: delivery.appID) {
-        case .success(let ready): connection = ready
-        case .failure(let missing):
-            return missing.outcome(notConfigured: "apns_not_configured: set the app's APNs key with `notifiable apps set-apns`")
-        }
-        if let misconfiguration = connection.misconfiguration {
-            return .misconfigured(reason: misconfiguration)
-        }
-
         let payload: [UInt8]
         do {
             payload = try APNsPayload.encode(
@@ -47,6 +37,30 @@ public final class APNsSender: PushSender {
             return .failed(reason: error.description)
         }
 
+        var connection: APNsConnection
+        var entry: CredentialTrial.Entry
+        repeat {
+            switch await connections.connection(appID: delivery.appID) {
+            case .success(let ready): connection = ready
+            case .failure(let missing):
+                return missing.outcome(notConfigured: "apns_not_configured: set the app's APNs key with `notifiable apps set-apns`")
+            }
+            if let misconfiguration = connection.misconfiguration {
+                return .misconfigured(reason: misconfiguration)
+            }
+            entry = await connection.trial.enter()
+        } while entry == .lookAgain
+        let outcome = await send(delivery, payload: payload, over: connection)
+        if entry == .probe {
+            switch outcome {
+            case .sent, .failed, .tokenDead: connection.trial.settle(confirmed: true)
+            case .retry, .refreshCredentialsAndRetry, .misconfigured: connection.trial.settle(confirmed: false)
+            }
+        }
+        return outcome
+    }
+
+    private func send(_ delivery: ClaimedDelivery, payload: [UInt8], over connection: APNsConnection) async -> DeliveryOutcome {
         let jwt = await connection.tokens.token()
         var headers = APNsRequestHeaders.make(content: delivery.content, topic: connection.topic, deliveryID: delivery.id, now: Date())
         headers.append(("authorization", "bearer \(jwt)"))

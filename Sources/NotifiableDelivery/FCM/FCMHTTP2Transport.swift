@@ -11,6 +11,8 @@ import Synchronization
 /// An origin that does not negotiate HTTP/2 (a plain HTTP/1.1 proxy) is remembered and served by
 /// ``FCMHTTPClient`` instead, as is any URL that is not `https`.
 public final class FCMHTTP2Transport: FCMTransport {
+    public static let defaultConnectionsPerOrigin = 2
+
     private enum Route {
         case http2(APNsHTTP2Client)
         case http1
@@ -27,7 +29,7 @@ public final class FCMHTTP2Transport: FCMTransport {
     ///   - trustedCAPEM: when set, only these certificates (PEM) are trusted as roots; else the system's roots.
     ///   - connectionsPerOrigin: TLS connections to each host (FCM, a token endpoint).
     public init(
-        trustedCAPEM: String?, logger: Logger, connectionsPerOrigin: Int = 2,
+        trustedCAPEM: String?, logger: Logger, connectionsPerOrigin: Int = FCMHTTP2Transport.defaultConnectionsPerOrigin,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) throws {
         self.trustedCAPEM = trustedCAPEM

@@ -8,6 +8,7 @@ import NotifiableStore
 /// (`FCMHTTP2Transport`), so many sends share a few connections; HTTP/1.1 where a server offers only that.
 public final class FCMSender: PushSender {
     private let connections: FCMConnections
+    private let streams = FCMStreamPermits()
     private let requestTimeout: Duration
     private let logger: Logger
 
@@ -39,12 +40,14 @@ public final class FCMSender: PushSender {
     }
 
     /// One delivery may take an access-token exchange, a send, a second exchange and a second
-    /// send: all of it ends within twice the request timeout, as an APNs send does, so that a
-    /// worker's lease (more than twice the timeout) always outlasts it.
+    /// send: all of it ends within twice the request timeout, as an APNs send does. The wait for
+    /// a stream comes before that budget (the worker renews the batch's lease meanwhile).
     public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
         let budget = requestTimeout * 2
-        return await withDeadline(budget) { await self.sendWithoutBudget(delivery) }
-            ?? .retry(reason: "timeout: sending to FCM took more than \(budget.components.seconds) s", retryAfter: nil)
+        return await streams.withPermit {
+            await withDeadline(budget) { await self.sendWithoutBudget(delivery) }
+                ?? .retry(reason: "timeout: sending to FCM took more than \(budget.components.seconds) s", retryAfter: nil)
+        }
     }
 
     private func sendWithoutBudget(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {

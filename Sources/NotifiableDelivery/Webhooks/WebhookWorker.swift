@@ -30,7 +30,8 @@ public final class WebhookWorker: Service {
         self.beforeStart = beforeStart
     }
 
-    private var isStopping: Bool { stopping.withLock { $0 } }
+    /// Stopping gracefully, or cancelled: either way the loop ends, or it would spin on sleeps that return at once.
+    private var isStopping: Bool { Task.isCancelled || stopping.withLock { $0 } }
 
     public func run() async throws {
         try await beforeStart()
@@ -51,12 +52,18 @@ public final class WebhookWorker: Service {
         while !isStopping {
             do {
                 if ContinuousClock.now - lastRescue > configuration.lease / 4 {
-                    try await queue.rescueExpiredLeases()
-                    try await queue.pruneDelivered(retention: configuration.retention)
+                    _ = try await step("rescuing webhook leases") { [queue] in try await queue.rescueExpiredLeases() }
+                    _ = try await step("pruning delivered webhook events") { [queue, configuration] in
+                        try await queue.pruneDelivered(retention: configuration.retention)
+                    }
                     lastRescue = .now
                 }
-                try await queue.formBatches(batchSize: configuration.batchSize)
-                let claimed = try await queue.claim(limit: configuration.concurrency, lease: configuration.lease)
+                _ = try await step("forming webhook batches") { [queue, configuration] in
+                    try await queue.formBatches(batchSize: configuration.batchSize)
+                }
+                let claimed = try await step("claiming webhook batches") { [queue, configuration] in
+                    try await queue.claim(limit: configuration.concurrency, lease: configuration.lease)
+                }
                 guard !claimed.isEmpty else {
                     await doorbell.wait(atMost: configuration.pollInterval)
                     continue
@@ -73,17 +80,23 @@ public final class WebhookWorker: Service {
         }
     }
 
+    private func step<Value: Sendable>(_ name: String, _ operation: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        try await databaseStep(name, deadline: configuration.databaseStepDeadline, operation)
+    }
+
     private func deliver(_ batch: ClaimedWebhookBatch, with sender: WebhookSender) async {
         let outcome = await sender.send(batch)
         do {
             switch outcome {
             case .delivered(let status):
-                try await queue.recordDelivered(batch, status: status)
+                try await step("recording a webhook batch") { [queue] in try await queue.recordDelivered(batch, status: status) }
             case .failed(let status, let error, let retryAfter):
                 let failures = batch.consecutiveFailures + 1
                 let runAt = configuration.retryPolicy.nextAttempt(after: failures, retryAfter: retryAfter, now: Date(), expiresAt: nil)
                     ?? Date().addingTimeInterval(RetryPolicy.seconds(configuration.retryPolicy.maxDelay))
-                let paused = try await queue.recordFailed(batch, status: status, error: error, runAt: runAt, pauseAfter: configuration.pauseAfter)
+                let paused = try await step("recording a webhook batch") { [queue, configuration] in
+                    try await queue.recordFailed(batch, status: status, error: error, runAt: runAt, pauseAfter: configuration.pauseAfter)
+                }
                 logger.log(level: paused ? .warning : .info, paused ? "webhook paused after repeated failures" : "webhook batch failed; will retry", metadata: [
                     "webhook_id": "\(batch.webhookID)", "batch_id": "\(batch.id)", "error": "\(error)",
                 ])

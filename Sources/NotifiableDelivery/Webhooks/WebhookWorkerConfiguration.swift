@@ -14,6 +14,8 @@ public struct WebhookWorkerConfiguration: Sendable {
     public var retention: Duration = .seconds(7 * 24 * 3600)
     /// Failed attempts in a row after which a webhook is paused until an operator resumes it.
     public var pauseAfter = 12
+    /// Longest wait for one database step before it is abandoned (see `databaseStep`).
+    public var databaseStepDeadline: Duration = .seconds(30)
     /// Backoff between attempts (its `maxAttempts` is not used: pausing ends the retries).
     public var retryPolicy = RetryPolicy(maxAttempts: .max, baseDelay: .seconds(5), maxDelay: .seconds(3600), jitter: 0.2)
 

@@ -1,0 +1,130 @@
+"""Gateway chaos: a 50,000-device notification, half APNs and half FCM, through fake gateways that
+answer 20% of requests 503 (half of them with Retry-After: 1), reset 5% (4.9% RST_STREAM, 0.1%
+the whole TCP connection, which also fails every other request in flight on it), call 2% of
+tokens dead (APNs 410 Unregistered, FCM 404 UNREGISTERED) and never answer 1%.
+
+End state demanded:
+- the final states partition the audience exactly: sent + failed + dead = targeted, one delivery
+  per device, nothing waiting, running or cancelled, every failed or dead one with its reason;
+- every device the gateways called dead is invalidated in the database with the gateway's reason,
+  its delivery failed with it, and no other device is invalidated or failed;
+- every sent delivery's token was accepted by its gateway; every dead one used all its attempts;
+- every retry honoured its backoff: a token's successive arrivals at a gateway are no closer than
+  the retry policy's shortest delay for that attempt (base x 2^(k-1) x (1 - jitter)), nor closer
+  than the Retry-After the previous answer gave.
+
+The retry policy is shortened through configuration to keep the run short: base delay 100 ms
+(NOTIFIABLE_RETRY_BASE_MS), 8 attempts, a 2 s request deadline and a 10 s lease.
+"""
+import time
+
+import harness
+from harness import expect, expect_empty, expect_equal, log, run_scenario, scaled, sql, sql_rows
+from gateways import (APNsGateway, FCMGateway, accepted_counts, backoff_violations, expect_exact_partition,
+                      insert_devices, retry_policy_minimum, send_to_all, wait_settled)
+
+FAULTS = [
+    ("unavailable", 0.10),
+    ("unavailable:1", 0.10),
+    ("reset-stream", 0.049),
+    ("drop-connection", 0.001),
+    ("unregistered", 0.02),
+    ("timeout", 0.01),
+]
+RETRY_BASE_MS, MAX_ATTEMPTS = 100, 8
+WORKER_ENV = {
+    "NOTIFIABLE_RETRY_BASE_MS": RETRY_BASE_MS,
+    "NOTIFIABLE_MAX_ATTEMPTS": MAX_ATTEMPTS,
+    "NOTIFIABLE_APNS_TIMEOUT_SECONDS": 2,
+    "NOTIFIABLE_LEASE_SECONDS": 10,
+    "NOTIFIABLE_POLL_MS": 100,
+    "NOTIFIABLE_WORKER_LANES": 4,
+    "NOTIFIABLE_WORKER_BATCH_SIZE": 200,
+}
+
+
+def main():
+    targeted = scaled(50_000, 1_000)
+    apns_devices = targeted // 2
+    fcm_devices = targeted - apns_devices
+    harness.fresh_database()
+    app = harness.create_app("Chaos")
+    apns = APNsGateway(faults=FAULTS, seed=20261122)
+    fcm = FCMGateway(faults=FAULTS, seed=20261123)
+    apns.configure(app)
+    fcm.configure(app)
+    insert_devices(app["id"], "apns", apns_devices)
+    insert_devices(app["id"], "fcm", fcm_devices, first=apns_devices + 1)
+
+    worker = harness.start_worker(WORKER_ENV)
+    started = time.monotonic()
+    notification = send_to_all(app)
+    log(f"notification {notification} to {apns_devices} APNs and {fcm_devices} FCM devices")
+    wait_settled(notification, targeted, 900)
+    seconds = time.monotonic() - started
+    expect(worker.alive(), f"the worker exited:\n{worker.log_tail()}")
+    states = expect_exact_partition(notification, targeted)
+    worker.terminate()
+    apns_stats, fcm_stats = apns.stop(), fcm.stop()
+    apns_requests, fcm_requests = apns.requests(), fcm.requests()
+
+    # Dead tokens: the devices the gateways called dead are invalidated and failed, unless the answer was
+    # lost with a dropped connection (the worker then tried again: the token has a later request).
+    called_dead, last_request = set(), {}
+    for record in apns_requests + fcm_requests:
+        if record["outcome"] == "unregistered":
+            called_dead.add(record["token"])
+        last_request[record["token"]] = record
+    dead_tokens = {token for token in called_dead if last_request[token]["outcome"] == "unregistered"}
+    answer_lost = called_dead - dead_tokens
+    # Tokens as the gateways log them: APNs ones lower-case (insert_devices makes them so), FCM ones as stored.
+    rows = sql_rows(f"""SELECT d.token, q.state, coalesce(q.reason, ''), d.invalidated_at IS NOT NULL,
+                               coalesce(d.invalidation_reason, ''), q.attempts, d.provider
+                        FROM deliveries q JOIN devices d ON d.id = q.device_id
+                        WHERE q.notification_id = {notification}""")
+    by_token = {row[0]: row for row in rows}
+    invalidated = {token for token, row in by_token.items() if row[3] == "t"}
+    failed = {token for token, row in by_token.items() if row[1] == "failed"}
+    expect_empty(sorted(dead_tokens - invalidated)[:50], "devices a gateway called dead but not invalidated")
+    expect_empty(sorted(invalidated - dead_tokens)[:50], "devices invalidated that no gateway called dead")
+    expect_equal(failed, dead_tokens, "failed deliveries are exactly those to dead tokens")
+    wrong_reason = [(token, by_token[token][2], by_token[token][4]) for token in failed
+                    if not (by_token[token][2].startswith(("Unregistered", "UNREGISTERED"))
+                            and by_token[token][4] == by_token[token][2])]
+    expect_empty(wrong_reason, "failed deliveries and invalidations carrying the gateway's reason")
+
+    # Sent ones were accepted; dead ones used every attempt.
+    accepted = set(accepted_counts(apns_requests)) | set(accepted_counts(fcm_requests))
+    sent = {token for token, row in by_token.items() if row[1] == "sent"}
+    expect_empty(sorted(sent - accepted)[:50], "sent deliveries whose gateway never accepted them")
+    dead = {token: row for token, row in by_token.items() if row[1] == "dead"}
+    expect_empty([(t, r[5], r[2]) for t, r in dead.items() if int(r[5]) != MAX_ATTEMPTS or "gave up" not in r[2]],
+                 f"dead deliveries that did not use all {MAX_ATTEMPTS} attempts")
+
+    # Every retry honoured its backoff.
+    minimum = retry_policy_minimum(RETRY_BASE_MS)
+    apns_violations, apns_checked, apns_retry_after = backoff_violations(apns_requests, minimum)
+    fcm_violations, fcm_checked, fcm_retry_after = backoff_violations(fcm_requests, minimum)
+    expect_empty(apns_violations, "APNs retries sooner than the retry policy or Retry-After allows")
+    expect_empty(fcm_violations, "FCM retries sooner than the retry policy or Retry-After allows")
+    expect(apns_checked > 0 and fcm_checked > 0, "retries happened at both gateways")
+    expect(apns_retry_after > 0 and fcm_retry_after > 0, "Retry-After answers were followed by retries")
+
+    requests = len(apns_requests) + len(fcm_requests)
+    duplicates = apns_stats.get("duplicate_accepts", 0) + fcm_stats.get("duplicate_accepts", 0)
+    outcomes = {}
+    for stats in (apns_stats, fcm_stats):
+        for outcome, count in stats.get("outcomes", {}).items():
+            outcomes[outcome] = outcomes.get(outcome, 0) + count
+    log(f"gateway outcomes: {outcomes}")
+    expect_empty(sorted(answer_lost & invalidated)[:50], "devices invalidated although tried again after the 410")
+    expect(len(answer_lost) <= outcomes.get("drop-connection", 0) * WORKER_ENV["NOTIFIABLE_WORKER_BATCH_SIZE"] * 4,
+           f"{len(answer_lost)} dead-token answers lost: no more than the connection drops can explain")
+    return (f"{targeted} devices in {seconds:.0f} s: sent {states.get('sent', 0)} + failed {states.get('failed', 0)} "
+            f"+ dead {states.get('dead', 0)} = {targeted}; {len(dead_tokens)} dead tokens invalidated "
+            f"({len(answer_lost)} more 410s lost with dropped connections); "
+            f"{requests} gateway requests, {apns_checked + fcm_checked} retries checked against the backoff "
+            f"({apns_retry_after + fcm_retry_after} after Retry-After), 0 too early; {duplicates} duplicate pushes")
+
+
+run_scenario(main)
