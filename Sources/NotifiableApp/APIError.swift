@@ -57,6 +57,16 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         )
     }
 
+    /// The database cannot be reached for now (restarting, failing over, out of connections).
+    static var databaseUnavailable: APIError {
+        var error = APIError(
+            status: .serviceUnavailable, code: "database_unavailable",
+            message: "The service cannot reach its database for a moment. Retry after the seconds in Retry-After."
+        )
+        error.headers[.retryAfter] = "1"
+        return error
+    }
+
     static var internalError: APIError {
         APIError(
             status: .internalServerError, code: "internal_error",

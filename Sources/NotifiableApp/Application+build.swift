@@ -22,16 +22,18 @@ public func buildApplication(_ configuration: ServerConfiguration, logger: Logge
 public func buildApplication(
     _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger
 ) throws -> some ApplicationProtocol {
-    let router = buildRouter(configuration, postgres: postgres, logger: logger)
+    let availability = try DatabaseAvailability(databaseURL: configuration.databaseURL, logger: logger)
+    let router = buildRouter(configuration, postgres: postgres, logger: logger, availability: availability)
     let migrated = OneTimeSignal()
-    var services: [any Service] = [postgres]
+    var services: [any Service] = [postgres, availability]
     if configuration.runsWorkers {
         services.append(makeDeliveryWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })
         services.append(makeWebhookWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })
     }
 
     var app = Application(
-        router: router,
+        responder: DatabaseOutageResponder(inner: router.buildResponder(), availability: availability),
+        server: .http1(configuration: .init(additionalChannelHandlers: [MalformedRequestAnswer()])),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "NotifiableServer"),
         services: services,
         logger: logger
@@ -51,7 +53,7 @@ public func buildApplication(
 /// Every route of the API, with its middleware: what the application serves, and what the
 /// OpenAPI document must describe.
 public func buildRouter(
-    _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger
+    _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger, availability: DatabaseAvailability? = nil
 ) -> Router<NotifiableRequestContext> {
     let apps = AppRegistry(client: postgres, keys: configuration.keys, logger: logger)
     let devices = DeviceRegistry(client: postgres, logger: logger)
@@ -75,22 +77,24 @@ public func buildRouter(
     ).addRoutes(to: router)
 
     let userTokens = UserTokenVerifier(settings: UserTokenSettings(client: postgres, logger: logger), keys: configuration.keys, now: { Date() })
+    // While the database is away, what needs it is answered 503 before any work.
+    let databaseGate = availability.map { DatabaseAvailabilityMiddleware<NotifiableRequestContext>(availability: $0) }
     let credentials = CredentialCache(apps: apps)
-    let api = router.group("api/v1").add(middleware: APIAuthMiddleware(credentials: credentials))
+    let api = router.group("api/v1").addIfPresent(databaseGate).add(middleware: APIAuthMiddleware(credentials: credentials))
     DeviceTokensController(devices: devices, userTokens: userTokens).addRoutes(to: api)
     DeviceTagsController(devices: devices).addRoutes(to: api)
     UserTokensController(verifier: userTokens).addRoutes(to: api)
     let userNotifications = UserNotifications(client: postgres, logger: logger, syncDelay: configuration.syncSignalDelay)
     let userNotificationRoutes = UserNotificationsController(store: userNotifications)
     userNotificationRoutes.addServerRoutes(to: api)
-    userNotificationRoutes.addUserRoutes(to: router.group("api/v1/me").add(middleware: UserTokenMiddleware(verifier: userTokens)))
+    userNotificationRoutes.addUserRoutes(to: router.group("api/v1/me").addIfPresent(databaseGate).add(middleware: UserTokenMiddleware(verifier: userTokens)))
     NotificationsController(
         notifications: NotificationStore(client: postgres, logger: logger), userNotifications: userNotifications,
         verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api)
     RichContentController(contents: NotificationContents(client: postgres, logger: logger)).addRoutes(to: api)
 
-    let admin = router.group("admin").add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
+    let admin = router.group("admin").addIfPresent(databaseGate).add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
     AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)
     AppsAdminController(
         apps: apps, credentials: credentials, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings
@@ -157,4 +161,11 @@ public func postgresConfiguration(_ configuration: ServerConfiguration) throws -
     var postgres = try DatabaseURL.configuration(from: configuration.databaseURL)
     postgres.options.maximumConnections = configuration.databasePoolSize
     return postgres
+}
+
+extension RouterGroup {
+    fileprivate func addIfPresent(_ middleware: (some RouterMiddleware<Context>)?) -> RouterGroup<Context> {
+        guard let middleware else { return self }
+        return add(middleware: middleware)
+    }
 }

@@ -1,6 +1,7 @@
 import Hummingbird
 import NIOCore
 import NotifiableCore
+import NotifiableStore
 
 /// Outermost middleware: every failure leaves as a JSON error. Errors the service does not
 /// know are logged in full and answered with a plain 500 that reveals nothing.
@@ -16,6 +17,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try APIError.bodyTooLarge.response(from: request, context: context)
         } catch let error as HTTPError {
             return try Self.translate(error).response(from: request, context: context)
+        } catch where isDatabaseUnavailable(error) {
+            context.logger.warning("request failed: the database is unreachable", metadata: [
+                "error": "\(databaseErrorText(error))", "method": "\(request.method)", "path": "\(request.uri.path)",
+            ])
+            return try APIError.databaseUnavailable.response(from: request, context: context)
         } catch {
             context.logger.error("request failed", metadata: [
                 "error": "\(String(reflecting: error))", "method": "\(request.method)", "path": "\(request.uri.path)",

@@ -26,19 +26,3 @@ struct HealthController {
         }
     }
 }
-
-struct DeadlineExceeded: Error {}
-
-/// Runs `operation`, giving up after `seconds`.
-func withDeadline<T: Sendable>(seconds: Double, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw DeadlineExceeded()
-        }
-        defer { group.cancelAll() }
-        guard let result = try await group.next() else { throw DeadlineExceeded() }
-        return result
-    }
-}

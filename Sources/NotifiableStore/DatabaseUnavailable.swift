@@ -1,0 +1,27 @@
+import PostgresNIO
+
+/// Whether `error` says the database could not be reached, rather than that it refused a
+/// statement: the connection failed or was closed under the query, the server is shutting down
+/// or starting up (SQLSTATE 57P01–57P03), a connection exception (class 08), no connection
+/// slot left (53300), or the pool gave up connecting. Such a request may succeed when retried,
+/// so the API answers 503 with Retry-After instead of a 500.
+public func isDatabaseUnavailable(_ error: any Error) -> Bool {
+    switch error {
+    case let transaction as PostgresTransactionError:
+        return [transaction.beginError, transaction.closureError, transaction.commitError]
+            .contains { $0.map(isDatabaseUnavailable) ?? false }
+    case let psql as PSQLError:
+        switch psql.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+            return true
+        case .server:
+            guard let state = psql.serverInfo?[.sqlState] else { return false }
+            return state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300"].contains(state)
+        default:
+            return false
+        }
+    default:
+        // The pool's own error type is not public API; it trips after failing to connect for a minute.
+        return String(reflecting: error).contains("connectionCreationCircuitBreakerTripped")
+    }
+}
