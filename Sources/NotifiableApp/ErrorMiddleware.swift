@@ -22,6 +22,12 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 "error": "\(databaseErrorText(error))", "method": "\(request.method)", "path": "\(request.uri.path)",
             ])
             return try APIError.databaseUnavailable.response(from: request, context: context)
+        } catch where isMissingReference(error) {
+            context.logger.info("request refers to a row deleted meanwhile", metadata: [
+                "error": "\(databaseErrorText(error))", "method": "\(request.method)", "path": "\(request.uri.path)",
+            ])
+            return try APIError.notFound("What this request refers to no longer exists; it was deleted meanwhile.")
+                .response(from: request, context: context)
         } catch {
             context.logger.error("request failed", metadata: [
                 "error": "\(String(reflecting: error))", "method": "\(request.method)", "path": "\(request.uri.path)",

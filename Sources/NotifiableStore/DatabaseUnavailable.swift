@@ -25,3 +25,18 @@ public func isDatabaseUnavailable(_ error: any Error) -> Bool {
         return String(reflecting: error).contains("connectionCreationCircuitBreakerTripped")
     }
 }
+
+/// Whether `error` is a foreign-key violation (SQLSTATE 23503): the row a write refers to was
+/// deleted meanwhile, e.g. an app deleted by another process while a credential read just before
+/// it is still remembered. The API answers 404, as for any object that does not exist.
+public func isMissingReference(_ error: any Error) -> Bool {
+    switch error {
+    case let transaction as PostgresTransactionError:
+        return [transaction.beginError, transaction.closureError, transaction.commitError]
+            .contains { $0.map(isMissingReference) ?? false }
+    case let psql as PSQLError:
+        return psql.code == .server && psql.serverInfo?[.sqlState] == "23503"
+    default:
+        return false
+    }
+}
