@@ -98,10 +98,11 @@ import Testing
                 "UPDATE app_credentials SET revoked_at = now() WHERE access_id = \(app.deviceCredential.accessID) RETURNING 1"
             )
             let revoked = ContinuousClock.now
-            while try await client.signed(.get, path, as: app.deviceCredential).status == .ok, ContinuousClock.now - revoked < .seconds(3) {
+            while try await client.signed(.get, path, as: app.deviceCredential).status == .ok, ContinuousClock.now - revoked < .seconds(6) {
                 try await Task.sleep(for: .milliseconds(50))
             }
-            #expect(ContinuousClock.now - revoked < .milliseconds(1500))
+            // An entry lives 1 s; the margin is for a request's own latency while the whole suite runs on 2 cores.
+            #expect(ContinuousClock.now - revoked < .seconds(3))
             let refused = try await client.signed(.get, path, as: app.deviceCredential)
             #expect(refused.status == .unauthorized)
             #expect(refused.errorCode == "unknown_access_id")
