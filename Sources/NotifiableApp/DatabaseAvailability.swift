@@ -1,3 +1,4 @@
+import NotifiableCore
 import Foundation
 import Logging
 import NotifiableStore
@@ -58,7 +59,7 @@ public final class DatabaseAvailability: Service, Sendable {
                 do {
                     let connection: PostgresConnection
                     do {
-                        connection = try await withDeadline(seconds: probeSeconds) { [configuration, logger, attempt] in
+                        connection = try await withDeadline(.seconds(probeSeconds)) { [configuration, logger, attempt] in
                             try await PostgresConnection.connect(configuration: configuration, id: attempt, logger: logger)
                         } late: { connection in
                             Task { try? await connection.close() }
@@ -128,7 +129,7 @@ public final class DatabaseAvailability: Service, Sendable {
         // A query written to a closed connection would never be answered; do not write it.
         guard !connection.isClosed else { throw ProbeConnectionClosed() }
         let logger = logger
-        try await withDeadline(seconds: probeSeconds) {
+        try await withDeadline(.seconds(probeSeconds)) {
             for try await _ in try await connection.query("SELECT 1", logger: logger) {}
         }
     }

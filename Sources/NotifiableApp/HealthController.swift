@@ -1,3 +1,4 @@
+import NotifiableCore
 import Hummingbird
 import Logging
 import PostgresNIO
@@ -15,7 +16,7 @@ struct HealthController {
         router.get("health/live") { _, _ in JSONResponse(Status(status: "ok")) }
         router.get("health/ready") { _, context in
             do {
-                try await withDeadline(seconds: 2) {
+                try await withDeadline(.seconds(2)) {
                     for try await _ in try await postgres.query("SELECT 1", logger: context.logger) {}
                 }
             } catch {

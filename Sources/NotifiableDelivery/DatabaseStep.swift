@@ -1,3 +1,4 @@
+import NotifiableCore
 /// A database step of a worker loop that did not answer within its deadline.
 struct DatabaseStepTimedOut: Error, CustomStringConvertible {
     var step: String
@@ -16,13 +17,9 @@ struct DatabaseStepTimedOut: Error, CustomStringConvertible {
 func databaseStep<Value: Sendable>(
     _ step: String, deadline: Duration, _ operation: @escaping @Sendable () async throws -> Value
 ) async throws -> Value {
-    let result = await withDeadline(deadline) { () async -> Result<Value, any Error> in
-        do {
-            return .success(try await operation())
-        } catch {
-            return .failure(error)
-        }
+    do {
+        return try await withDeadline(deadline, operation)
+    } catch is DeadlineExceeded {
+        throw DatabaseStepTimedOut(step: step, deadline: deadline)
     }
-    guard let result else { throw DatabaseStepTimedOut(step: step, deadline: deadline) }
-    return try result.get()
 }

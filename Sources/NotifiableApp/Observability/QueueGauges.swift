@@ -1,3 +1,4 @@
+import NotifiableCore
 import CoreMetrics
 import Logging
 import NotifiableStore
@@ -49,7 +50,7 @@ actor QueueGauges {
     private func sample(logger: Logger) async {
         do {
             let queue = self.queue
-            let depth = try await withDeadline(seconds: 2) { try await queue.depth() }
+            let depth = try await withDeadline(.seconds(2)) { try await queue.depth() }
             available.record(depth.available)
             retrying.record(depth.retrying)
             running.record(depth.running)

@@ -45,7 +45,7 @@ public final class FCMSender: PushSender {
     public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
         let budget = requestTimeout * 2
         return await streams.withPermit {
-            await withDeadline(budget) { await self.sendWithoutBudget(delivery) }
+            (try? await withDeadline(budget) { await self.sendWithoutBudget(delivery) })
                 ?? .retry(reason: "timeout: sending to FCM took more than \(budget.components.seconds) s", retryAfter: nil)
         }
     }

@@ -1,22 +1,25 @@
 import Synchronization
 
-struct DeadlineExceeded: Error {}
+/// `withDeadline`'s error when the budget passed before the operation answered.
+public struct DeadlineExceeded: Error {
+    public init() {}
+}
 
-/// Runs `operation`, giving up after `seconds`. The operation runs in a task of its own that is
+/// Runs `operation`, giving up after `budget`. The operation runs in a task of its own that is
 /// cancelled and left behind when the deadline passes, rather than awaited as a task group
 /// would: a query written to a PostgreSQL connection at the moment it closes is never answered
 /// (postgres-nio 1.33 fails the write but not the query), and waiting for it would hang the caller.
 ///
 /// `late` receives a value the operation produced after the deadline had answered, so that what
 /// must be closed (a connection) is closed rather than dropped.
-func withDeadline<T: Sendable>(
-    seconds: Double, _ operation: @escaping @Sendable () async throws -> T, late: (@Sendable (T) -> Void)? = nil
+public func withDeadline<T: Sendable>(
+    _ budget: Duration, _ operation: @escaping @Sendable () async throws -> T, late: (@Sendable (T) -> Void)? = nil
 ) async throws -> T {
     let answer = OneAnswer<T>()
     return try await withCheckedThrowingContinuation { continuation in
         answer.install(continuation)
         let timer = Task {
-            try? await Task.sleep(for: .seconds(seconds))
+            try? await Task.sleep(for: budget)
             guard !Task.isCancelled else { return }
             answer.preempt(.failure(DeadlineExceeded()))
         }
@@ -33,8 +36,8 @@ func withDeadline<T: Sendable>(
     }
 }
 
-/// A continuation resumed once, by whichever answer comes first.
-final class OneAnswer<T: Sendable>: Sendable {
+/// A continuation resumed once, by whichever answer comes first (the operation's own, a deadline, a rescue).
+public final class OneAnswer<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
         var answered = false
@@ -42,18 +45,20 @@ final class OneAnswer<T: Sendable>: Sendable {
     }
     private let state = Mutex(State())
 
-    func install(_ continuation: CheckedContinuation<T, any Error>) {
+    public init() {}
+
+    public func install(_ continuation: CheckedContinuation<T, any Error>) {
         state.withLock { $0.continuation = continuation }
     }
 
     /// What to do when the answer given first is not the operation's own (a deadline, a rescue).
-    func onTimeout(_ action: @escaping @Sendable () -> Void) {
+    public func onTimeout(_ action: @escaping @Sendable () -> Void) {
         state.withLock { $0.onTimeout = action }
     }
 
     /// Resumes the continuation unless it was resumed already; true when this answer was first.
     @discardableResult
-    func give(_ result: Result<T, any Error>) -> Bool {
+    public func give(_ result: Result<T, any Error>) -> Bool {
         let continuation = state.withLock { state -> CheckedContinuation<T, any Error>? in
             guard !state.answered else { return nil }
             state.answered = true
@@ -67,7 +72,7 @@ final class OneAnswer<T: Sendable>: Sendable {
 
     /// Gives `result` in place of the operation's answer and runs the timeout action.
     @discardableResult
-    func preempt(_ result: Result<T, any Error>) -> Bool {
+    public func preempt(_ result: Result<T, any Error>) -> Bool {
         guard give(result) else { return false }
         state.withLock { state in defer { state.onTimeout = nil }; return state.onTimeout }?()
         return true
