@@ -59,14 +59,8 @@ class GatewayObservation:
         return records
 
 
-class APNsGateway(harness.FakeAPNs):
-    """`notifiable fake-apns` trusting the harness's key, with faults drawn from `seed` and its
-    statistics and request log in FAULTS_DIR. `faults` is a list of (name, share) pairs, e.g.
-    [("unavailable", 0.1), ("timeout", 0.01)] (see `notifiable fake-apns --help`)."""
-
-    def __init__(self, faults=(), seed=1, latency_ms=0, label="fake-apns", extra_args=()):
-        self.observation = GatewayObservation(label)
-        super().__init__(list(self.observation.arguments(faults, seed, latency_ms)) + list(extra_args), label=label)
+class ObservedGateway:
+    """What both fake gateways answer from their observation files (`self.observation`)."""
 
     def stats(self):
         return self.observation.stats()
@@ -80,7 +74,17 @@ class APNsGateway(harness.FakeAPNs):
         return self.stats()
 
 
-class FCMGateway(harness.Process):
+class APNsGateway(ObservedGateway, harness.FakeAPNs):
+    """`notifiable fake-apns` trusting the harness's key, with faults drawn from `seed` and its
+    statistics and request log in FAULTS_DIR. `faults` is a list of (name, share) pairs, e.g.
+    [("unavailable", 0.1), ("timeout", 0.01)] (see `notifiable fake-apns --help`)."""
+
+    def __init__(self, faults=(), seed=1, latency_ms=0, label="fake-apns", extra_args=()):
+        self.observation = GatewayObservation(label)
+        super().__init__(list(self.observation.arguments(faults, seed, latency_ms)) + list(extra_args), label=label)
+
+
+class FCMGateway(ObservedGateway, harness.Process):
     """`notifiable fake-fcm` with a service account of its own making (its token_uri points at the
     gateway), faults and observation files as APNsGateway; `configure(app)` points an app at it."""
     PROJECT = "faults-project"
@@ -108,15 +112,6 @@ class FCMGateway(harness.Process):
         cli("apps", "set-fcm", "--app", app["id"], "--service-account-file", self.account_path,
             "--endpoint", self.url, "--ca-file", self.cert_path)
 
-    def stats(self):
-        return self.observation.stats()
-
-    def requests(self):
-        return self.observation.requests()
-
-    def stop(self):
-        self.terminate(timeout=30)
-        return self.stats()
 
 
 # ---------------------------------------------------------------- audiences and notifications
