@@ -18,20 +18,25 @@ import Testing
         return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
     }
 
-    @Test func aSendTwoSecondsAheadGoesAtTwoSecondsNotBefore() async throws {
+    @Test func aSendFourSecondsAheadGoesAtFourSecondsNotBefore() async throws {
         try await withFakeAPNs { gateway in
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
                 let token = E2EDeliveryTests.token(0x5C1)
                 _ = try await Self.register(client, app.deviceCredential, token: token)
-                let sendAt = Date().addingTimeInterval(2)
+                let sendAt = Date().addingTimeInterval(4)
                 let sent = try await client.signed(
                     .post, "/api/v1/notifications", body: #"{"title": "Later", "user_aliases": ["zoe"], "send_at": "\#(Self.iso(sendAt))"}"#,
                     as: app.serverCredential
                 )
+                let answeredAt = Date()
                 #expect(sent.status == .accepted, "\(String(buffer: sent.body))")
-                #expect(sent.json["state"]?.stringValue == "scheduled")
+                // An answer that arrives before the time was written before it, so it must say scheduled. (A loaded
+                // machine can take the whole lead to answer; then it rightly says queued.)
+                if answeredAt < sendAt {
+                    #expect(sent.json["state"]?.stringValue == "scheduled")
+                }
                 let id = try #require(sent.json["id"]?.intValue)
 
                 #expect(try await E2EDeliveryTests.settled(service, id))
@@ -56,7 +61,7 @@ import Testing
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
                 let token = E2EDeliveryTests.token(0x5C2)
                 _ = try await Self.register(client, app.deviceCredential, token: token)
-                let sendAt = Date().addingTimeInterval(5)
+                let sendAt = Date().addingTimeInterval(8)
                 let sent = try await client.signed(
                     .post, "/api/v1/notifications", body: #"{"title": "Never", "user_aliases": ["zoe"], "send_at": "\#(Self.iso(sendAt))"}"#,
                     as: app.serverCredential

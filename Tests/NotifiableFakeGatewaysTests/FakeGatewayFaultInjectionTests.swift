@@ -41,9 +41,9 @@ struct FakeGatewayFaultInjectionTests {
             for fault in ["reset-stream", "drop-connection", "timeout"] {
                 harness.gateway.setFaults(try only(fault))
                 await #expect(throws: (any Error).self, "\(fault)") {
-                    // Only silence needs the short deadline; a reset or a drop fails at once, and a short deadline
-                    // on a loaded machine could end the request before it reached the gateway.
-                    _ = try await harness.send(try harness.validPush(), timeoutSeconds: fault == "timeout" ? 1 : 15)
+                    // Silence is waited out; a reset or a drop fails at once. Silence's deadline still leaves a loaded
+                    // machine time to get the request to the gateway, which counts it.
+                    _ = try await harness.send(try harness.validPush(), timeoutSeconds: fault == "timeout" ? 4 : 15)
                 }
                 harness.gateway.setFaults(nil)
                 // The client may not have noticed the dropped connection yet: its first try can fail on it.
@@ -135,7 +135,7 @@ struct FakeGatewayFaultInjectionTests {
                 await #expect(throws: (any Error).self, "\(fault)") {
                     _ = try await harness.request(
                         "POST", harness.sendPath(), headers: [("authorization", "Bearer \(accessToken)")],
-                        body: messageBody(to: token), timeoutSeconds: fault == "timeout" ? 1 : 15
+                        body: messageBody(to: token), timeoutSeconds: fault == "timeout" ? 4 : 15
                     )
                 }
             }
