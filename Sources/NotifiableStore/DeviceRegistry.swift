@@ -8,10 +8,12 @@ import PostgresNIO
 public struct DeviceRegistry: Sendable {
     let client: PostgresClient
     let logger: Logger
+    private let registrations: RegistrationBatcher
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
         self.logger = logger
+        self.registrations = RegistrationBatcher(client: client, logger: logger)
     }
 
     static let columns = """
@@ -27,38 +29,7 @@ public struct DeviceRegistry: Sendable {
         guard let provider = fields.provider, let token = fields.token else {
             throw StoreError(description: "register needs a provider and a token")
         }
-        let binds = ColumnBinds(fields)
-        let rows = try await client.query(
-            """
-            INSERT INTO devices (app_id, provider, token, name, user_alias, language, country,
-                                 custom_properties, platform_properties, tags)
-            VALUES (\(appID), \(provider.rawValue), \(token), \(binds.name), \(binds.userAlias),
-                    \(binds.language), \(binds.country), COALESCE(\(binds.customProperties)::jsonb, '{}'),
-                    \(binds.platformProperties)::jsonb, COALESCE(\(binds.tags)::text[], '{}'))
-            ON CONFLICT (app_id, lower(token)) WHERE merged_into IS NULL DO UPDATE SET
-                provider = EXCLUDED.provider,
-                token = EXCLUDED.token,
-                name = CASE WHEN \(binds.setsName) THEN EXCLUDED.name ELSE devices.name END,
-                user_alias = CASE WHEN \(binds.setsUserAlias) THEN EXCLUDED.user_alias ELSE devices.user_alias END,
-                language = CASE WHEN \(binds.setsLanguage) THEN EXCLUDED.language ELSE devices.language END,
-                country = CASE WHEN \(binds.setsCountry) THEN EXCLUDED.country ELSE devices.country END,
-                custom_properties = CASE WHEN \(binds.setsCustomProperties) THEN EXCLUDED.custom_properties
-                                         ELSE devices.custom_properties END,
-                platform_properties = devices.platform_properties || EXCLUDED.platform_properties,
-                tags = CASE WHEN \(binds.setsTags) THEN EXCLUDED.tags ELSE devices.tags END,
-                updated_at = now(),
-                registered_at = now(),
-                invalidated_at = NULL,
-                invalidation_reason = NULL,
-                unregistered_at = NULL
-            RETURNING \(unescaped: Self.columns)
-            """,
-            logger: logger
-        )
-        guard let device = try await Self.first(rows) else {
-            throw StoreError(description: "device upsert returned no row")
-        }
-        return device
+        return try await registrations.register(Registration(appID: appID, provider: provider, token: token, binds: ColumnBinds(fields)))
     }
 
     /// A registered (not unregistered) device of the app; nil otherwise.
@@ -228,7 +199,7 @@ public struct DeviceRegistry: Sendable {
         return nil
     }
 
-    private static func device(from row: PostgresRow) throws -> Device {
+    static func device(from row: PostgresRow) throws -> Device {
         let (id, appID, provider, token, name, userAlias, language, country, custom, platform,
              createdAt, updatedAt, registeredAt, invalidatedAt, unregisteredAt, tags) = try row.decode(
             (Int64, Int64, String, String, String?, String?, String?, String?, String, String,
@@ -249,7 +220,7 @@ public struct DeviceRegistry: Sendable {
 }
 
 /// DeviceFields as bind values: for each optional column whether to set it, and to what.
-private struct ColumnBinds {
+struct ColumnBinds {
     let setsName: Bool, name: String?
     let setsUserAlias: Bool, userAlias: String?
     let setsLanguage: Bool, language: String?

@@ -1,0 +1,110 @@
+import NotifiableCore
+import PostgresNIO
+
+/// The registration upsert for one or many devices, as a named prepared statement: each pooled
+/// connection parses and plans it once. The rows travel as one JSON array; each is inserted, or
+/// updates the app's row with the same token in any case.
+///
+/// Which optional columns a registration sets is one set of flags for the whole statement
+/// (`ON CONFLICT DO UPDATE` sees only the proposed row, not per-row inputs), so a batch holds
+/// registrations that set the same columns. An SDK sends the same fields every time, so in
+/// practice every registration of an app shares one set.
+struct DeviceUpsert: PostgresPreparedStatement {
+    typealias Row = Device
+
+    static let name = "device_upsert_v2"
+
+    static let sql = """
+        INSERT INTO devices (app_id, provider, token, name, user_alias, language, country,
+                             custom_properties, platform_properties, tags)
+        SELECT r.app_id, r.provider, r.token, r.name, r.user_alias, r.language, r.country,
+               COALESCE(r.custom_properties, '{}'), r.platform_properties,
+               ARRAY(SELECT jsonb_array_elements_text(r.tags))
+        FROM jsonb_to_recordset($1::jsonb) AS r(app_id int8, provider text, token text, name text, user_alias text,
+                                                language text, country text, custom_properties jsonb,
+                                                platform_properties jsonb, tags jsonb)
+        ORDER BY r.app_id, lower(r.token)  -- one lock order for all batches, so two sharing tokens wait rather than deadlock
+        ON CONFLICT (app_id, lower(token)) WHERE merged_into IS NULL DO UPDATE SET
+            provider = EXCLUDED.provider,
+            token = EXCLUDED.token,
+            name = CASE WHEN $2 THEN EXCLUDED.name ELSE devices.name END,
+            user_alias = CASE WHEN $3 THEN EXCLUDED.user_alias ELSE devices.user_alias END,
+            language = CASE WHEN $4 THEN EXCLUDED.language ELSE devices.language END,
+            country = CASE WHEN $5 THEN EXCLUDED.country ELSE devices.country END,
+            custom_properties = CASE WHEN $6 THEN EXCLUDED.custom_properties ELSE devices.custom_properties END,
+            platform_properties = devices.platform_properties || EXCLUDED.platform_properties,
+            tags = CASE WHEN $7 THEN EXCLUDED.tags ELSE devices.tags END,
+            updated_at = now(),
+            registered_at = now(),
+            invalidated_at = NULL,
+            invalidation_reason = NULL,
+            unregistered_at = NULL
+        RETURNING \(DeviceRegistry.columns)
+        """
+
+    /// Fixed rather than inferred from the first call's values.
+    static let bindingDataTypes: [PostgresDataType] = [.text, .bool, .bool, .bool, .bool, .bool, .bool]
+
+    let registrations: [Registration]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: Self.bindingDataTypes.count)
+        bindings.append("[" + registrations.map(\.jsonRow).joined(separator: ",") + "]")
+        for sets in registrations[0].columnsSet {
+            bindings.append(sets)
+        }
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Device {
+        try DeviceRegistry.device(from: row)
+    }
+}
+
+/// One registration as the upsert takes it.
+struct Registration: Sendable {
+    let appID: Int64
+    let provider: Provider
+    let token: String
+    let binds: ColumnBinds
+
+    /// Whether it sets name, user alias, language, country, custom properties and tags.
+    var columnsSet: [Bool] {
+        [binds.setsName, binds.setsUserAlias, binds.setsLanguage, binds.setsCountry, binds.setsCustomProperties, binds.setsTags]
+    }
+
+    /// Its row of the statement's JSON array.
+    var jsonRow: String {
+        var row = #"{"app_id":\#(appID),"provider":"\#(provider.rawValue)","token":"#
+        row += JSONText.string(token)
+        for (key, value) in [("name", binds.name), ("user_alias", binds.userAlias), ("language", binds.language), ("country", binds.country)] {
+            row += #","\#(key)":"# + (value.map(JSONText.string) ?? "null")
+        }
+        row += #","custom_properties":"# + (binds.customProperties ?? "null")
+        row += #","platform_properties":"# + binds.platformProperties
+        row += #","tags":"# + (binds.tags.map { "[" + $0.map(JSONText.string).joined(separator: ",") + "]" } ?? "null")
+        return row + "}"
+    }
+}
+
+/// JSON text for strings, without an encoder per value: registration builds thousands a second.
+enum JSONText {
+    static func string(_ text: String) -> String {
+        var out = "\""
+        out.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
