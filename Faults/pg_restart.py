@@ -44,6 +44,7 @@ class Load:
         self.registered = {}     # token -> (fields, id) for every 2xx registration
         self.device_ids = []     # ids of devices registered with a 2xx
         self.notifications = {}  # id -> set of device ids named, for every 202
+        self.arrivals = []       # the threads of arrivals_loop's one-off registrations
 
     def record(self, kind, started, response):
         ended = time.monotonic()
@@ -57,26 +58,49 @@ class Load:
         serial = 0
         while not self.stop.is_set():
             serial += 1
-            token = apns_token(index * 10_000_000 + serial)
-            fields = {"provider": "apns", "token": token, "name": f"Phone {index}-{serial}",
-                      "user_alias": f"user-{index}-{rng.randrange(50)}", "language": rng.choice(["en", "fr", "de"]),
-                      "country": rng.choice(["gb", "fr", "de"])}
-            started = time.monotonic()
-            try:
-                response = client.post("/api/v1/device_tokens", {"device_token": fields})
-            except Exception as error:  # the service itself unreachable: counted, and the scenario fails
-                with self.lock:
-                    self.transport_errors.append(("register", started, time.monotonic(), repr(error)))
-                time.sleep(0.05)
-                continue
-            self.record("register", started, response)
-            if 200 <= response.status < 300:
-                device_id = (response.json or {}).get("id")
-                with self.lock:
-                    self.registered[token] = (fields, device_id)
-                    self.device_ids.append(device_id)
-            elif response.status == 503:
+            status = self.register_once(client, rng, index * 10_000_000 + serial, index)
+            if status is None or status == 503:
                 time.sleep(0.05)  # a client honouring Retry-After would wait longer; this one keeps the pressure on
+
+    def arrivals_loop(self):
+        """A new registration every 200 ms, each on a connection and thread of its own, whatever
+        the others are waiting for: the closed-loop clients above can all be waiting at once on
+        requests begun before an outage, and then none of them asks anything while it lasts."""
+        rng = random.Random(99)
+        serial = 0
+        while not self.stop.is_set():
+            serial += 1
+            client = Client(self.base_url, self.device_credential, timeout=60)
+            thread = threading.Thread(target=self.arrive, args=(client, rng, 900_000_000 + serial), daemon=True)
+            thread.start()
+            self.arrivals.append(thread)
+            time.sleep(0.2)
+
+    def arrive(self, client, rng, number):
+        self.register_once(client, rng, number, "arrival")
+        client.close()
+
+    def register_once(self, client, rng, number, who):
+        """One registration, recorded; its status, or None when the service gave no answer."""
+        token = apns_token(number)
+        with self.lock:
+            fields = {"provider": "apns", "token": token, "name": f"Phone {who}-{number}",
+                      "user_alias": f"user-{who}-{rng.randrange(50)}", "language": rng.choice(["en", "fr", "de"]),
+                      "country": rng.choice(["gb", "fr", "de"])}
+        started = time.monotonic()
+        try:
+            response = client.post("/api/v1/device_tokens", {"device_token": fields})
+        except Exception as error:  # the service itself unreachable: counted, and the scenario fails
+            with self.lock:
+                self.transport_errors.append(("register", started, time.monotonic(), repr(error)))
+            return None
+        self.record("register", started, response)
+        if 200 <= response.status < 300:
+            device_id = (response.json or {}).get("id")
+            with self.lock:
+                self.registered[token] = (fields, device_id)
+                self.device_ids.append(device_id)
+        return response.status
 
     def send_loop(self, index):
         client = Client(self.base_url, self.server_credential, timeout=60)
@@ -136,6 +160,7 @@ def main():
     load = Load(api.url, app["device_credentials"], app["server_credentials"])
     threads = [threading.Thread(target=load.register_loop, args=(i,), daemon=True) for i in range(REGISTRATION_CLIENTS)]
     threads += [threading.Thread(target=load.send_loop, args=(i,), daemon=True) for i in range(2)]
+    threads += [threading.Thread(target=load.arrivals_loop, daemon=True)]
     for thread in threads:
         thread.start()
     steady = max(2.0, 4.0 * min(1.0, scaled(100) / 100))
@@ -159,9 +184,9 @@ def main():
     time.sleep(steady + RECOVERY_BOUND)
 
     load.stop.set()
-    for thread in threads:
+    for thread in threads + load.arrivals:
         thread.join(timeout=90)
-    expect(not any(t.is_alive() for t in threads), "load clients still waiting for answers 90 s after the load stopped")
+    expect(not any(t.is_alive() for t in threads + load.arrivals), "load clients still waiting for answers 90 s after the load stopped")
 
     expect(api.alive(), f"the API process exited (status {api.returncode})")
     expect(worker.alive(), f"the worker process exited (status {worker.returncode})")

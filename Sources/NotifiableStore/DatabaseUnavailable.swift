@@ -3,13 +3,16 @@ import PostgresNIO
 /// Whether `error` says the database could not be reached, rather than that it refused a
 /// statement: the connection failed or was closed under the query, the server is shutting down
 /// or starting up (SQLSTATE 57P01–57P03), a connection exception (class 08), no connection
-/// slot left (53300), or the pool gave up connecting. Such a request may succeed when retried,
+/// slot left (53300), the pool gave up connecting, or a statement was given up on at its
+/// deadline (`DatabaseDidNotAnswer`). Such a request may succeed when retried,
 /// so the API answers 503 with Retry-After instead of a 500.
 public func isDatabaseUnavailable(_ error: any Error) -> Bool {
     switch error {
     case let transaction as PostgresTransactionError:
         return [transaction.beginError, transaction.closureError, transaction.commitError]
             .contains { $0.map(isDatabaseUnavailable) ?? false }
+    case is DatabaseDidNotAnswer:
+        return true
     case let psql as PSQLError:
         switch psql.code {
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
@@ -39,4 +42,11 @@ public func isMissingReference(_ error: any Error) -> Bool {
     default:
         return false
     }
+}
+
+/// A statement given up on after its deadline: stranded on a connection that closed under it, or
+/// held so long behind locks that the caller is better told to come back.
+public struct DatabaseDidNotAnswer: Error, CustomStringConvertible {
+    public let after: Duration
+    public var description: String { "the database did not answer within \(after)" }
 }

@@ -17,7 +17,7 @@ final class RegistrationBatcher: Sendable {
     private let writers: Int
     private let batchLimit: Int
     /// A query stranded on a connection that closed under it never answers (see `withDeadline`);
-    /// the writer gives up on it rather than stop writing.
+    /// the writer gives up on it rather than stop writing, and its callers are told to come back.
     private let statementDeadline: Duration
     private let state = Mutex(State())
 
@@ -38,7 +38,7 @@ final class RegistrationBatcher: Sendable {
     /// Upsert statements run so far, each of one or more rows.
     var statementsRun: Int { state.withLock { $0.statements } }
 
-    init(client: PostgresClient, logger: Logger, writers: Int = 4, batchLimit: Int = 200, statementDeadline: Duration = .seconds(30)) {
+    init(client: PostgresClient, logger: Logger, writers: Int = 4, batchLimit: Int = 200, statementDeadline: Duration = .seconds(10)) {
         self.client = client
         self.logger = logger
         self.writers = writers
@@ -125,12 +125,16 @@ final class RegistrationBatcher: Sendable {
         state.withLock { $0.statements += 1 }
         let client = client
         let logger = logger
-        return try await withDeadline(statementDeadline) {
-            var devices: [TokenKey: Device] = [:]
-            for try await device in try await client.execute(DeviceUpsert(registrations: registrations), logger: logger) {
-                devices[TokenKey(appID: device.appID, token: device.token)] = device
+        do {
+            return try await withDeadline(statementDeadline) {
+                var devices: [TokenKey: Device] = [:]
+                for try await device in try await client.execute(DeviceUpsert(registrations: registrations), logger: logger) {
+                    devices[TokenKey(appID: device.appID, token: device.token)] = device
+                }
+                return devices
             }
-            return devices
+        } catch is DeadlineExceeded {
+            throw DatabaseDidNotAnswer(after: statementDeadline)
         }
     }
 }

@@ -130,4 +130,31 @@ import Testing
             #expect(try await service.integer("SELECT count(*) FROM devices WHERE app_id = \(app)") == 11)
         }
     }
+
+    @Test func aStatementHeldPastItsDeadlineTellsItsCallersToComeBackAndTheWriterGoesOn() async throws {
+        try await withTestService { _, service in
+            let app = try await service.createApp().app.id
+            let batcher = RegistrationBatcher(
+                client: service.postgres, logger: TestDatabase.logger, writers: 1, statementDeadline: .milliseconds(300)
+            )
+            let held = Self.token(0)
+            _ = try await batcher.register(Self.registration(app: app, token: held, alias: "first"))
+            let refusal: (any Error)? = try await service.postgres.withTransaction(logger: TestDatabase.logger) { connection in
+                _ = try await connection.query(
+                    "SELECT id FROM devices WHERE app_id = \(app) AND token = \(held) FOR UPDATE", logger: TestDatabase.logger
+                )
+                do {
+                    _ = try await batcher.register(Self.registration(app: app, token: held, alias: "blocked"))
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            let error = try #require(refusal, "a registration held behind a lock past the deadline was answered")
+            #expect(error is DatabaseDidNotAnswer, "\(String(reflecting: error))")
+            #expect(isDatabaseUnavailable(error), "answered 503 with Retry-After, like an absent database")
+            let next = try await batcher.register(Self.registration(app: app, token: Self.token(1), alias: "next"))
+            #expect(next.userAlias == "next")
+        }
+    }
 }
