@@ -1,4 +1,5 @@
 import Foundation
+import NotifiableCore
 
 /// `POST /v1/projects/{project}/messages:send`: checks the access token, the project and the message as FCM does,
 /// then answers with the scripted or random outcome, or accepts and records.

@@ -1,4 +1,5 @@
 import Foundation
+import NotifiableCore
 import _CryptoExtras
 
 /// A Google service account key file (the JSON the Firebase console downloads), made for the fake FCM gateway.

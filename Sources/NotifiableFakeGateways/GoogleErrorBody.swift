@@ -1,3 +1,5 @@
+import NotifiableCore
+
 /// The error bodies of Google's APIs, written as Google writes them.
 enum GoogleErrorBody {
     static let fcmErrorType = "type.googleapis.com/google.firebase.fcm.v1.FcmError"

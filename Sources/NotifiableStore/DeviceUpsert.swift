@@ -76,35 +76,13 @@ struct Registration: Sendable {
     /// Its row of the statement's JSON array.
     var jsonRow: String {
         var row = #"{"app_id":\#(appID),"provider":"\#(provider.rawValue)","token":"#
-        row += JSONText.string(token)
+        row += JSONText.quoted(token)
         for (key, value) in [("name", binds.name), ("user_alias", binds.userAlias), ("language", binds.language), ("country", binds.country)] {
-            row += #","\#(key)":"# + (value.map(JSONText.string) ?? "null")
+            row += #","\#(key)":"# + (value.map(JSONText.quoted) ?? "null")
         }
         row += #","custom_properties":"# + (binds.customProperties ?? "null")
         row += #","platform_properties":"# + binds.platformProperties
-        row += #","tags":"# + (binds.tags.map { "[" + $0.map(JSONText.string).joined(separator: ",") + "]" } ?? "null")
+        row += #","tags":"# + (binds.tags.map { "[" + $0.map(JSONText.quoted).joined(separator: ",") + "]" } ?? "null")
         return row + "}"
-    }
-}
-
-/// JSON text for strings, without an encoder per value: registration builds thousands a second.
-enum JSONText {
-    static func string(_ text: String) -> String {
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }

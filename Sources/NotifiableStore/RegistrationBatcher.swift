@@ -55,7 +55,9 @@ final class RegistrationBatcher: Sendable {
                 return true
             }
             if startsWriter {
-                Task { await self.write() }
+                // Detached: a writer serves many requests, not the one whose task-locals (its log
+                // metadata) happen to start it.
+                Task.detached { await self.write() }
             }
         }
     }
@@ -103,15 +105,22 @@ final class RegistrationBatcher: Sendable {
                     waiting.continuation.resume(throwing: StoreError(description: "device upsert returned no row for a registration"))
                 }
             }
-        } catch let error as PSQLError where batch.count > 1 && error.serverInfo != nil {
+        } catch let error as PSQLError where batch.count > 1 && error.serverInfo != nil && !isDatabaseUnavailable(error) {
             // PostgreSQL refused the statement (a constraint, a deadlock): find whose row it was.
             logger.debug("registration batch refused; writing its rows one by one", metadata: ["rows": "\(batch.count)", "error": "\(String(reflecting: error))"])
+            var unavailable: (any Error)?
             for waiting in batch {
+                // Once the database is away, the rest are told so at once rather than tried in turn.
+                if let unavailable {
+                    waiting.continuation.resume(throwing: unavailable)
+                    continue
+                }
                 do {
                     let devices = try await upsert([waiting.registration])
                     guard let device = devices.values.first else { throw StoreError(description: "device upsert returned no row") }
                     waiting.continuation.resume(returning: device)
                 } catch {
+                    if isDatabaseUnavailable(error) { unavailable = error }
                     waiting.continuation.resume(throwing: error)
                 }
             }

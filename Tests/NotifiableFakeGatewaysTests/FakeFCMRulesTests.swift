@@ -108,6 +108,5 @@ struct FakeFCMRulesTests {
         #expect(FakeFCMRules.sendPathProject("/v1/projects//messages:send") == nil)
         #expect(FakeFCMRules.sendPathProject("/v1/projects/a/b/messages:send") == nil)
         #expect(FakeFCMRules.sendPathProject("/v1/projects/a/messages") == nil)
-        #expect(JSONText.quoted("a\"b\\c\n\u{1}/é") == #""a\"b\\c\n\u0001/é""#)
     }
 }

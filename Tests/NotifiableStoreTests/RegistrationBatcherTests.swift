@@ -157,4 +157,66 @@ import Testing
             #expect(next.userAlias == "next")
         }
     }
+
+    @Test func aBatchWhoseConnectionTheServerEndsTellsEveryCallerAtOnceInsteadOfTryingEachRow() async throws {
+        try await withTestService { _, service in
+            let app = try await service.createApp().app.id
+            let batcher = RegistrationBatcher(client: service.postgres, logger: TestDatabase.logger, writers: 1)
+            let first = Self.token(0), second = Self.token(1)
+            _ = try await batcher.register(Self.registration(app: app, token: first, alias: "a"))
+            _ = try await batcher.register(Self.registration(app: app, token: second, alias: "b"))
+            let statementsBefore = batcher.statementsRun
+
+            // The second row is held for the whole test; the first only until the batch behind it formed.
+            let outcomes = try await service.postgres.withTransaction(logger: TestDatabase.logger) { holdsSecond in
+                _ = try await holdsSecond.query(
+                    "SELECT id FROM devices WHERE app_id = \(app) AND token = \(second) FOR UPDATE", logger: TestDatabase.logger
+                )
+                var holder: Int32 = 0
+                for try await pid in try await holdsSecond.query("SELECT pg_backend_pid()", logger: TestDatabase.logger).decode(Int32.self) {
+                    holder = pid
+                }
+                let batch = try await Self.whileAWriteIsHeld(service, batcher, app: app, heldToken: first, expectedWaiting: 4) {
+                    Task {
+                        await withTaskGroup(of: Result<Device, any Error>.self) { group in
+                            for n in 1...4 {
+                                group.addTask {
+                                    do {
+                                        return .success(try await batcher.register(Self.registration(app: app, token: Self.token(n), alias: "n\(n)")))
+                                    } catch {
+                                        return .failure(error)
+                                    }
+                                }
+                            }
+                            return await group.reduce(into: []) { $0.append($1) }
+                        }
+                    }
+                }
+                // The four wait behind the second row's lock in one statement; the server ends its connection,
+                // as a restart or an administrator would (57P01).
+                let deadline = ContinuousClock.now + .seconds(20)
+                var terminated = false
+                while !terminated, ContinuousClock.now < deadline {
+                    terminated = try await service.integer("""
+                        SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE \(holder) = ANY(pg_blocking_pids(pid))
+                        """) == 1
+                    if !terminated { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                try #require(terminated, "the batch never waited on the held row")
+                let start = ContinuousClock.now
+                let outcomes = await batch.value
+                return (outcomes, ContinuousClock.now - start)
+            }
+            #expect(outcomes.0.count == 4)
+            for outcome in outcomes.0 {
+                guard case .failure(let error) = outcome else {
+                    Issue.record("a registration of the ended batch was written row by row instead")
+                    continue
+                }
+                #expect(isDatabaseUnavailable(error), "\(String(reflecting: error))")
+            }
+            #expect(outcomes.1 < .seconds(5))
+            #expect(batcher.statementsRun == statementsBefore + 2, "the held one, then the ended batch, and no statement per row")
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifiableCore
 import Synchronization
 
 /// Writes each log entry as one JSON object on one line:
@@ -40,13 +41,13 @@ public struct JSONLogHandler: LogHandler {
     /// One entry as a JSON line (newline included); keys in a fixed order, metadata keys sorted.
     static func line(date: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) -> String {
         var out = "{\"timestamp\":"
-        JSONLogText.appendString(timestamp(date), to: &out)
+        JSONText.appendQuoted(timestamp(date), to: &out)
         out += ",\"level\":"
-        JSONLogText.appendString(level.rawValue, to: &out)
+        JSONText.appendQuoted(level.rawValue, to: &out)
         out += ",\"label\":"
-        JSONLogText.appendString(label, to: &out)
+        JSONText.appendQuoted(label, to: &out)
         out += ",\"message\":"
-        JSONLogText.appendString(message, to: &out)
+        JSONText.appendQuoted(message, to: &out)
         out += ",\"metadata\":"
         JSONLogText.appendMetadata(metadata, to: &out)
         out += "}\n"
@@ -68,7 +69,7 @@ enum JSONLogText {
         out += "{"
         for (index, key) in metadata.keys.sorted().enumerated() {
             if index > 0 { out += "," }
-            appendString(key, to: &out)
+            JSONText.appendQuoted(key, to: &out)
             out += ":"
             appendValue(metadata[key]!, to: &out)
         }
@@ -77,8 +78,8 @@ enum JSONLogText {
 
     static func appendValue(_ value: Logger.Metadata.Value, to out: inout String) {
         switch value {
-        case .string(let text): appendString(text, to: &out)
-        case .stringConvertible(let convertible): appendString(convertible.description, to: &out)
+        case .string(let text): JSONText.appendQuoted(text, to: &out)
+        case .stringConvertible(let convertible): JSONText.appendQuoted(convertible.description, to: &out)
         case .dictionary(let dictionary): appendMetadata(dictionary, to: &out)
         case .array(let values):
             out += "["
@@ -88,24 +89,6 @@ enum JSONLogText {
             }
             out += "]"
         }
-    }
-
-    static func appendString(_ text: String, to out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0x2028 || scalar.value == 0x2029:
-                let digits = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 }
 

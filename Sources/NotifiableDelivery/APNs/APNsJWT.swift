@@ -90,29 +90,11 @@ enum JSONObjectText {
         let body = members.map { key, value in
             let text: String
             switch value {
-            case .string(let string): text = quoted(string)
+            case .string(let string): text = JSONText.quoted(string)
             case .integer(let number): text = String(number)
             }
-            return quoted(key) + ":" + text
+            return JSONText.quoted(key) + ":" + text
         }
         return "{" + body.joined(separator: ",") + "}"
-    }
-
-    static func quoted(_ string: String) -> String {
-        var out = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }
