@@ -113,10 +113,13 @@ public struct DeviceRegistry: Sendable {
     private static func merge(
         tokenHolderOf token: String, into survivorID: Int64, appID: Int64, on connection: PostgresConnection, logger: Logger
     ) async throws {
+        // The app id goes in through a sub-select, as in DeviceImport: given the value, the planner
+        // estimates an app newer than the table's statistics at one device, takes the app-id index
+        // and filters every device of the app by token; blind to it, it takes the token index.
         let merged = try await connection.query(
             """
             UPDATE devices SET merged_into = \(survivorID), unregistered_at = COALESCE(unregistered_at, now()), updated_at = now()
-            WHERE app_id = \(appID) AND lower(token) = lower(\(token)) AND id <> \(survivorID) AND merged_into IS NULL
+            WHERE app_id = (SELECT \(appID)::int8) AND lower(token) = lower(\(token)) AND id <> \(survivorID) AND merged_into IS NULL
             RETURNING id
             """,
             logger: logger
