@@ -4,7 +4,7 @@ import NotifiableCore
 public enum APNsPayloadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The encoded payload is larger than APNs accepts (4096 bytes).
     case payloadTooLarge(size: Int)
-    /// The content holds a value JSON cannot represent (e.g. a non-finite number).
+    /// The content holds a value JSON cannot represent (a non-finite number).
     case unencodable(String)
 
     public var description: String {
@@ -47,15 +47,10 @@ public enum APNsPayload {
         root["aps"] = .object(aps)
         root["n_id"] = .integer(notificationID)
 
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data: Data
-        do {
-            data = try encoder.encode(JSONValue.object(root))
-        } catch {
-            throw .unencodable(String(describing: error))
-        }
-        guard data.count <= maximumSize else { throw .payloadTooLarge(size: data.count) }
-        return [UInt8](data)
+        let body = JSONValue.object(root)
+        guard body.numbersAreFinite else { throw .unencodable("a parameter holds a number JSON cannot write (infinite or NaN)") }
+        let payload = Array(body.jsonText().utf8)
+        guard payload.count <= maximumSize else { throw .payloadTooLarge(size: payload.count) }
+        return payload
     }
 }

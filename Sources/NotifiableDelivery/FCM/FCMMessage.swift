@@ -95,13 +95,9 @@ public enum FCMMessage {
         let size = payloadSize(data: data, notification: notification)
         guard size <= maximumPayloadSize else { throw .payloadTooLarge(size: size) }
 
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            return [UInt8](try encoder.encode(JSONValue.object(["message": .object(message)])))
-        } catch {
-            throw .unencodable(String(describing: error))
-        }
+        let body = JSONValue.object(["message": .object(message)])
+        guard body.numbersAreFinite else { throw .unencodable("a parameter holds a number JSON cannot write (infinite or NaN)") }
+        return Array(body.jsonText().utf8)
     }
 
     /// Seconds from `now` to `expiresAt`, rounded down, within 0…28 days.
