@@ -330,6 +330,21 @@ def count_sent(notification_id):
     return int(sql(f"SELECT count(*) FROM deliveries WHERE notification_id = {notification_id} AND state = 'sent'"))
 
 
+def work_until_sent(extra_args, notification, n, timeout, label):
+    """Runs one `notifiable work` until all n deliveries of the notification are sent; the seconds
+    from its start. Exits the benchmark, naming the worker's log, if they are not sent in time."""
+    started = time.monotonic()
+    worker = start(["work", "--no-migrate"] + extra_args, log_name=f"{label}-worker.log")
+    try:
+        done = wait_until(lambda: count_sent(notification) == n, timeout, 0.25)
+        wall = time.monotonic() - started
+    finally:
+        stop(worker)
+    if not done:
+        sys.exit(f"{label}: only {count_sent(notification)} of {n} deliveries sent; see {WORK}/{label}-worker.log")
+    return wall
+
+
 def queue(api_port):
     n = QUEUE_DELIVERIES
     log(f"\n== 2. Queue: {n:,} ready deliveries, sender answering at once")
@@ -341,15 +356,7 @@ def queue(api_port):
     sql(f"""INSERT INTO deliveries (notification_id, app_id, device_id)
             SELECT {notification}, {app['id']}, id FROM devices WHERE app_id = {app['id']}""")
     sql("VACUUM ANALYZE deliveries")
-    started = time.monotonic()
-    worker = start(["work", "--no-migrate", "--instant-sender-for-benchmarks"], log_name="queue-worker.log")
-    try:
-        done = wait_until(lambda: count_sent(notification) == n, 600, 0.25)
-        wall = time.monotonic() - started
-    finally:
-        stop(worker)
-    if not done:
-        sys.exit(f"queue: only {count_sent(notification)} of {n} deliveries sent; see {WORK}/queue-worker.log")
+    wall = work_until_sent(["--instant-sender-for-benchmarks"], notification, n, 600, "queue")
     drain, _, _ = delivery_timing(notification)
     rate = n / drain
     global queue_rate
@@ -393,15 +400,7 @@ def send_all(app, api_port, provider):
         wait_until(lambda: sql(f"SELECT state FROM notifications WHERE id = {notification}") == "fanned_out", 600, 0.1)
     finally:
         stop(fanout)
-    started = time.monotonic()
-    worker = start(["work", "--no-migrate"], log_name=f"{provider}-worker.log")
-    try:
-        done = wait_until(lambda: count_sent(notification) == PUSH_DEVICES, 900, 0.25)
-        wall = time.monotonic() - started
-    finally:
-        stop(worker)
-    if not done:
-        sys.exit(f"{provider}: only {count_sent(notification)} of {PUSH_DEVICES} sent; see {WORK}/{provider}-worker.log")
+    wall = work_until_sent([], notification, PUSH_DEVICES, 900, provider)
     seconds, p50, p99 = delivery_timing(notification)
     return PUSH_DEVICES / seconds, p50, p99, wall
 
