@@ -143,12 +143,12 @@ public final class FakeAPNsGateway: Sendable {
 
     /// What the gateway has seen: requests per outcome, and, while observing, per signing key and per token.
     public var stats: FakeGatewayStats {
-        rules.state.withLock { $0.tally.stats() }
+        rules.stats
     }
 
     /// Removes and returns the requests recorded since the last call (only while the request log is on).
     public func drainRequestLog() -> [FakeGatewayRequestRecord] {
-        rules.state.withLock { $0.tally.drainLog() }
+        rules.drainRequestLog()
     }
 
     /// Waits this long before every answer (rejections included).

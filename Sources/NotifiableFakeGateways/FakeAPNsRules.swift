@@ -96,7 +96,7 @@ struct TrustedKeyID: Hashable, Sendable {
 }
 
 /// The gateway's state and APNs's rules; shared by every connection, guarded by one mutex held only briefly.
-final class FakeAPNsRules: Sendable {
+final class FakeAPNsRules: FaultInjectingRules {
     static let maxPayloadBytes = 4096
     static let tokenLifetimeSeconds: Int64 = 3600
     static let maxCollapseIDBytes = 64
@@ -112,7 +112,7 @@ final class FakeAPNsRules: Sendable {
         var outcome: FakeAPNsOutcome
     }
 
-    struct State {
+    struct State: FaultInjectionState {
         var trustedKeys: [TrustedKeyID: P256.Signing.PublicKey] = [:]
         /// JWT string → its `iat`, for JWTs whose signature was already checked.
         var verifiedTokens: [String: Int64] = [:]
@@ -132,6 +132,10 @@ final class FakeAPNsRules: Sendable {
     }
 
     let state = Mutex(State())
+
+    func withState<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
+        state.withLock { body(&$0) }
+    }
 
     // MARK: Configuration
 
@@ -169,21 +173,6 @@ final class FakeAPNsRules: Sendable {
             $0.randomFailures =
                 rate > 0 ? RandomFailures(rate: min(rate, 1), generator: SplitMix64(seed: seed), outcome: outcome) : nil
         }
-    }
-
-    func setFaults(_ mix: FakeGatewayFaultMix?) {
-        state.withLock { $0.faults = mix }
-    }
-
-    func setObserving(statistics: Bool, requestLog: Bool) {
-        state.withLock {
-            $0.tally.observing = statistics
-            $0.tally.logging = requestLog
-        }
-    }
-
-    func setLatency(_ duration: Duration) {
-        state.withLock { $0.latency = max(duration, .zero) }
     }
 
     func setRecording(_ enabled: Bool) {

@@ -156,12 +156,12 @@ public final class FakeFCMGateway: Sendable {
     /// What the send endpoint has seen: requests per outcome, and, while observing, per service account (the
     /// signing key behind the access token) and per registration token.
     public var stats: FakeGatewayStats {
-        rules.state.withLock { $0.tally.stats() }
+        rules.stats
     }
 
     /// Removes and returns the sends recorded since the last call (only while the request log is on).
     public func drainRequestLog() -> [FakeGatewayRequestRecord] {
-        rules.state.withLock { $0.tally.drainLog() }
+        rules.drainRequestLog()
     }
 
     /// Waits this long before every answer of the send endpoint (rejections included).

@@ -4,7 +4,7 @@ import _CryptoExtras
 
 /// The fake FCM gateway's state and Google's rules, shared by every connection and guarded by one mutex held only
 /// briefly (never while verifying a signature or parsing a body).
-final class FakeFCMRules: Sendable {
+final class FakeFCMRules: FaultInjectingRules {
     static let defaultAccessTokenLifetimeSeconds = 3599
     /// Issued access tokens kept at most; past this, expired ones are swept out.
     static let sweepAccessTokensAbove = 1024
@@ -22,7 +22,7 @@ final class FakeFCMRules: Sendable {
         var expiresAt: Date
     }
 
-    struct State {
+    struct State: FaultInjectionState {
         /// The token endpoint's URL, which assertions must name as `aud`; set once the port is known.
         var tokenURI = ""
         /// Trusted service accounts by `client_email`.
@@ -45,6 +45,10 @@ final class FakeFCMRules: Sendable {
     }
 
     let state = Mutex(State())
+
+    func withState<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
+        state.withLock { body(&$0) }
+    }
 
     // MARK: Configuration
 
@@ -74,21 +78,6 @@ final class FakeFCMRules: Sendable {
             $0.randomFailures =
                 rate > 0 ? RandomFailures(rate: min(rate, 1), generator: SplitMix64(seed: seed), outcome: outcome) : nil
         }
-    }
-
-    func setFaults(_ mix: FakeGatewayFaultMix?) {
-        state.withLock { $0.faults = mix }
-    }
-
-    func setObserving(statistics: Bool, requestLog: Bool) {
-        state.withLock {
-            $0.tally.observing = statistics
-            $0.tally.logging = requestLog
-        }
-    }
-
-    func setLatency(_ duration: Duration) {
-        state.withLock { $0.latency = max(duration, .zero) }
     }
 
     func setTokenLatency(_ duration: Duration) {
