@@ -67,10 +67,16 @@ struct Registration: Sendable {
     let provider: Provider
     let token: String
     let binds: ColumnBinds
+    /// Whether it sets name, user alias, language, country, custom properties and tags; compared
+    /// for every waiting registration each time a batch forms, so worked out once.
+    let columnsSet: [Bool]
 
-    /// Whether it sets name, user alias, language, country, custom properties and tags.
-    var columnsSet: [Bool] {
-        [binds.setsName, binds.setsUserAlias, binds.setsLanguage, binds.setsCountry, binds.setsCustomProperties, binds.setsTags]
+    init(appID: Int64, provider: Provider, token: String, binds: ColumnBinds) {
+        self.appID = appID
+        self.provider = provider
+        self.token = token
+        self.binds = binds
+        columnsSet = [binds.setsName, binds.setsUserAlias, binds.setsLanguage, binds.setsCountry, binds.setsCustomProperties, binds.setsTags]
     }
 
     /// Its row of the statement's JSON array.
