@@ -97,44 +97,12 @@ public struct DeliveryQueue: Sendable {
     /// were queued, are settled as `cancelled` in the same statement and not returned.
     public func claim(limit: Int, lease: Duration) async throws -> [ClaimedDelivery] {
         let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        // The statement lives in Migrations/0010_claim_deliveries.sql, which says why.
         let rows = try await client.query(
             """
-            WITH ready AS (
-                SELECT q.id, q.kind,
-                       -- A sync signal that a newer one for the same device and notification supersedes.
-                       q.kind = 'sync' AND EXISTS (
-                           SELECT 1 FROM deliveries newer
-                           WHERE newer.device_id = q.device_id AND newer.notification_id = q.notification_id
-                             AND newer.kind = 'sync' AND newer.id > q.id) AS superseded
-                FROM deliveries q
-                WHERE q.state IN ('available', 'retrying') AND q.run_at <= now()
-                  -- A device's sync signals for a notification go one at a time, in order, so the
-                  -- last to reach the gateway is the newest.
-                  AND NOT (q.kind = 'sync' AND EXISTS (
-                      SELECT 1 FROM deliveries older
-                      WHERE older.device_id = q.device_id AND older.notification_id = q.notification_id
-                        AND older.kind = 'sync' AND older.state = 'running'))
-                ORDER BY q.run_at
-                LIMIT \(limit)
-                FOR UPDATE SKIP LOCKED
-            )
-            UPDATE deliveries q SET
-                state = CASE WHEN target.gone THEN 'cancelled' ELSE 'running' END,
-                attempts = CASE WHEN target.gone THEN q.attempts ELSE q.attempts + 1 END,
-                locked_until = CASE WHEN target.gone THEN NULL ELSE now() + make_interval(secs => \(leaseSeconds)) END,
-                cancelled_at = CASE WHEN target.gone THEN now() ELSE q.cancelled_at END,
-                reason = CASE WHEN NOT target.gone THEN q.reason
-                              WHEN q.kind = 'sync' THEN 'device gone or a newer sync signal supersedes this one'
-                              ELSE 'notification cancelled or device gone before sending' END,
-                claimed_at = CASE WHEN target.gone THEN q.claimed_at ELSE clock_timestamp() END,
-                updated_at = now()
-            FROM ready, devices d, notifications n, apps a,
-                 LATERAL (SELECT (ready.kind = 'push' AND n.state = 'cancelled') OR d.unregistered_at IS NOT NULL
-                                 OR d.invalidated_at IS NOT NULL OR d.merged_into IS NOT NULL OR ready.superseded AS gone) AS target
-            WHERE q.id = ready.id AND d.id = q.device_id AND n.id = q.notification_id AND a.id = q.app_id
-            RETURNING q.id, q.state, q.notification_id, q.app_id, q.device_id, q.attempts, d.provider, d.token,
-                      d.language, d.country, COALESCE(q.content, n.content)::text, COALESCE(q.expires_at, n.expires_at),
-                      a.delivery_mode = 'sandbox', q.kind
+            SELECT id, state, notification_id, app_id, device_id, attempts, provider, token, language, country,
+                   content, expires_at, sandbox, kind
+            FROM claim_deliveries(\(Int32(clamping: limit)), \(leaseSeconds))
             """,
             logger: logger
         )

@@ -37,7 +37,7 @@ pg_start() {
     return 0
   fi
   pg_as_owner "$PG_BIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=${PG_FSYNC:-on}" start >/dev/null \
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=${PG_FSYNC:-on} ${PG_EXTRA_OPTIONS:-}" start >/dev/null \
     || { tail -n 20 "$dir/server.log"; return 1; }
 }
 
