@@ -31,6 +31,14 @@ struct FCMClassifierCase: Sendable, CustomTestStringConvertible {
         // Accepted.
         .init(200, body: #"{"name":"projects/p/messages/0:1500415314455276%31bd1c9631bd1c96"}"#,
               .sent(gatewayID: "projects/p/messages/0:1500415314455276%31bd1c9631bd1c96")),
+        .init(200, body: "{\n  \"name\": \"projects/p/messages/0:1\"\n}\n", .sent(gatewayID: "projects/p/messages/0:1")),
+        // Bodies of another shape than FCM's own go through the JSON decoder.
+        .init(200, body: #"{"name":"projects\/p\/messages\/\u0032"}"#, .sent(gatewayID: "projects/p/messages/2")),
+        .init(200, body: #"{"extra": [1, {"name": "inner"}], "name": "projects/p/messages/3"}"#, .sent(gatewayID: "projects/p/messages/3")),
+        .init(200, body: #"{"name": "projects/p/messages/4", "name2": "x"}"#, .sent(gatewayID: "projects/p/messages/4")),
+        .init(200, body: #"{"name": "projects/p/messages/5"} trailing"#, .sent(gatewayID: nil)),
+        .init(200, body: #"{"name": ""}"#, .sent(gatewayID: nil)),
+        .init(200, body: #"{"name": 7}"#, .sent(gatewayID: nil)),
         .init(200, body: "", .sent(gatewayID: nil)),
         .init(200, body: "not json", .sent(gatewayID: nil)),
         // Dead tokens.
