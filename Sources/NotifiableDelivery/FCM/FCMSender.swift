@@ -9,6 +9,7 @@ import NotifiableStore
 public final class FCMSender: PushSender {
     private let connections: FCMConnections
     private let streams = FCMStreamPermits()
+    private let budgets = DeadlineWatch()
     private let requestTimeout: Duration
     private let logger: Logger
 
@@ -45,7 +46,7 @@ public final class FCMSender: PushSender {
     public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
         let budget = requestTimeout * 2
         return await streams.withPermit {
-            (try? await withDeadline(budget) { await self.sendWithoutBudget(delivery) })
+            (try? await budgets.run(budget) { await self.sendWithoutBudget(delivery) })
                 ?? .retry(reason: "timeout: sending to FCM took more than \(budget.components.seconds) s", retryAfter: nil)
         }
     }
