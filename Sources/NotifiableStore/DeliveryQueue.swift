@@ -20,10 +20,13 @@ public struct ClaimedDelivery: Sendable {
     public let expiresAt: Date?
     /// The app delivers in sandbox mode: to the built-in fake gateways, recording each push.
     public let sandbox: Bool
+    /// Payloads written from `content`, shared with the batch's other deliveries of the same content.
+    public let rendered: RenderedPayloads
 
     public init(
         id: Int64, notificationID: Int64, appID: Int64, deviceID: Int64, attempt: Int, provider: Provider, token: String,
-        language: String?, country: String?, content: NotificationContent, expiresAt: Date?, sandbox: Bool = false
+        language: String?, country: String?, content: NotificationContent, expiresAt: Date?, sandbox: Bool = false,
+        rendered: RenderedPayloads = RenderedPayloads()
     ) {
         self.id = id
         self.notificationID = notificationID
@@ -37,6 +40,7 @@ public struct ClaimedDelivery: Sendable {
         self.content = content
         self.expiresAt = expiresAt
         self.sandbox = sandbox
+        self.rendered = rendered
     }
 }
 
@@ -108,7 +112,7 @@ public struct DeliveryQueue: Sendable {
         )
         var claimed: [ClaimedDelivery] = []
         var unreadable: [DeliveryResult] = []
-        var contents: [Int64: NotificationContent] = [:]
+        var contents: [Int64: (NotificationContent, RenderedPayloads)] = [:]
         for try await row in rows {
             let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, contentText, expiresAt, sandbox, kind) =
                 try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, String, Date?, Bool, String).self)
@@ -116,18 +120,18 @@ public struct DeliveryQueue: Sendable {
             // One unreadable notification must not hold the rest of the batch until its lease runs out.
             // Sync signals carry content of their own; pushes share their notification's.
             let cached = kind == "push" ? contents[notificationID] : nil
-            guard let content = cached ?? (try? StoredJSON.decode(NotificationContent.self, from: contentText)),
+            guard let (content, rendered) = cached ?? (try? StoredJSON.decode(NotificationContent.self, from: contentText)).map({ ($0, RenderedPayloads()) }),
                   let provider = Provider(rawValue: provider)
             else {
                 logger.error("stored notification content is unreadable", metadata: ["notification_id": "\(notificationID)"])
                 unreadable.append(DeliveryResult(deliveryID: id, attempt: Int(attempt), state: .failed, reason: "stored notification content is unreadable"))
                 continue
             }
-            if kind == "push" { contents[notificationID] = content }
+            if kind == "push" { contents[notificationID] = (content, rendered) }
             claimed.append(ClaimedDelivery(
                 id: id, notificationID: notificationID, appID: appID, deviceID: deviceID, attempt: Int(attempt),
                 provider: provider, token: token, language: language, country: country,
-                content: content, expiresAt: expiresAt, sandbox: sandbox
+                content: content, expiresAt: expiresAt, sandbox: sandbox, rendered: rendered
             ))
         }
         try await record(unreadable)

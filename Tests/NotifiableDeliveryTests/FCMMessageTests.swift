@@ -13,8 +13,21 @@ import Testing
         let bytes = try FCMMessage.encode(
             token: "device-token", content: content, language: language, country: country, notificationID: notificationID, now: now
         )
-        let root = try #require(try JSONValue.decode(bytes).objectValue)
+        let decoded = try JSONValue.decode(bytes)
+        // The token is spliced onto a shared part; the whole must still be compact JSON with sorted keys.
+        #expect(String(decoding: bytes, as: UTF8.self) == decoded.jsonText())
+        let root = try #require(decoded.objectValue)
         return (String(decoding: bytes, as: UTF8.self), try #require(root["message"]?.objectValue))
+    }
+
+    @Test func theTokenIsQuotedOntoTheSharedPart() throws {
+        let content = NotificationContent(text: LocalizedText(title: "Hi", message: "There"))
+        let token = "odd\"token\\with\u{1}"
+        let bytes = try FCMMessage.encode(token: token, content: content, language: nil, country: nil, notificationID: 5, now: now)
+        let message = try #require(try JSONValue.decode(bytes).objectValue?["message"]?.objectValue)
+        #expect(message["token"] == .string(token))
+        let shared = try FCMMessage.upToToken(content: content, language: nil, country: nil, notificationID: 5, now: now)
+        #expect(FCMMessage.body(upToToken: shared, token: token) == bytes)
     }
 
     func failure(_ content: NotificationContent) -> FCMMessageError? {

@@ -35,6 +35,30 @@ import Testing
         }
     }
 
+    /// Deliveries of one notification claimed together share the payloads written for it; another
+    /// notification's never do.
+    @Test func aBatchSharesRenderedPayloadsPerNotificationOnly() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            var devices: [Int64] = []
+            for index in 0..<3 {
+                devices.append(try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x5A0 + index)))
+            }
+            let ids = devices.map(String.init).joined(separator: ", ")
+            let first = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "one", "device_ids": [\#(ids)]}"#)
+            let second = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "two", "device_ids": [\#(ids)]}"#)
+            try await Self.fanOut(service)
+            let claimed = try await DeliveryQueue(client: service.postgres, logger: TestDatabase.logger).claim(limit: 10, lease: .seconds(30))
+            #expect(claimed.count == 6)
+            let ofFirst = claimed.filter { $0.notificationID == first }
+            let ofSecond = claimed.filter { $0.notificationID == second }
+            #expect(ofFirst.count == 3 && ofSecond.count == 3)
+            #expect(ofFirst.allSatisfy { $0.rendered === ofFirst[0].rendered })
+            #expect(ofSecond.allSatisfy { $0.rendered === ofSecond[0].rendered })
+            #expect(ofFirst[0].rendered !== ofSecond[0].rendered)
+        }
+    }
+
     /// A worker still sending renews its batch's lease; only deliveries whose worker stopped
     /// renewing go back to the queue.
     @Test func aRenewedLeaseIsNotRescuedAndAnAbandonedOneIs() async throws {

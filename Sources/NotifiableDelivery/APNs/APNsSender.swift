@@ -29,10 +29,13 @@ public final class APNsSender: PushSender {
     public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
         let payload: [UInt8]
         do {
-            payload = try APNsPayload.encode(
-                content: delivery.content, language: delivery.language, country: delivery.country,
-                notificationID: delivery.notificationID
-            )
+            let key = RenderedPayloadKey(provider: .apns, language: delivery.language, country: delivery.country)
+            payload = try delivery.rendered.payload(for: key) { () throws(APNsPayloadError) in
+                try APNsPayload.encode(
+                    content: delivery.content, language: delivery.language, country: delivery.country,
+                    notificationID: delivery.notificationID
+                )
+            }
         } catch {
             return .failed(reason: error.description)
         }

@@ -61,6 +61,25 @@ public enum FCMMessage {
     public static func encode(
         token: String, content: NotificationContent, language: String?, country: String?, notificationID: Int64, now: Date
     ) throws(FCMMessageError) -> [UInt8] {
+        body(
+            upToToken: try upToToken(content: content, language: language, country: country, notificationID: notificationID, now: now),
+            token: token
+        )
+    }
+
+    /// The body for one device from the part that all devices of a content, language, country and
+    /// time to live share: the token is the last member of `message`, as keys are sorted.
+    public static func body(upToToken: [UInt8], token: String) -> [UInt8] {
+        var body = upToToken
+        body.append(contentsOf: JSONText.quoted(token).utf8)
+        body.append(contentsOf: "}}".utf8)
+        return body
+    }
+
+    /// The body up to the device's token: `{"message":{"android":…,"data":…,"notification":…,"token":`.
+    public static func upToToken(
+        content: NotificationContent, language: String?, country: String?, notificationID: Int64, now: Date
+    ) throws(FCMMessageError) -> [UInt8] {
         var data: [String: JSONValue] = [:]
         for (key, value) in content.parameters.sorted(by: { $0.key < $1.key }) {
             guard let text = dataText(value) else { continue }
@@ -69,7 +88,7 @@ public enum FCMMessage {
         }
         data["n_id"] = .string(String(notificationID))
 
-        var message: [String: JSONValue] = ["token": .string(token), "data": .object(data)]
+        var message: [String: JSONValue] = ["data": .object(data)]
         let text = content.text(language: language, country: country)
         var notification: [String: JSONValue] = [:]
         if let title = text.title { notification["title"] = .string(title) }
@@ -95,9 +114,19 @@ public enum FCMMessage {
         let size = payloadSize(data: data, notification: notification)
         guard size <= maximumPayloadSize else { throw .payloadTooLarge(size: size) }
 
-        let body = JSONValue.object(["message": .object(message)])
-        guard body.numbersAreFinite else { throw .unencodable("a parameter holds a number JSON cannot write (infinite or NaN)") }
-        return Array(body.jsonText().utf8)
+        let members = JSONValue.object(message)
+        guard members.numbersAreFinite else { throw .unencodable("a parameter holds a number JSON cannot write (infinite or NaN)") }
+        // `message` always has members (data holds n_id), so its text ends `…}` and a member can follow.
+        var upToToken = Array(#"{"message":"#.utf8)
+        upToToken.append(contentsOf: members.jsonText().utf8.dropLast())
+        upToToken.append(contentsOf: #","token":"#.utf8)
+        return upToToken
+    }
+
+    /// What the part up to the token depends on besides the content: the text chosen for the device's
+    /// language and country, and the time to live, which changes every second.
+    public static func sharedPartKey(content: NotificationContent, language: String?, country: String?, now: Date) -> RenderedPayloadKey {
+        RenderedPayloadKey(provider: .fcm, language: language, country: country, ttlSeconds: content.expiresAt.map { ttlSeconds(until: $0, now: now) })
     }
 
     /// Seconds from `now` to `expiresAt`, rounded down, within 0…28 days.

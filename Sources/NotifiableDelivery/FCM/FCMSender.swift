@@ -67,10 +67,15 @@ public final class FCMSender: PushSender {
 
         let body: [UInt8]
         do throws(FCMMessageError) {
-            body = try FCMMessage.encode(
-                token: delivery.token, content: delivery.content, language: delivery.language, country: delivery.country,
-                notificationID: delivery.notificationID, now: Date()
-            )
+            let now = Date()
+            let key = FCMMessage.sharedPartKey(content: delivery.content, language: delivery.language, country: delivery.country, now: now)
+            let upToToken = try delivery.rendered.payload(for: key) { () throws(FCMMessageError) in
+                try FCMMessage.upToToken(
+                    content: delivery.content, language: delivery.language, country: delivery.country,
+                    notificationID: delivery.notificationID, now: now
+                )
+            }
+            body = FCMMessage.body(upToToken: upToToken, token: delivery.token)
         } catch {
             return .failed(reason: error.description)
         }
