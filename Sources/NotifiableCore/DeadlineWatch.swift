@@ -18,8 +18,9 @@ public final class DeadlineWatch: Sendable {
     private let state = Mutex(State())
     private let tick: Duration
 
+    /// - Parameter tick: how often deadlines are checked (at least a millisecond).
     public init(tick: Duration = .milliseconds(100)) {
-        self.tick = tick
+        self.tick = max(tick, .milliseconds(1))
     }
 
     /// Operations whose deadline is being watched now.

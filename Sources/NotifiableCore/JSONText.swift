@@ -15,6 +15,13 @@ public enum JSONText {
     /// log line; `/` is left alone, as Google writes URLs.
     public static func appendQuoted(_ text: String, to out: inout String) {
         out += "\""
+        // Most text (tokens, titles, ids) needs no escape: copied whole rather than scalar by scalar.
+        // 0xE2 leads U+2028 and U+2029 (and other characters, which the slow path copies as they are).
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C && $0 != 0x7F && $0 != 0xE2 }) {
+            out += text
+            out += "\""
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

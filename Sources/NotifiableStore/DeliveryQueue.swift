@@ -21,6 +21,8 @@ public struct ClaimedDelivery: Sendable {
     /// The app delivers in sandbox mode: to the built-in fake gateways, recording each push.
     public let sandbox: Bool
     /// Payloads written from `content`, shared with the batch's other deliveries of the same content.
+    /// Whoever makes deliveries shares one only among deliveries of one content and notification id,
+    /// as the claim does; a fresh one is always safe.
     public let rendered: RenderedPayloads
 
     public init(
@@ -105,7 +107,7 @@ public struct DeliveryQueue: Sendable {
         let rows = try await client.query(
             """
             SELECT id, state, notification_id, app_id, device_id, attempts, provider, token, language, country,
-                   content, expires_at, sandbox, kind
+                   expires_at, sandbox, kind, content
             FROM claim_deliveries(\(Int32(clamping: limit)), \(leaseSeconds))
             """,
             logger: logger
@@ -114,13 +116,14 @@ public struct DeliveryQueue: Sendable {
         var unreadable: [DeliveryResult] = []
         var contents: [Int64: (NotificationContent, RenderedPayloads)] = [:]
         for try await row in rows {
-            let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, contentText, expiresAt, sandbox, kind) =
-                try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, String, Date?, Bool, String).self)
+            // The content, last, is read only for the first row of each notification.
+            let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, expiresAt, sandbox, kind) =
+                try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, Date?, Bool, String).self)
             guard state == "running" else { continue }
             // One unreadable notification must not hold the rest of the batch until its lease runs out.
             // Sync signals carry content of their own; pushes share their notification's.
             let cached = kind == "push" ? contents[notificationID] : nil
-            guard let (content, rendered) = cached ?? (try? StoredJSON.decode(NotificationContent.self, from: contentText)).map({ ($0, RenderedPayloads()) }),
+            guard let (content, rendered) = cached ?? Self.content(of: row).map({ ($0, RenderedPayloads()) }),
                   let provider = Provider(rawValue: provider)
             else {
                 logger.error("stored notification content is unreadable", metadata: ["notification_id": "\(notificationID)"])
@@ -136,6 +139,12 @@ public struct DeliveryQueue: Sendable {
         }
         try await record(unreadable)
         return claimed
+    }
+
+    /// A claimed row's content (its last column), or nil when it cannot be read.
+    private static func content(of row: PostgresRow) -> NotificationContent? {
+        guard let cell = Array(row).last, let text = try? cell.decode(String.self) else { return nil }
+        return try? StoredJSON.decode(NotificationContent.self, from: text)
     }
 
     /// Records outcomes in one statement. A result whose attempt no longer matches the row

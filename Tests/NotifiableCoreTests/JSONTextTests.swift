@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct JSONTextTests {
     @Test(arguments: ["plain", "", "quote \" and \\ backslash", "line\nbreak\r\ttab", "\u{01}\u{08}\u{0C}\u{1F}\u{7F}",
-                      "separators \u{2028}\u{2029}", "émoji 👩‍👩‍👧 and 中文", "https://example.com/a/b"])
+                      "separators \u{2028}\u{2029}", "émoji 👩‍👩‍👧 and 中文", "https://example.com/a/b", "5 € then \u{2028}",
+                      "€ alone", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"])
     func aQuotedStringReadsBackAsItself(_ text: String) throws {
         let quoted = JSONText.quoted(text)
         #expect(try JSONDecoder().decode(String.self, from: Data(quoted.utf8)) == text)
