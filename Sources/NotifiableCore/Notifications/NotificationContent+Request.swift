@@ -58,6 +58,16 @@ extension NotificationContent {
                     reader.path("collapse_id"), length: bytes, max: Limits.maxCollapseIDBytes, unit: "bytes in UTF-8"
                 )
             }
+            // APNs carries it in the apns-collapse-id header, which cannot hold a line break or NUL:
+            // refused here rather than retried at every send until the delivery is dead.
+            guard !collapseID.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw ValidationError(
+                    code: "invalid_collapse_id",
+                    message: "\(reader.path("collapse_id")) holds a control character (a line break, tab or similar), "
+                        + "which APNs cannot carry in its apns-collapse-id header; use letters, digits and punctuation.",
+                    field: reader.path("collapse_id")
+                )
+            }
             content.collapseID = collapseID
         }
         content.expiresAt = try readExpiry(reader, now: now)
