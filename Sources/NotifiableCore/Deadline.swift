@@ -17,16 +17,30 @@ public struct DeadlineExceeded: Error {
 public func withDeadline<T: Sendable>(
     _ budget: Duration, _ operation: @escaping @Sendable () async throws -> T, late: (@Sendable (T) -> Void)? = nil
 ) async throws -> T {
+    try await runAbandoningAtDeadline(operation, late: late) { expire in
+        let timer = Task {
+            try? await Task.sleep(for: budget)
+            guard !Task.isCancelled else { return }
+            expire()
+        }
+        return { timer.cancel() }
+    }
+}
+
+/// The part `withDeadline` and `DeadlineWatch` share: `operation` runs in a task of its own, and
+/// the caller gets whichever comes first of its answer, the deadline (`DeadlineExceeded`) or its
+/// own cancellation. `arm` starts the timer, which calls `expire` when the deadline passes, and
+/// returns what stops it.
+func runAbandoningAtDeadline<T: Sendable>(
+    _ operation: @escaping @Sendable () async throws -> T, late: (@Sendable (T) -> Void)?,
+    arm: (_ expire: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)
+) async throws -> T {
     try Task.checkCancellation()
     let answer = OneAnswer<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
             answer.install(continuation)
-            let timer = Task {
-                try? await Task.sleep(for: budget)
-                guard !Task.isCancelled else { return }
-                answer.preempt(.failure(DeadlineExceeded()))
-            }
+            let disarm = arm { answer.preempt(.failure(DeadlineExceeded())) }
             let work = Task {
                 do {
                     let value = try await operation()
@@ -34,11 +48,11 @@ public func withDeadline<T: Sendable>(
                 } catch {
                     answer.give(.failure(error))
                 }
-                timer.cancel()
+                disarm()
             }
             answer.onTimeout {
                 work.cancel()
-                timer.cancel()
+                disarm()
             }
         }
     } onCancel: {

@@ -30,27 +30,9 @@ public final class DeadlineWatch: Sendable {
     /// `CancellationError` at once when the caller is cancelled. As with `withDeadline`, an
     /// operation that outlives its deadline is cancelled and left behind, not awaited.
     public func run<T: Sendable>(_ budget: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        try Task.checkCancellation()
-        let answer = OneAnswer<T>()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                answer.install(continuation)
-                let id = watch(until: .now + budget) { answer.preempt(.failure(DeadlineExceeded())) }
-                let work = Task {
-                    do {
-                        answer.give(.success(try await operation()))
-                    } catch {
-                        answer.give(.failure(error))
-                    }
-                    self.unwatch(id)
-                }
-                answer.onTimeout {
-                    work.cancel()
-                    self.unwatch(id)
-                }
-            }
-        } onCancel: {
-            answer.preempt(.failure(CancellationError()))
+        try await runAbandoningAtDeadline(operation, late: nil) { expire in
+            let id = watch(until: .now + budget, expire: expire)
+            return { self.unwatch(id) }
         }
     }
 
