@@ -55,23 +55,38 @@ public final class NotifiableProcess: @unchecked Sendable {
 }
 
 extension NotifiableProcess {
-    /// Runs `notifiable ARGUMENTS` to the end; its exit status and everything it printed. The
-    /// waiting happens on a thread of its own: blocking one of the few threads that run Swift
-    /// tasks would stall every other test running meanwhile.
+    /// Runs `notifiable ARGUMENTS` to the end; its exit status and everything it printed.
     public static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                do {
-                    let output = Pipe()
-                    let process = try NotifiableProcess(arguments, environment: environment, output: output.fileHandleForWriting)
-                    try output.fileHandleForWriting.close()
-                    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                    process.waitUntilExit()
-                    continuation.resume(returning: (process.exitStatus, text))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }.start()
-        }
+        try await runProgram(
+            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        )
+    }
+}
+
+/// Runs a program to its end: its exit status and everything it printed, standard output and error
+/// together. The waiting happens on a thread of its own: blocking one of the few threads that run
+/// Swift tasks (one per core) would stall every other test running meanwhile.
+public func runProgram(
+    _ executable: URL, _ arguments: [String], environment: [String: String]? = nil
+) async throws -> (status: Int32, output: String) {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            do {
+                let process = Process()
+                process.executableURL = executable
+                process.arguments = arguments
+                if let environment { process.environment = environment }
+                let output = Pipe()
+                process.standardOutput = output
+                process.standardError = output
+                try process.run()
+                try output.fileHandleForWriting.close()
+                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, text))
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }.start()
     }
 }

@@ -9,19 +9,14 @@ import Testing
 @Suite struct AppsCommandTests {
     @Test func createWithJSONPrintsTheContractsObjectWhoseCredentialsWork() async throws {
         try await TestDatabase.withFreshDatabase { url in
-            let output = Pipe()
-            let process = try NotifiableProcess(
+            let (status, text) = try await NotifiableProcess.run(
                 ["apps", "create", "--name", "Shop", "--json"],
                 environment: [
                     "DATABASE_URL": url, "NOTIFIABLE_MASTER_KEY": TestDatabase.masterKey.base64,
                     "NOTIFIABLE_MIGRATIONS_DIR": TestDatabase.migrationsDirectory.path,
-                ],
-                output: output.fileHandleForWriting
+                ]
             )
-            process.waitUntilExit()
-            try output.fileHandleForWriting.close()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.exitStatus == 0, "\(text)")
+            #expect(status == 0, "\(text)")
 
             let printed = try JSONValue.decode(Array(text.utf8))
             #expect(Set(printed.objectValue?.keys.map { $0 } ?? []) == ["id", "name", "device_credentials", "server_credentials"])

@@ -26,7 +26,7 @@ import Testing
                 """,
                 logger: TestDatabase.logger
             )
-            let plan = try Self.explained("SELECT count(*) FROM claim_deliveries(500, 60)", in: service.configuration.databaseURL)
+            let plan = try await Self.explained("SELECT count(*) FROM claim_deliveries(500, 60)", in: service.configuration.databaseURL)
             let claim = try #require(plan.components(separatedBy: "Query Text:").first { $0.contains("FOR UPDATE SKIP LOCKED") })
             #expect(claim.contains("Index Scan using deliveries_ready_idx"), "\(claim)")
             #expect(!claim.contains("Sort"), "\(claim)")
@@ -36,25 +36,14 @@ import Testing
 
     /// The plans `auto_explain` logs while `statement` runs (functions' statements included),
     /// in a transaction that is rolled back.
-    static func explained(_ statement: String, in url: String) throws -> String {
-        let installed = try FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql").sorted().last
-        let binary = ProcessInfo.processInfo.environment["PG_BIN"].map { "\($0)/psql" } ?? installed.map { "/usr/lib/postgresql/\($0)/bin/psql" }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(binary))
-        process.arguments = [
+    static func explained(_ statement: String, in url: String) async throws -> String {
+        let (status, text) = try await runProgram(TestDatabase.clientProgram("psql"), [
             "--dbname=\(url)", "--no-psqlrc", "-A", "-t", "-v", "ON_ERROR_STOP=1",
             "-c", "LOAD 'auto_explain'", "-c", "SET auto_explain.log_min_duration = 0",
             "-c", "SET auto_explain.log_nested_statements = on", "-c", "SET client_min_messages = log",
             "-c", "BEGIN", "-c", statement, "-c", "ROLLBACK",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(text)")
+        ])
+        #expect(status == 0, "\(text)")
         return text
     }
 }

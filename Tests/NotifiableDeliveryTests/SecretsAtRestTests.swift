@@ -55,7 +55,7 @@ import Testing
                     ("server secret key", [app.serverCredential.secretKey, Self.hex(Data(base64Encoded: app.serverCredential.secretKey)!)]),
                     ("device secret key", [app.deviceCredential.secretKey]),
                 ]
-                let dump = try Self.pgDump(service.configuration.databaseURL)
+                let dump = try await Self.pgDump(service.configuration.databaseURL)
                 #expect(dump.contains("apns_settings"), "the dump is not of the service's database")
                 #expect(dump.contains("KEY1234567"), "the dump does not hold the APNs settings")
                 let logs = capture.text
@@ -87,19 +87,9 @@ import Testing
     static func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
 
     /// The database as `pg_dump` writes it (plain SQL: schema and every row).
-    static func pgDump(_ url: String) throws -> String {
-        let installed = try FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql").sorted().last
-        let binary = ProcessInfo.processInfo.environment["PG_BIN"].map { "\($0)/pg_dump" } ?? installed.map { "/usr/lib/postgresql/\($0)/bin/pg_dump" }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(binary))
-        process.arguments = ["--dbname=\(url)", "--no-owner"]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
-        return String(decoding: data, as: UTF8.self)
+    static func pgDump(_ url: String) async throws -> String {
+        let (status, dump) = try await runProgram(TestDatabase.clientProgram("pg_dump"), ["--dbname=\(url)", "--no-owner"])
+        #expect(status == 0, "\(dump)")
+        return dump
     }
 }

@@ -6,8 +6,8 @@ import PostgresNIO
 import Testing
 
 @Suite struct MigratorTests {
-    static func runMigrate(databaseURL: String) throws -> NotifiableProcess {
-        try NotifiableProcess(
+    static func migrate(databaseURL: String) async throws -> (status: Int32, output: String) {
+        try await NotifiableProcess.run(
             ["migrate", "--directory", TestDatabase.migrationsDirectory.path], environment: ["DATABASE_URL": databaseURL]
         )
     }
@@ -22,12 +22,11 @@ import Testing
     @Test func twoProcessesMigratingAtOnceBothSucceedAndEachMigrationIsAppliedOnce() async throws {
         let expected = try Migrator.load(from: TestDatabase.migrationsDirectory).map(\.version)
         try await TestDatabase.withFreshDatabase { url in
-            let first = try Self.runMigrate(databaseURL: url)
-            let second = try Self.runMigrate(databaseURL: url)
-            first.waitUntilExit()
-            second.waitUntilExit()
-            #expect(first.exitStatus == 0)
-            #expect(second.exitStatus == 0)
+            async let first = Self.migrate(databaseURL: url)
+            async let second = Self.migrate(databaseURL: url)
+            let (one, other) = try await (first, second)
+            #expect(one.status == 0, "\(one.output)")
+            #expect(other.status == 0, "\(other.output)")
             let versions = try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { client in
                 try await Self.appliedVersions(client)
             }
