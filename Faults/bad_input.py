@@ -332,7 +332,7 @@ def idle_connections(api, app, count):
     finally:
         for sock in sockets:
             sock.close()
-    expect(api.alive(), "the service exited while many connections were open")
+    expect(api.alive(), f"while many connections were open: {api.exit_report()}")
     expect_at_most(round(slowest, 3), PROBE_BOUND, f"seconds for a probe with {count} idle connections open")
     log(f"{count} idle connections opened in {opened:.1f} s; probes answered within {slowest * 1000:.0f} ms; "
         f"{open_now} of 200 sampled still open; service RSS {rss:.0f} MB")
@@ -370,13 +370,13 @@ def main():
             with open(os.path.join(FAULTS_DIR, f"schemathesis-{label}.log")) as f:
                 print(f.read()[-6000:])
         expect_equal(code, 0, f"schemathesis ({label}) exit status; its log is above")
-    expect(api.alive(), "the service exited during the fuzzing")
+    expect(api.alive(), f"during the fuzzing: {api.exit_report()}")
 
     big_seconds, growth = big_bodies(api, app)
     header_status, header_seconds = big_header(api)
     trickle_slowest = trickling_clients(api, app)
     idle_slowest, idle_rss = idle_connections(api, app, scaled(IDLE_CONNECTIONS, 500))
-    expect(api.alive(), "the service exited")
+    expect(api.alive(), api.exit_report())
     return (f"schemathesis: {total} requests in {fuzz_seconds:.0f} s, 0 5xx, every error JSON, {unauthorized} 401; "
             f"10 MB body 413 in {big_seconds:.2f} s (RSS +{growth:.0f} MB for 8 at once); 100 KB header {header_status} in "
             f"{header_seconds:.2f} s; probe {trickle_slowest * 1000:.0f} ms beside 50 trickling clients, "

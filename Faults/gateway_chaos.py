@@ -62,7 +62,7 @@ def main():
     log(f"notification {notification} to {apns_devices} APNs and {fcm_devices} FCM devices")
     wait_settled(notification, targeted, 900)
     seconds = time.monotonic() - started
-    expect(worker.alive(), f"the worker exited:\n{worker.log_tail()}")
+    expect(worker.alive(), worker.exit_report())
     states = expect_exact_partition(notification, targeted)
     worker.terminate()
     apns_stats, fcm_stats = apns.stop(), fcm.stop()

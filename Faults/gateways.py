@@ -103,7 +103,7 @@ class FCMGateway(ObservedGateway, harness.Process):
         super().__init__(args, label)
         wait_until(lambda: (os.path.exists(self.cert_path) and os.path.exists(self.account_path)) or not self.alive(), 60,
                    f"{label} wrote its certificate and service account")
-        expect(self.alive(), f"{label} exited:\n{self.log_tail()}")
+        expect(self.alive(), self.exit_report())
         self.url = f"https://127.0.0.1:{self.port}"
         with open(self.account_path) as f:
             self.client_email = json.load(f)["client_email"]

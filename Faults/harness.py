@@ -14,6 +14,7 @@ import hmac
 import http.client
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -313,6 +314,31 @@ class Process:
     def log_tail(self, lines=30):
         return "\n".join(self.log_text().splitlines()[-lines:])
 
+    def exit_report(self):
+        """How the process ended and, for a crash, why: the runtime's fatal-error line and the
+        crashed thread's first frames from Swift's backtrace, which the log's tail (registers,
+        loaded images) does not show."""
+        status = self.returncode
+        if status is None:
+            return f"{self.label} is still running"
+        if status < 0:
+            try:
+                how = f"killed by {signal.Signals(-status).name}"
+            except ValueError:
+                how = f"killed by signal {-status}"
+        else:
+            how = f"exited with status {status}"
+        lines = self.log_text().splitlines()
+        why = [line for line in lines if "Fatal error" in line or "*** Program crashed" in line]
+        for index, line in enumerate(lines):
+            if re.search(r'^Thread \d+ .*crashed:', line):
+                frames = lines[index:index + 24]
+                why += frames[:next((i for i, f in enumerate(frames) if f.startswith("Registers:")), len(frames))]
+                break
+        if not why:
+            why = lines[-30:]
+        return f"{self.label} {how}:\n" + "\n".join(why)
+
 
 class Service(Process):
     """`notifiable serve` (API, and workers unless `workers=False`) on a port of its own."""
@@ -327,7 +353,7 @@ class Service(Process):
 
     def wait_ready(self, timeout=60):
         def ready():
-            expect(self.alive(), f"{self.label} exited with status {self.returncode} before it was ready:\n{self.log_tail()}")
+            expect(self.alive(), f"not ready: {self.exit_report()}")
             try:
                 return http_request("GET", self.url + "/health/ready", timeout=2).status == 200
             except OSError:
@@ -492,7 +518,7 @@ class FakeAPNs(Process):
                 "--certificate-out", self.cert_path, "--topic", self.TOPIC, "--log-level", "warning"] + list(extra_args)
         super().__init__(args, label)
         wait_until(lambda: os.path.exists(self.cert_path) or not self.alive(), 60, f"{label} wrote its certificate")
-        expect(self.alive(), f"{label} exited:\n{self.log_tail()}")
+        expect(self.alive(), self.exit_report())
         self.url = f"https://127.0.0.1:{self.port}"
 
     def configure(self, app):

@@ -45,7 +45,7 @@ def main():
         threshold = int(devices * share)
         wait_until(lambda: sent_count(notification) >= threshold or not worker.alive(), 300,
                    f"worker {kill} sent {threshold} pushes")
-        expect(worker.alive(), f"worker {kill} exited by itself:\n{worker.log_tail()}")
+        expect(worker.alive(), f"worker {kill} ended by itself: {worker.exit_report()}")
         worker.kill9()
         in_flight = leased(notification)
         leased_at_kills.append(in_flight)
@@ -54,7 +54,7 @@ def main():
     final_worker = harness.start_worker(WORKER_ENV, label="work-final")
     states = wait_settled(notification, devices, 300)
     seconds = time.monotonic() - started
-    expect(final_worker.alive(), f"the final worker exited:\n{final_worker.log_tail()}")
+    expect(final_worker.alive(), final_worker.exit_report())
     expect_equal(states, {"sent": devices}, "deliveries by state")
     distinct = int(sql(f"SELECT count(DISTINCT device_id) FROM deliveries WHERE notification_id = {notification}"))
     expect_equal(distinct, devices, "devices with a delivery")

@@ -54,7 +54,7 @@ def main():
     revoked_states = wait_settled(revoked_notification, per_app, 300, "app A's deliveries settled")
     healthy_states = wait_settled(healthy_notification, per_app, 300, "app B's deliveries settled")
     seconds = time.monotonic() - started
-    expect(worker.alive(), f"the worker exited:\n{worker.log_tail()}")
+    expect(worker.alive(), worker.exit_report())
 
     expect_equal(healthy_states, {"sent": per_app}, "app B's deliveries by state")
     expect_equal(revoked_states, {"dead": per_app}, "app A's deliveries by state")

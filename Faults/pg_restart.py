@@ -188,8 +188,8 @@ def main():
         thread.join(timeout=90)
     expect(not any(t.is_alive() for t in threads + load.arrivals), "load clients still waiting for answers 90 s after the load stopped")
 
-    expect(api.alive(), f"the API process exited (status {api.returncode})")
-    expect(worker.alive(), f"the worker process exited (status {worker.returncode})")
+    expect(api.alive(), api.exit_report())
+    expect(worker.alive(), worker.exit_report())
     expect_empty(load.transport_errors, "requests that got no HTTP answer at all (the service must stay up)")
 
     answers = load.answers

@@ -151,7 +151,7 @@ def main():
     # the notification fanned out included.
     worker = harness.start_worker({"NOTIFIABLE_POLL_MS": 100})
     states = wait_settled(notification, None, 300)
-    expect(worker.alive(), f"the worker exited:\n{worker.log_tail()}")
+    expect(worker.alive(), worker.exit_report())
     targeted = sum(states.values())
     expect(targeted >= devices, f"every device inserted before the notification is targeted: {targeted} deliveries")
     expect_equal(states, {"sent": targeted}, "deliveries by state after the restart")
