@@ -146,6 +146,12 @@ def outage_figures(load, name, went_down, came_back, until):
     return unavailable, recovery
 
 
+def expect_running(when, *processes):
+    """Each process still runs; said as soon as one does not, with how it ended and when."""
+    for process in processes:
+        expect(process.alive(), f"{when}: {process.exit_report()}")
+
+
 def main():
     fresh_database()
     app = create_app("PG restart")
@@ -172,6 +178,7 @@ def main():
     up_1 = time.monotonic()
     log(f"fault 1: the database accepts connections again after {up_1 - down_1:.2f} s")
     time.sleep(steady + RECOVERY_BOUND)
+    expect_running("after fault 1", api, worker)
 
     log(f"fault 2: pg_ctl stop -m immediate, {LONG_OUTAGE:g} s away, then start")
     down_2 = time.monotonic()
@@ -182,14 +189,14 @@ def main():
     up_2 = time.monotonic()
     log(f"fault 2: the database accepts connections again after {up_2 - down_2:.2f} s")
     time.sleep(steady + RECOVERY_BOUND)
+    expect_running("after fault 2", api, worker)
 
     load.stop.set()
     for thread in threads + load.arrivals:
         thread.join(timeout=90)
     expect(not any(t.is_alive() for t in threads + load.arrivals), "load clients still waiting for answers 90 s after the load stopped")
 
-    expect(api.alive(), api.exit_report())
-    expect(worker.alive(), worker.exit_report())
+    expect_running("after the load", api, worker)
     expect_empty(load.transport_errors, "requests that got no HTTP answer at all (the service must stay up)")
 
     answers = load.answers
