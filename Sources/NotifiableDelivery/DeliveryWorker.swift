@@ -227,10 +227,13 @@ public final class DeliveryWorker: Service {
     private func listenForWork() async {
         while !Task.isCancelled {
             do {
+                // `listen(on:)` sends UNLISTEN when it returns, so the connection goes back to the
+                // pool without a listener still registered on it.
                 try await postgres.withConnection { connection in
-                    let notifications = try await connection.listen("notifiable_work")
-                    for try await _ in notifications {
-                        await self.doorbell.ring()
+                    try await connection.listen(on: "notifiable_work") { notifications in
+                        for try await _ in notifications {
+                            await self.doorbell.ring()
+                        }
                     }
                 }
             } catch {

@@ -48,10 +48,12 @@ public func withTestService<T: Sendable>(
     workers: Bool = false,
     isolatedDatabase: Bool = false,
     logger: Logger = TestDatabase.logger,
+    configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
 ) async throws -> T {
     var configuration = try TestDatabase.serverConfiguration()
     configuration.runsWorkers = workers
+    configure(&configuration)
     guard workers || isolatedDatabase else { return try await runTestService(configuration, mode, logger, body) }
     let shared = configuration
     return try await TestDatabase.withFreshDatabase { url in
