@@ -18,11 +18,8 @@ extension Request {
     }
 
     private static func position(of error: any Error) -> String {
-        guard case DecodingError.dataCorrupted(let context) = error,
-              let underlying = context.underlyingError as NSError?,
-              let detail = underlying.userInfo[NSDebugDescriptionErrorKey] as? String
-        else { return "" }
-        return " (\(detail))"
+        guard let syntax = error as? JSONSyntaxError else { return "" }
+        return " (\(syntax))"
     }
 }
 

@@ -51,8 +51,12 @@ public enum JSONValue: Sendable, Hashable {
         return search(self, "")
     }
 
-    public static func decode(_ data: some DataProtocol) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: Data(data))
+    /// The JSON text in `data` (see `JSONParser` for what it accepts).
+    public static func decode(_ data: some DataProtocol) throws(JSONSyntaxError) -> JSONValue {
+        if let parsed = data.withContiguousStorageIfAvailable({ bytes in Result { () throws(JSONSyntaxError) in try JSONParser.parse(bytes) } }) {
+            return try parsed.get()
+        }
+        return try Array(data).withUnsafeBufferPointer { bytes throws(JSONSyntaxError) in try JSONParser.parse(bytes) }
     }
 
     /// Compact JSON text with sorted keys, as stored in jsonb columns, measured for size limits and
