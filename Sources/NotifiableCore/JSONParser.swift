@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why a text is not JSON, and where: the byte offset from the start of the text.
 public struct JSONSyntaxError: Error, Equatable, CustomStringConvertible {
     public let reason: String
@@ -10,11 +12,12 @@ public struct JSONSyntaxError: Error, Equatable, CustomStringConvertible {
 /// property goes through it; `JSONDecoder` into `JSONValue` took a tenth of the API's CPU per
 /// registration, most of it building and discarding the errors of each type it tried in turn.
 ///
-/// It accepts what that decoder accepted (`JSONParserTests` compares the two), including its
-/// leniencies, so that no client sees a difference: a trailing comma before `]` or `}`, a leading
-/// byte order mark, and of a repeated key the first value. A number is an `integer` when its value is
-/// a whole number that fits in 64 bits (`1.0` and `1e2` are), else a `number`; nesting is limited to
-/// 512 levels.
+/// It accepts what that decoder accepted, with the same values (`JSONParserTests` compares the two),
+/// leniencies included: a trailing comma before `]` or `}`, a leading byte order mark, and of a
+/// repeated key the first value. A number is an `integer` when it is written without fraction or
+/// exponent and fits in 64 bits, or when the double it makes is a whole number that does (`1.0`,
+/// `1e2`); else a `number`. Nesting is limited to 512 levels. One difference, on purpose: text in
+/// UTF-16 or UTF-32, which the decoder converted, is refused (RFC 8259: JSON between systems is UTF-8).
 struct JSONParser: ~Copyable {
     static let maximumDepth = 512
 
@@ -29,6 +32,10 @@ struct JSONParser: ~Copyable {
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> JSONValue {
         var parser = JSONParser(bytes)
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { parser.index = 3 }
+        // UTF-8 JSON never has a NUL in its first two bytes, nor starts with a UTF-16 byte order mark.
+        if bytes.count >= 2, bytes[0] == 0 || bytes[1] == 0 || (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE) {
+            throw JSONSyntaxError(reason: "the text is UTF-16 or UTF-32: send JSON as UTF-8", offset: 0)
+        }
         let value = try parser.value()
         parser.skipWhitespace()
         guard parser.index == bytes.count else { throw parser.unexpected("after the JSON value") }
@@ -57,20 +64,20 @@ struct JSONParser: ~Copyable {
         index += 1
         var members: [String: JSONValue] = [:]
         skipWhitespace()
-        if try consume(UInt8(ascii: "}")) { return leaveNesting(.object(members)) }
+        if consume(UInt8(ascii: "}")) { return leaveNesting(.object(members)) }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw unexpectedOrEnd("where a key was expected") }
             let key = try string()
             skipWhitespace()
-            guard try consume(UInt8(ascii: ":")) else { throw unexpectedOrEnd("where ':' was expected") }
+            guard consume(UInt8(ascii: ":")) else { throw unexpectedOrEnd("where ':' was expected") }
             let member = try value()
             if members[key] == nil { members[key] = member }
             skipWhitespace()
-            if try consume(UInt8(ascii: ",")) {
+            if consume(UInt8(ascii: ",")) {
                 skipWhitespace()
-                if try consume(UInt8(ascii: "}")) { return leaveNesting(.object(members)) }
-            } else if try consume(UInt8(ascii: "}")) {
+                if consume(UInt8(ascii: "}")) { return leaveNesting(.object(members)) }
+            } else if consume(UInt8(ascii: "}")) {
                 return leaveNesting(.object(members))
             } else {
                 throw unexpectedOrEnd("where ',' or '}' was expected")
@@ -83,14 +90,14 @@ struct JSONParser: ~Copyable {
         index += 1
         var items: [JSONValue] = []
         skipWhitespace()
-        if try consume(UInt8(ascii: "]")) { return leaveNesting(.array(items)) }
+        if consume(UInt8(ascii: "]")) { return leaveNesting(.array(items)) }
         while true {
             items.append(try value())
             skipWhitespace()
-            if try consume(UInt8(ascii: ",")) {
+            if consume(UInt8(ascii: ",")) {
                 skipWhitespace()
-                if try consume(UInt8(ascii: "]")) { return leaveNesting(.array(items)) }
-            } else if try consume(UInt8(ascii: "]")) {
+                if consume(UInt8(ascii: "]")) { return leaveNesting(.array(items)) }
+            } else if consume(UInt8(ascii: "]")) {
                 return leaveNesting(.array(items))
             } else {
                 throw unexpectedOrEnd("where ',' or ']' was expected")
@@ -216,17 +223,19 @@ struct JSONParser: ~Copyable {
         let start = index
         let negative = bytes[index] == UInt8(ascii: "-")
         if negative { index += 1 }
-        // The digits without leading zeros, and the power of ten they are multiplied by.
-        var digits: [UInt8] = []
-        var exponent = 0
         let integerStart = index
+        // The magnitude of a number with no fraction or exponent, while it fits in 64 bits.
+        var magnitude: UInt64? = 0
         while index < bytes.count, Self.isDigit(bytes[index]) {
-            if !(digits.isEmpty && bytes[index] == UInt8(ascii: "0")) { digits.append(bytes[index]) }
+            if let known = magnitude {
+                let (times10, overflow) = known.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = times10.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
+                magnitude = overflow || carry ? nil : sum
+            }
             index += 1
         }
-        let integerDigits = index - integerStart
-        guard integerDigits > 0 else { throw unexpectedOrEnd("where a digit was expected") }
-        if integerDigits > 1, bytes[integerStart] == UInt8(ascii: "0") {
+        guard index > integerStart else { throw unexpectedOrEnd("where a digit was expected") }
+        if index - integerStart > 1, bytes[integerStart] == UInt8(ascii: "0") {
             throw JSONSyntaxError(reason: "a number with a leading zero", offset: start)
         }
         var plain = true
@@ -234,60 +243,31 @@ struct JSONParser: ~Copyable {
             plain = false
             index += 1
             let fractionStart = index
-            while index < bytes.count, Self.isDigit(bytes[index]) {
-                if !(digits.isEmpty && bytes[index] == UInt8(ascii: "0")) { digits.append(bytes[index]) }
-                exponent -= 1
-                index += 1
-            }
+            while index < bytes.count, Self.isDigit(bytes[index]) { index += 1 }
             guard index > fractionStart else { throw unexpectedOrEnd("where a digit of the fraction was expected") }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             plain = false
             index += 1
-            var exponentNegative = false
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
-                exponentNegative = bytes[index] == UInt8(ascii: "-")
-                index += 1
-            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
             let exponentStart = index
-            var written = 0
-            while index < bytes.count, Self.isDigit(bytes[index]) {
-                written = min(written * 10 + Int(bytes[index] - UInt8(ascii: "0")), 1_000_000)
-                index += 1
-            }
+            while index < bytes.count, Self.isDigit(bytes[index]) { index += 1 }
             guard index > exponentStart else { throw unexpectedOrEnd("where a digit of the exponent was expected") }
-            exponent += exponentNegative ? -written : written
         }
-        if let whole = Self.wholeNumber(digits: digits, exponent: exponent, negative: negative) { return .integer(whole) }
+        if plain, let magnitude {
+            if !negative, magnitude <= UInt64(Int64.max) { return .integer(Int64(magnitude)) }
+            if negative, magnitude <= UInt64(Int64.max) + 1 { return .integer(Int64(truncatingIfNeeded: 0 &- magnitude)) }
+        }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         guard let double = Double(text), double.isFinite else {
             throw JSONSyntaxError(reason: "a number too large to represent", offset: start)
         }
-        if !plain, let whole = Int64(exactly: double) { return .integer(whole) }
-        return .number(double)
-    }
-
-    /// `digits × 10^exponent` with its sign, exactly, when it is a whole number in 64 bits.
-    private static func wholeNumber(digits: [UInt8], exponent: Int, negative: Bool) -> Int64? {
-        var significant = digits[...]
-        var exponent = exponent
-        while let last = significant.last, last == UInt8(ascii: "0") {
-            significant.removeLast()
-            exponent += 1
-        }
-        if significant.isEmpty { return 0 }
-        guard exponent >= 0, significant.count + exponent <= 19 else { return nil }
-        var magnitude: UInt64 = 0
-        for digit in significant { magnitude = magnitude * 10 + UInt64(digit - UInt8(ascii: "0")) }
-        for _ in 0..<exponent {
-            let (product, overflow) = magnitude.multipliedReportingOverflow(by: 10)
-            if overflow { return nil }
-            magnitude = product
-        }
-        if negative {
-            return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil
-        }
-        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+        // As the decoder did: a fraction or an exponent that leaves a whole number in 64 bits makes
+        // an integer. Below 2^53 the double is that number exactly; above, the decoder re-read the
+        // text its own way (as a Decimal, truncated), and is asked again for these rare spellings.
+        guard !plain, let whole = Int64(exactly: double) else { return .number(double) }
+        if double.magnitude < 0x1p53 { return .integer(whole) }
+        return (try? JSONDecoder().decode(JSONValue.self, from: Data(bytes[start..<index]))) ?? .number(double)
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool {
@@ -306,7 +286,7 @@ struct JSONParser: ~Copyable {
     }
 
     /// Moves past `byte` if it is next; whether it was.
-    private mutating func consume(_ byte: UInt8) throws(JSONSyntaxError) -> Bool {
+    private mutating func consume(_ byte: UInt8) -> Bool {
         guard index < bytes.count, bytes[index] == byte else { return false }
         index += 1
         return true
