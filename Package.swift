@@ -133,7 +133,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifiableCoreTests",
-            dependencies: ["NotifiableCore"],
+            dependencies: ["NotifiableCore", "NotifiableFakeGateways"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

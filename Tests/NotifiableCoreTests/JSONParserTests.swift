@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 @testable import NotifiableCore
+import NotifiableFakeGateways
 import Testing
 
 /// `JSONParser` must accept exactly what `JSONDecoder` into `JSONValue` accepted before it, and give
@@ -102,7 +103,7 @@ import Testing
     /// Random documents, written with random spacing, escapes and number spellings, then mutated
     /// byte by byte: the parser and the old decoder agree on every one.
     @Test func agreesWithTheOldDecoderOnRandomAndMutatedDocuments() {
-        var random = SplitMix(seed: 0x4A53_4F4E)
+        var random = SplitMix64(seed: 0x4A53_4F4E)
         var disagreements: [String] = []
         for round in 0..<6_000 {
             var text: [UInt8] = []
@@ -121,19 +122,7 @@ import Testing
 
     // MARK: Random documents
 
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    static func randomValue(_ random: inout SplitMix, depth: Int) -> JSONValue {
+    static func randomValue(_ random: inout SplitMix64, depth: Int) -> JSONValue {
         switch Int.random(in: 0..<(depth < 4 ? 9 : 6), using: &random) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &random))
@@ -154,11 +143,11 @@ import Testing
 
     static let alphabet: [Unicode.Scalar] = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "é", "€", "\u{2028}", "😀", "\u{10FFFF}", "{", "]", ","]
 
-    static func randomString(_ random: inout SplitMix) -> String {
+    static func randomString(_ random: inout SplitMix64) -> String {
         String(String.UnicodeScalarView((0..<Int.random(in: 0...6, using: &random)).map { _ in alphabet.randomElement(using: &random)! }))
     }
 
-    static func write(_ value: JSONValue, to out: inout [UInt8], _ random: inout SplitMix) {
+    static func write(_ value: JSONValue, to out: inout [UInt8], _ random: inout SplitMix64) {
         func space() { if Int.random(in: 0..<4, using: &random) == 0 { out += Array([" ", "\n", "\t", "\r\n "].randomElement(using: &random)!.utf8) } }
         space()
         switch value {
@@ -195,7 +184,7 @@ import Testing
         space()
     }
 
-    static func writeString(_ text: String, to out: inout [UInt8], _ random: inout SplitMix) {
+    static func writeString(_ text: String, to out: inout [UInt8], _ random: inout SplitMix64) {
         out.append(UInt8(ascii: "\""))
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -214,7 +203,7 @@ import Testing
         out.append(UInt8(ascii: "\""))
     }
 
-    static func mutate(_ text: inout [UInt8], _ random: inout SplitMix) {
+    static func mutate(_ text: inout [UInt8], _ random: inout SplitMix64) {
         let interesting: [UInt8] = Array(#"{}[],:"\-+.eE0159 tfnu"#.utf8) + [0x00, 0x01, 0x7F, 0x80, 0xC3, 0xED, 0xFF]
         for _ in 0..<Int.random(in: 1...3, using: &random) {
             guard !text.isEmpty else { return }
