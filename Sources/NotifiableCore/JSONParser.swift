@@ -61,11 +61,10 @@ struct JSONParser: ~Copyable {
 
     private mutating func object() throws(JSONSyntaxError) -> JSONValue {
         try enterNesting()
-        index += 1
+        defer { depth -= 1 }
         var members: [String: JSONValue] = [:]
-        skipWhitespace()
-        if consume(UInt8(ascii: "}")) { return leaveNesting(.object(members)) }
-        while true {
+        if consume(UInt8(ascii: "}")) { return .object(members) }
+        repeat {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw unexpectedOrEnd("where a key was expected") }
             let key = try string()
@@ -73,46 +72,39 @@ struct JSONParser: ~Copyable {
             guard consume(UInt8(ascii: ":")) else { throw unexpectedOrEnd("where ':' was expected") }
             let member = try value()
             if members[key] == nil { members[key] = member }
-            skipWhitespace()
-            if consume(UInt8(ascii: ",")) {
-                skipWhitespace()
-                if consume(UInt8(ascii: "}")) { return leaveNesting(.object(members)) }
-            } else if consume(UInt8(ascii: "}")) {
-                return leaveNesting(.object(members))
-            } else {
-                throw unexpectedOrEnd("where ',' or '}' was expected")
-            }
-        }
+        } while try !ended(closing: UInt8(ascii: "}"))
+        return .object(members)
     }
 
     private mutating func array() throws(JSONSyntaxError) -> JSONValue {
         try enterNesting()
-        index += 1
+        defer { depth -= 1 }
         var items: [JSONValue] = []
-        skipWhitespace()
-        if consume(UInt8(ascii: "]")) { return leaveNesting(.array(items)) }
-        while true {
+        if consume(UInt8(ascii: "]")) { return .array(items) }
+        repeat {
             items.append(try value())
-            skipWhitespace()
-            if consume(UInt8(ascii: ",")) {
-                skipWhitespace()
-                if consume(UInt8(ascii: "]")) { return leaveNesting(.array(items)) }
-            } else if consume(UInt8(ascii: "]")) {
-                return leaveNesting(.array(items))
-            } else {
-                throw unexpectedOrEnd("where ',' or ']' was expected")
-            }
-        }
+        } while try !ended(closing: UInt8(ascii: "]"))
+        return .array(items)
     }
 
+    /// Moves past the `[` or `{` under `index` and the space after it, one level deeper.
     private mutating func enterNesting() throws(JSONSyntaxError) {
         depth += 1
         guard depth <= Self.maximumDepth else { throw failure("arrays and objects nested more than \(Self.maximumDepth) deep") }
+        index += 1
+        skipWhitespace()
     }
 
-    private mutating func leaveNesting(_ value: JSONValue) -> JSONValue {
-        depth -= 1
-        return value
+    /// After an element of an array or object: a comma, or `closing`. True when the container ended,
+    /// also at a comma just before `closing` (the decoder allowed a trailing comma).
+    private mutating func ended(closing: UInt8) throws(JSONSyntaxError) -> Bool {
+        skipWhitespace()
+        if consume(UInt8(ascii: ",")) {
+            skipWhitespace()
+            return consume(closing)
+        }
+        if consume(closing) { return true }
+        throw unexpectedOrEnd("where ',' or '\(Self.describeBare(closing))' was expected")
     }
 
     private mutating func literal(_ word: StaticString) throws(JSONSyntaxError) {
