@@ -17,6 +17,12 @@ import Testing
         return Registration(appID: app, provider: .apns, token: token, binds: ColumnBinds(fields))
     }
 
+    /// One writer whose statement may wait behind a held row for as long as `whileAWriteIsHeld` waits for
+    /// the rest to arrive: under the default 10 s deadline a slow machine made the held write give up.
+    static func heldBatcher(_ service: TestService) -> RegistrationBatcher {
+        RegistrationBatcher(client: service.postgres, logger: TestDatabase.logger, writers: 1, statementDeadline: .seconds(60))
+    }
+
     static func token(_ n: Int) -> String { String(repeating: "0", count: 56) + String(format: "%08x", n) }
 
     /// Runs `arrivals` while a transaction holds the row of `heldToken`, which the batcher is
@@ -47,7 +53,7 @@ import Testing
     @Test func registrationsThatWaitTogetherAreWrittenTogetherAndEachGetsItsOwnDevice() async throws {
         try await withTestService { _, service in
             let app = try await service.createApp().app.id
-            let batcher = RegistrationBatcher(client: service.postgres, logger: TestDatabase.logger, writers: 1)
+            let batcher = Self.heldBatcher(service)
             let held = Self.token(0)
             let named = try await batcher.register(Self.registration(app: app, token: Self.token(1), alias: "old", name: "Old name"))
             _ = try await batcher.register(Self.registration(app: app, token: held, alias: "first"))
@@ -96,7 +102,7 @@ import Testing
     @Test func aRowPostgreSQLRefusesFailsAloneAndTheRestOfItsBatchIsWritten() async throws {
         try await withTestService { _, service in
             let app = try await service.createApp().app.id
-            let batcher = RegistrationBatcher(client: service.postgres, logger: TestDatabase.logger, writers: 1)
+            let batcher = Self.heldBatcher(service)
             let held = Self.token(0)
             _ = try await batcher.register(Self.registration(app: app, token: held, alias: "first"))
 
@@ -164,7 +170,7 @@ import Testing
     @Test func aBatchWhoseConnectionTheServerEndsTellsEveryCallerAtOnceInsteadOfTryingEachRow() async throws {
         try await withTestService { _, service in
             let app = try await service.createApp().app.id
-            let batcher = RegistrationBatcher(client: service.postgres, logger: TestDatabase.logger, writers: 1)
+            let batcher = Self.heldBatcher(service)
             let first = Self.token(0), second = Self.token(1)
             _ = try await batcher.register(Self.registration(app: app, token: first, alias: "a"))
             _ = try await batcher.register(Self.registration(app: app, token: second, alias: "b"))
