@@ -1,4 +1,5 @@
 import Foundation
+import NotifiableFakeGateways
 import Testing
 
 @testable import NotifiableDelivery
@@ -8,7 +9,7 @@ import Testing
     let noJitter = RetryPolicy(jitter: 0)
 
     func delay(_ policy: RetryPolicy, after attempts: Int, retryAfter: Duration? = nil, expiresAt: Date? = nil) -> TimeInterval? {
-        var random = SplitMix64Generator(seed: 1)
+        var random = SplitMix64(seed: 1)
         return policy.nextAttempt(after: attempts, retryAfter: retryAfter, now: now, expiresAt: expiresAt, random: &random)?
             .timeIntervalSince(now)
     }
@@ -48,7 +49,7 @@ import Testing
 
     @Test func jitterStaysWithinBounds() {
         let policy = RetryPolicy(maxAttempts: 100)  // jitter 0.5
-        var random = SplitMix64Generator(seed: 42)
+        var random = SplitMix64(seed: 42)
         var seen: [TimeInterval] = []
         for attempts in [1, 4, 10, 20] {
             let base = RetryPolicy.seconds(policy.backoff(after: attempts))
@@ -68,8 +69,8 @@ import Testing
 
     @Test func sameSeedSameSchedule() {
         let policy = RetryPolicy()
-        var a = SplitMix64Generator(seed: 7)
-        var b = SplitMix64Generator(seed: 7)
+        var a = SplitMix64(seed: 7)
+        var b = SplitMix64(seed: 7)
         for attempts in 1..<8 {
             #expect(
                 policy.nextAttempt(after: attempts, retryAfter: nil, now: now, expiresAt: nil, random: &a)
@@ -85,7 +86,7 @@ import Testing
         #expect(delay(noJitter, after: 5, retryAfter: .seconds(3)) == 16)
         // With jitter: never sooner than asked.
         let policy = RetryPolicy()
-        var random = SplitMix64Generator(seed: 3)
+        var random = SplitMix64(seed: 3)
         for _ in 0..<200 {
             let next = policy.nextAttempt(after: 2, retryAfter: .seconds(10), now: now, expiresAt: nil, random: &random)
             #expect(next!.timeIntervalSince(now) >= 10)
