@@ -43,7 +43,8 @@ class GatewayObservation:
 
     def requests(self):
         """Every request logged so far, in arrival order: dicts with arrived_at (float seconds), token,
-        key, outcome, status (int or None), retry_after (int or None)."""
+        key, outcome, status (int or None), retry_after (int or None), connection (int: the same for
+        requests on one TCP connection while it is open)."""
         records = []
         try:
             with open(self.log_path) as f:
@@ -51,10 +52,11 @@ class GatewayObservation:
         except OSError:
             return records
         for line in lines[1:-1]:  # the header; a last line without its newline may be half written
-            arrived_at, token, key, outcome, status, retry_after = line.split("\t")
+            arrived_at, token, key, outcome, status, retry_after, connection = line.split("\t")
             records.append({
                 "arrived_at": float(arrived_at), "token": token, "key": key, "outcome": outcome,
                 "status": int(status) if status else None, "retry_after": int(retry_after) if retry_after else None,
+                "connection": int(connection),
             })
         return records
 
@@ -196,24 +198,40 @@ def backoff_violations(requests, minimum_delay, slack=0.002):
     may come no sooner than minimum_delay(k), nor sooner than a Retry-After the k-th answer gave.
     (Gaps between arrivals bound the worker's delays from below: a delay starts when the answer
     comes, after the arrival; an attempt the gateway never saw only makes later gaps longer.)
-    Returns (violations, retries checked, Retry-After honoured count)."""
+    A Retry-After binds only if its answer could have reached the worker: when a drop-connection
+    fault closed the same connection between the two arrivals, the answer may have been lost with
+    it (answers are flushed after the read they came in), and the worker rightly saw a lost
+    connection instead. Such a retry must still keep the policy's delay.
+    Returns (violations, retries checked, Retry-After honoured count, Retry-After answers lost)."""
     by_token = defaultdict(list)
+    drops = defaultdict(list)
     for record in requests:
         if record["token"]:
             by_token[record["token"]].append(record)
-    violations, checked, retry_after_checked = [], 0, 0
+        if record["outcome"] == "drop-connection":
+            drops[record["connection"]].append(record["arrived_at"])
+
+    def dropped_between(connection, start, end):
+        return any(start <= at <= end for at in drops.get(connection, ()))
+
+    violations, checked, retry_after_checked, retry_after_lost = [], 0, 0, 0
     for token, records in by_token.items():
         for k, (previous, following) in enumerate(zip(records, records[1:]), start=1):
             gap = following["arrived_at"] - previous["arrived_at"]
-            required = minimum_delay(k)
+            policy = minimum_delay(k)
+            required = policy
             if previous["retry_after"] is not None:
-                required = max(required, previous["retry_after"])
-                retry_after_checked += 1
+                if gap + slack < previous["retry_after"] and dropped_between(
+                        previous["connection"], previous["arrived_at"], following["arrived_at"]):
+                    retry_after_lost += 1
+                else:
+                    required = max(required, previous["retry_after"])
+                    retry_after_checked += 1
             checked += 1
             if gap + slack < required:
                 violations.append(f"{token[:16]}… attempt {k + 1} came {gap * 1000:.0f} ms after attempt {k} "
                                   f"({previous['outcome']}), {required * 1000:.0f} ms required")
-    return violations, checked, retry_after_checked
+    return violations, checked, retry_after_checked, retry_after_lost
 
 
 def expect_exact_partition(notification_id, targeted):

@@ -16,6 +16,8 @@ struct FakeAPNsRequest {
     var expiration: String?
     var apnsID: String?
     var collapseID: String?
+    /// ``FakeGatewayRequestRecord/connection``.
+    var connection = 0
     /// The request's HEADERS frame, turned into a dictionary only when an accepted push is recorded.
     var headerFrame: HTTP2Frame.FramePayload.Headers?
     var body: ByteBuffer?
@@ -229,7 +231,8 @@ final class FakeAPNsRules: FaultInjectingRules {
 
         func record(_ outcome: String, status: Int?, retryAfter: Int? = nil, into state: inout State) {
             let record = FakeGatewayRequestRecord(
-                arrivedAt: now, token: pathToken, key: keyLabel, outcome: outcome, status: status, retryAfterSeconds: retryAfter
+                arrivedAt: now, token: pathToken, key: keyLabel, outcome: outcome, status: status, retryAfterSeconds: retryAfter,
+                connection: request.connection
             )
             state.tally.note(record, countingTokens: state.faults != nil)
         }

@@ -42,6 +42,7 @@ final class FakeAPNsStreamHandler: ChannelInboundHandler {
     private func answer(context: ChannelHandlerContext) {
         guard !answered else { return }
         answered = true
+        request.connection = FakeGatewayConnectionDropper.connectionNumber(of: context.channel)
         let decision = rules.decide(request)
         request = FakeAPNsRequest()
         let channel = context.channel

@@ -11,6 +11,8 @@ struct FakeFCMRequest {
     var headers: [(name: String, value: String)]
     var body: ByteBuffer?
     var bodyLength = 0
+    /// ``FakeGatewayRequestRecord/connection``.
+    var connection = 0
 
     /// Bodies are kept up to this size, plus one byte to tell that it was larger.
     static let maxBodyBytes = 64 * 1024

@@ -26,8 +26,9 @@ final class FakeFCMRequestHandler: ChannelInboundHandler {
         case .body(var buffer):
             request?.append(body: &buffer)
         case .end:
-            guard let request else { return }
+            guard var request else { return }
             self.request = nil
+            request.connection = FakeGatewayConnectionDropper.connectionNumber(of: context.channel)
             answer(request, context: context)
         }
     }

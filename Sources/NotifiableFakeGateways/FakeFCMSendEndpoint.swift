@@ -18,7 +18,8 @@ extension FakeFCMRules {
         let key = accessToken?.clientEmail ?? ""
         func record(_ outcome: String, token: String, status: Int?, retryAfter: Int? = nil, into state: inout State) {
             let record = FakeGatewayRequestRecord(
-                arrivedAt: now, token: token, key: key, outcome: outcome, status: status, retryAfterSeconds: retryAfter
+                arrivedAt: now, token: token, key: key, outcome: outcome, status: status, retryAfterSeconds: retryAfter,
+                connection: request.connection
             )
             state.tally.note(record, countingTokens: state.faults != nil)
         }

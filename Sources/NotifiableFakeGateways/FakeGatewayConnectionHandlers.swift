@@ -17,6 +17,12 @@ final class FakeGatewayConnectionDropper: ChannelOutboundHandler, Sendable {
         }
     }
 
+    /// The TCP connection that `channel` (a connection, or an HTTP/2 stream of one) belongs to, as a number for the
+    /// request log (``FakeGatewayRequestRecord/connection``): its object identity, free to read on every request.
+    static func connectionNumber(of channel: any Channel) -> Int {
+        Int(bitPattern: ObjectIdentifier(channel.parent ?? channel))
+    }
+
     /// Drops the TCP connection that `channel` (a connection, or an HTTP/2 stream of one) belongs to.
     static func drop(connectionOf channel: any Channel) {
         let connection = channel.parent ?? channel

@@ -14,26 +14,34 @@ public struct FakeGatewayRequestRecord: Sendable, Hashable {
     /// The HTTP status answered; nil when none was (reset, dropped, never answered).
     public var status: Int?
     public var retryAfterSeconds: Int?
+    /// The TCP connection the request came on, the same number for all its requests while it is open (a later
+    /// connection may get it again); 0 when unknown. A dropped connection loses answers written on it just
+    /// before: with this, a check can tell an answer the client never got from one it ignored.
+    public var connection: Int
 
-    public init(arrivedAt: Date, token: String, key: String, outcome: String, status: Int?, retryAfterSeconds: Int?) {
+    public init(
+        arrivedAt: Date, token: String, key: String, outcome: String, status: Int?, retryAfterSeconds: Int?, connection: Int = 0
+    ) {
         self.arrivedAt = arrivedAt
         self.token = token
         self.key = key
         self.outcome = outcome
         self.status = status
         self.retryAfterSeconds = retryAfterSeconds
+        self.connection = connection
     }
 
     /// The columns of ``tsvLine``, tab-separated.
-    public static let tsvHeader = "arrived_at\ttoken\tkey\toutcome\tstatus\tretry_after"
+    public static let tsvHeader = "arrived_at\ttoken\tkey\toutcome\tstatus\tretry_after\tconnection"
 
-    /// Seconds since 1970 (microseconds), token, key, outcome, status (empty for none), retry-after (empty for none).
+    /// Seconds since 1970 (microseconds), token, key, outcome, status (empty for none), retry-after (empty for none),
+    /// connection.
     public var tsvLine: String {
         let micros = Int64((arrivedAt.timeIntervalSince1970 * 1_000_000).rounded())
         let seconds = micros / 1_000_000, fraction = micros % 1_000_000
         let fractionText = String(fraction)
         let time = "\(seconds)." + String(repeating: "0", count: 6 - fractionText.count) + fractionText
-        return [time, token, key, outcome, status.map(String.init) ?? "", retryAfterSeconds.map(String.init) ?? ""]
+        return [time, token, key, outcome, status.map(String.init) ?? "", retryAfterSeconds.map(String.init) ?? "", String(connection)]
             .joined(separator: "\t")
     }
 }

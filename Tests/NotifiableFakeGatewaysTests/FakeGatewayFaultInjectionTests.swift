@@ -175,7 +175,7 @@ struct FakeGatewayFaultInjectionTests {
         let records = [
             FakeGatewayRequestRecord(
                 arrivedAt: Date(timeIntervalSince1970: 1_700_000_000.000042), token: "abc", key: "T:K", outcome: "unavailable:1",
-                status: 503, retryAfterSeconds: 1
+                status: 503, retryAfterSeconds: 1, connection: 7
             ),
             FakeGatewayRequestRecord(
                 arrivedAt: Date(timeIntervalSince1970: 1_700_000_001.5), token: "abc", key: "T:K", outcome: "timeout",
@@ -192,9 +192,9 @@ struct FakeGatewayFaultInjectionTests {
         #expect(json.contains(#""accepted_more_than_once":{"abc":2}"#))
         let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n").map(String.init)
         #expect(lines == [
-            "arrived_at\ttoken\tkey\toutcome\tstatus\tretry_after",
-            "1700000000.000042\tabc\tT:K\tunavailable:1\t503\t1",
-            "1700000001.500000\tabc\tT:K\ttimeout\t\t",
+            "arrived_at\ttoken\tkey\toutcome\tstatus\tretry_after\tconnection",
+            "1700000000.000042\tabc\tT:K\tunavailable:1\t503\t1\t7",
+            "1700000001.500000\tabc\tT:K\ttimeout\t\t\t0",
         ])
     }
 }
