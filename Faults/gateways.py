@@ -218,8 +218,7 @@ def backoff_violations(requests, minimum_delay, slack=0.002):
     for token, records in by_token.items():
         for k, (previous, following) in enumerate(zip(records, records[1:]), start=1):
             gap = following["arrived_at"] - previous["arrived_at"]
-            policy = minimum_delay(k)
-            required = policy
+            required = minimum_delay(k)
             if previous["retry_after"] is not None:
                 if gap + slack < previous["retry_after"] and dropped_between(
                         previous["connection"], previous["arrived_at"], following["arrived_at"]):
