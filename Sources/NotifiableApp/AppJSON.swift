@@ -10,6 +10,10 @@ struct AppJSON: Encodable, Sendable {
     let deliveryMode: String
     let requireVerifiedAlias: Bool
     let userTokenGeneration: Int
+    let androidStyle: String
+    let defaultTTLSeconds: Int64
+    let defaultMutableContent: Bool
+    let defaultContentAvailable: Bool
     let createdAt: String
     let updatedAt: String
     let credentials: [CredentialJSON]?
@@ -21,6 +25,10 @@ struct AppJSON: Encodable, Sendable {
         case deliveryMode = "delivery_mode"
         case requireVerifiedAlias = "require_verified_alias"
         case userTokenGeneration = "user_token_generation"
+        case androidStyle = "android_style"
+        case defaultTTLSeconds = "default_ttl_seconds"
+        case defaultMutableContent = "default_mutable_content"
+        case defaultContentAvailable = "default_content_available"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
@@ -39,6 +47,10 @@ struct AppJSON: Encodable, Sendable {
         deliveryMode = app.deliveryMode.rawValue
         requireVerifiedAlias = policy.requireVerifiedAlias
         userTokenGeneration = policy.generation
+        androidStyle = app.pushDefaults.androidStyle.rawValue
+        defaultTTLSeconds = app.pushDefaults.timeToLiveSeconds
+        defaultMutableContent = app.pushDefaults.mutableContent
+        defaultContentAvailable = app.pushDefaults.contentAvailable
         createdAt = Timestamp.iso8601(app.createdAt)
         updatedAt = Timestamp.iso8601(app.updatedAt)
         self.credentials = credentials?.map(CredentialJSON.init)
@@ -53,6 +65,10 @@ struct AppJSON: Encodable, Sendable {
         try container.encode(deliveryMode, forKey: .deliveryMode)
         try container.encode(requireVerifiedAlias, forKey: .requireVerifiedAlias)
         try container.encode(userTokenGeneration, forKey: .userTokenGeneration)
+        try container.encode(androidStyle, forKey: .androidStyle)
+        try container.encode(defaultTTLSeconds, forKey: .defaultTTLSeconds)
+        try container.encode(defaultMutableContent, forKey: .defaultMutableContent)
+        try container.encode(defaultContentAvailable, forKey: .defaultContentAvailable)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encodeIfPresent(credentials, forKey: .credentials)

@@ -57,14 +57,24 @@ struct AppsAdminController {
         ))
     }
 
-    /// `{"name"?, "delivery_mode"?, "require_verified_alias"?}`.
+    /// `{"name"?, "delivery_mode"?, "require_verified_alias"?, "android_style"?, "default_ttl_seconds"?,
+    ///   "default_mutable_content"?, "default_content_available"?}`.
     @Sendable func update(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<AppJSON> {
         let id = try context.pathID("id", what: "app")
         var request = request
         let body = try AdminBody(try await request.jsonBody(context: context))
-        try body.allowOnly(["name", "delivery_mode", "require_verified_alias"])
-        let name = try Self.name(body, required: false)
-        let mode = try body.choice("delivery_mode", DeliveryMode.self)
+        try body.allowOnly([
+            "name", "delivery_mode", "require_verified_alias", "android_style", "default_ttl_seconds", "default_mutable_content",
+            "default_content_available",
+        ])
+        let changes = AppRegistry.Changes(
+            name: try Self.name(body, required: false),
+            deliveryMode: try body.choice("delivery_mode", DeliveryMode.self),
+            androidStyle: try body.choice("android_style", AndroidStyle.self),
+            timeToLiveSeconds: try body.integer("default_ttl_seconds", in: PushDefaults.timeToLiveRange),
+            mutableContent: try body.boolean("default_mutable_content"),
+            contentAvailable: try body.boolean("default_content_available")
+        )
         let requireVerifiedAlias = try body.boolean("require_verified_alias")
         defer { credentials.forgetAll() }
         let policy = if let requireVerifiedAlias {
@@ -72,7 +82,7 @@ struct AppsAdminController {
         } else {
             try await userTokens.policy(appID: id)
         }
-        guard let policy, let app = try await apps.update(id: id, name: name, deliveryMode: mode) else {
+        guard let policy, let app = try await apps.update(id: id, changes) else {
             throw APIError.notFound("There is no app \(id).")
         }
         return JSONResponse(AppJSON(app, policy: policy))

@@ -24,14 +24,26 @@ struct NotificationsController {
     @Sendable func create(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<NotificationJSON> {
         let caller = try context.requireServerCaller()
         var request = request
-        var parsed = try NotificationRequest.parse(try await request.jsonBody(context: context), now: Date())
+        let body = try await request.jsonBody(context: context)
+        var parsed = try NotificationRequest.parse(body, now: Date())
         if parsed.idempotencyKey == nil, let header = request.headers[.idempotencyKey], !header.isEmpty {
             guard header.unicodeScalars.count <= 255, !header.utf8.contains(0) else {
                 throw APIError(status: .unprocessableContent, code: "too_long", message: "Idempotency-Key is at most 255 characters.", field: "Idempotency-Key")
             }
             parsed.idempotencyKey = header
         }
-        let (notification, created) = try await notifications.create(appID: caller.appID, request: parsed)
+        let (notification, created): (StoredNotification, Bool)
+        do {
+            (notification, created) = try await notifications.create(
+                appID: caller.appID, request: parsed, digest: NotificationRequest.digest(of: body)
+            )
+        } catch let reused as NotificationStore.IdempotencyKeyReused {
+            throw APIError(
+                status: .unprocessableContent, code: "idempotency_key_reused",
+                message: reused.description,
+                field: request.headers[.idempotencyKey] != nil ? "Idempotency-Key" : "idempotency_key"
+            )
+        }
         let counters = created ? nil : try await notifications.counters(notificationID: notification.id)
         return JSONResponse(NotificationJSON(notification, counters: counters), status: created ? .accepted : .ok)
     }

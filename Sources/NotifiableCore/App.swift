@@ -5,13 +5,19 @@ public struct App: Sendable, Equatable {
     public var id: Int64
     public var name: String
     public var deliveryMode: DeliveryMode
+    /// What its notifications get when they leave it unsaid.
+    public var pushDefaults: PushDefaults
     public var createdAt: Date
     public var updatedAt: Date
 
-    public init(id: Int64, name: String, deliveryMode: DeliveryMode = .live, createdAt: Date, updatedAt: Date? = nil) {
+    public init(
+        id: Int64, name: String, deliveryMode: DeliveryMode = .live, pushDefaults: PushDefaults = PushDefaults(), createdAt: Date,
+        updatedAt: Date? = nil
+    ) {
         self.id = id
         self.name = name
         self.deliveryMode = deliveryMode
+        self.pushDefaults = pushDefaults
         self.createdAt = createdAt
         self.updatedAt = updatedAt ?? createdAt
     }

@@ -51,12 +51,18 @@ public struct AppRegistry: Sendable {
         public let expiresAt: Date?
     }
 
+    /// The columns `apps(from:)` reads, in its order.
+    static let columns = """
+        id, name, delivery_mode, created_at, updated_at,
+        android_style, default_ttl_seconds, default_mutable_content, default_content_available
+        """
+
     public func create(name: String, deliveryMode: DeliveryMode = .live) async throws -> CreatedApp {
         try await client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 """
                 INSERT INTO apps (name, delivery_mode) VALUES (\(name), \(deliveryMode.rawValue))
-                RETURNING id, name, delivery_mode, created_at, updated_at
+                RETURNING \(unescaped: Self.columns)
                 """,
                 logger: logger
             )
@@ -71,24 +77,51 @@ public struct AppRegistry: Sendable {
 
     public func list() async throws -> [App] {
         try await Self.apps(from: client.query(
-            "SELECT id, name, delivery_mode, created_at, updated_at FROM apps ORDER BY id", logger: logger
+            "SELECT \(unescaped: Self.columns) FROM apps ORDER BY id", logger: logger
         ))
     }
 
     public func app(id: Int64) async throws -> App? {
         try await Self.apps(from: client.query(
-            "SELECT id, name, delivery_mode, created_at, updated_at FROM apps WHERE id = \(id)", logger: logger
+            "SELECT \(unescaped: Self.columns) FROM apps WHERE id = \(id)", logger: logger
         )).first
     }
 
-    /// Renames the app and/or changes its delivery mode; nil when there is no such app.
-    public func update(id: Int64, name: String?, deliveryMode: DeliveryMode?) async throws -> App? {
+    /// What an app's update may change; nil leaves a field as it is.
+    public struct Changes: Sendable, Equatable {
+        public var name: String?
+        public var deliveryMode: DeliveryMode?
+        public var androidStyle: AndroidStyle?
+        public var timeToLiveSeconds: Int64?
+        public var mutableContent: Bool?
+        public var contentAvailable: Bool?
+
+        public init(
+            name: String? = nil, deliveryMode: DeliveryMode? = nil, androidStyle: AndroidStyle? = nil, timeToLiveSeconds: Int64? = nil,
+            mutableContent: Bool? = nil, contentAvailable: Bool? = nil
+        ) {
+            self.name = name
+            self.deliveryMode = deliveryMode
+            self.androidStyle = androidStyle
+            self.timeToLiveSeconds = timeToLiveSeconds
+            self.mutableContent = mutableContent
+            self.contentAvailable = contentAvailable
+        }
+    }
+
+    /// Renames the app, changes its delivery mode and push defaults; nil when there is no such app.
+    public func update(id: Int64, _ changes: Changes) async throws -> App? {
         try await Self.apps(from: client.query(
             """
-            UPDATE apps SET name = COALESCE(\(name), name), delivery_mode = COALESCE(\(deliveryMode?.rawValue), delivery_mode),
+            UPDATE apps SET name = COALESCE(\(changes.name), name),
+                            delivery_mode = COALESCE(\(changes.deliveryMode?.rawValue), delivery_mode),
+                            android_style = COALESCE(\(changes.androidStyle?.rawValue), android_style),
+                            default_ttl_seconds = COALESCE(\(changes.timeToLiveSeconds)::int4, default_ttl_seconds),
+                            default_mutable_content = COALESCE(\(changes.mutableContent), default_mutable_content),
+                            default_content_available = COALESCE(\(changes.contentAvailable), default_content_available),
                             updated_at = now()
             WHERE id = \(id)
-            RETURNING id, name, delivery_mode, created_at, updated_at
+            RETURNING \(unescaped: Self.columns)
             """,
             logger: logger
         )).first
@@ -210,10 +243,19 @@ public struct AppRegistry: Sendable {
         return credential
     }
 
-    private static func apps(from rows: PostgresRowSequence) async throws -> [App] {
+    static func apps(from rows: PostgresRowSequence) async throws -> [App] {
         var apps: [App] = []
-        for try await (id, name, mode, createdAt, updatedAt) in rows.decode((Int64, String, String, Date, Date).self) {
-            apps.append(App(id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, createdAt: createdAt, updatedAt: updatedAt))
+        for try await (id, name, mode, createdAt, updatedAt, style, ttl, mutableContent, contentAvailable) in rows.decode(
+            (Int64, String, String, Date, Date, String, Int32, Bool, Bool).self
+        ) {
+            let defaults = PushDefaults(
+                androidStyle: AndroidStyle(rawValue: style) ?? .data, timeToLiveSeconds: Int64(ttl),
+                mutableContent: mutableContent, contentAvailable: contentAvailable
+            )
+            apps.append(App(
+                id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, pushDefaults: defaults, createdAt: createdAt,
+                updatedAt: updatedAt
+            ))
         }
         return apps
     }

@@ -21,11 +21,25 @@ public struct NotificationStore: Sendable {
         n.rich, n.awaiting_content
         """
 
-    /// Stores a notification for fan-out; a stateful one with its users' copies, in the same
-    /// transaction. With an idempotency key the app has used before, returns that notification
-    /// instead and `created` is false.
-    public func create(appID: Int64, request: NotificationRequest) async throws -> (notification: StoredNotification, created: Bool) {
-        let content = try StoredJSON.text(request.content)
+    /// An idempotency key the app has used before came with another request body.
+    public struct IdempotencyKeyReused: Error, Sendable, CustomStringConvertible {
+        public let notificationID: Int64
+
+        public var description: String {
+            "This idempotency key already made notification \(notificationID) from a different request; send the same body "
+                + "to get it again, or use a new key for a new notification."
+        }
+    }
+
+    /// Stores a notification for fan-out, with what it left unsaid taken from the app's push
+    /// defaults (`NotificationRequest.applying(_:now:)`); a stateful one with its users' copies, in
+    /// the same transaction. With an idempotency key the app has used before, returns that notification
+    /// instead and `created` is false, or throws `IdempotencyKeyReused` when `digest` (of the
+    /// request's body, `NotificationRequest.digest(of:)`) differs from the one it was created with.
+    public func create(
+        appID: Int64, request: NotificationRequest, digest: [UInt8]? = nil
+    ) async throws -> (notification: StoredNotification, created: Bool) {
+        let digest = digest.map { Data($0) }
         let targeting = try StoredJSON.text(request.targeting)
         let stateful = request.stateful != nil
         var sendAt: Date?, localSendAt: Date?
@@ -35,14 +49,21 @@ public struct NotificationStore: Sendable {
         case nil: break
         }
         let inserted = try await client.withTransaction(logger: logger) { connection -> StoredNotification? in
+            guard let app = try await AppRegistry.apps(from: connection.query(
+                "SELECT \(unescaped: AppRegistry.columns) FROM apps WHERE id = \(appID)", logger: logger
+            )).first else {
+                throw StoreError(description: "app \(appID) does not exist")
+            }
+            let request = request.applying(app.pushDefaults, now: Date())
+            let content = try StoredJSON.text(request.content)
             guard var notification = try await first(connection.query(
                 """
                 INSERT INTO notifications AS n (
                     app_id, idempotency_key, content, targeting, expires_at, stateful, users_targeted, send_at, local_send_at,
-                    rich, awaiting_content)
+                    rich, awaiting_content, request_digest)
                 VALUES (\(appID), \(request.idempotencyKey), \(content)::jsonb, \(targeting)::jsonb, \(request.content.expiresAt),
                         \(stateful), \(stateful ? request.targeting.userAliases.count : 0), \(sendAt),
-                        \(localSendAt)::timestamptz AT TIME ZONE 'UTC', \(request.rich), \(request.rich))
+                        \(localSendAt)::timestamptz AT TIME ZONE 'UTC', \(request.rich), \(request.rich), \(digest))
                 ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
                 RETURNING \(unescaped: Self.columns)
                 """,
@@ -68,6 +89,13 @@ public struct NotificationStore: Sendable {
             logger: logger
         )) else {
             throw StoreError(description: "notification insert returned no row and no earlier notification has its key")
+        }
+        // Notifications created before digests were kept match any body.
+        if let digest, try await client.query(
+            "SELECT 1 FROM notifications WHERE id = \(existing.id) AND request_digest IS NOT NULL AND request_digest <> \(digest)",
+            logger: logger
+        ).count() > 0 {
+            throw IdempotencyKeyReused(notificationID: existing.id)
         }
         return (existing, false)
     }

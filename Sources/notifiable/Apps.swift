@@ -61,38 +61,66 @@ struct Apps: AsyncParsableCommand {
     }
 
     struct Update: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Rename an app, switch its delivery mode or require verified user aliases.")
+        static let configuration = CommandConfiguration(
+            abstract: "Rename an app, switch its delivery mode, require verified user aliases or change its push defaults."
+        )
 
         @Option(help: "The app's id.") var app: Int64
         @Option(help: "A new name.") var name: String?
         @Option(help: "live (Apple and Google) or sandbox (the built-in fake gateways).") var mode: DeliveryMode?
         @Option(help: "true: a device takes a user alias only with that user's token (see README, Security).")
         var requireVerifiedAlias: Bool?
+        @Option(help: "data (data-only FCM messages the Notifiable Android SDK builds and reports) or notification (Android draws them).")
+        var androidStyle: AndroidStyle?
+        @Option(name: .customLong("default-ttl-seconds"), help: "Seconds a notification without ttl_seconds or expires_at waits for an offline device (60 to 2419200).")
+        var defaultTTLSeconds: Int64?
+        @Option(help: "true: notifications that show an alert carry mutable-content unless they say otherwise.")
+        var defaultMutableContent: Bool?
+        @Option(help: "true: notifications carry content-available unless they say otherwise.")
+        var defaultContentAvailable: Bool?
+
+        var changes: AppRegistry.Changes {
+            AppRegistry.Changes(
+                name: name.flatMap(App.normalizedName), deliveryMode: mode, androidStyle: androidStyle, timeToLiveSeconds: defaultTTLSeconds,
+                mutableContent: defaultMutableContent, contentAvailable: defaultContentAvailable
+            )
+        }
 
         func validate() throws {
             if let name, App.normalizedName(name) == nil { throw ValidationError("--name must be 1 to \(App.maxNameLength) characters.") }
-            guard name != nil || mode != nil || requireVerifiedAlias != nil else {
-                throw ValidationError("Give --name, --mode, --require-verified-alias or several.")
+            if let defaultTTLSeconds, !PushDefaults.timeToLiveRange.contains(defaultTTLSeconds) {
+                throw ValidationError(
+                    "--default-ttl-seconds must be from \(PushDefaults.timeToLiveRange.lowerBound) to \(PushDefaults.timeToLiveRange.upperBound)."
+                )
+            }
+            guard changes != AppRegistry.Changes() || requireVerifiedAlias != nil else {
+                throw ValidationError(
+                    "Give --name, --mode, --require-verified-alias, --android-style, --default-ttl-seconds, --default-mutable-content, "
+                        + "--default-content-available or several."
+                )
             }
         }
 
         func run() async throws {
-            let id = app, name = name.flatMap(App.normalizedName), mode = mode, required = requireVerifiedAlias
+            let id = app, changes = changes, required = requireVerifiedAlias
             let result = try await withStores { stores -> (App, UserTokenPolicy)? in
                 let policy = if let required {
                     try await stores.userTokens.setRequireVerifiedAlias(required, appID: id)
                 } else {
                     try await stores.userTokens.policy(appID: id)
                 }
-                guard let policy, let app = try await stores.apps.update(id: id, name: name, deliveryMode: mode) else { return nil }
+                guard let policy, let app = try await stores.apps.update(id: id, changes) else { return nil }
                 return (app, policy)
             }
             guard let result else { throw ValidationError("There is no app \(id).") }
             let (updated, policy) = result
+            let defaults = updated.pushDefaults
             print("App \(updated.id) \"\(updated.name)\" delivers in \(updated.deliveryMode.rawValue) mode.")
             print(policy.requireVerifiedAlias
                 ? "Devices take a user alias only with that user's token."
                 : "Devices may take any user alias (verified aliases are not required).")
+            print("Android style \(defaults.androidStyle.rawValue); default time to live \(defaults.timeToLiveSeconds) s; "
+                + "mutable-content \(defaults.mutableContent ? "on" : "off") and content-available \(defaults.contentAvailable ? "on" : "off") by default.")
         }
     }
 
@@ -112,6 +140,7 @@ struct Apps: AsyncParsableCommand {
 }
 
 extension DeliveryMode: ExpressibleByArgument {}
+extension AndroidStyle: ExpressibleByArgument {}
 extension CredentialRole: ExpressibleByArgument {}
 
 /// The stores a CLI command works with, over the configured database.

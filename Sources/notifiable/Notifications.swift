@@ -60,19 +60,26 @@ struct Notifications: AsyncParsableCommand {
             return .object(object)
         }
 
-        func run() async throws {
-            let request: NotificationRequest
+        /// The request the options stand for, validated, and its body's digest for the idempotency key.
+        func parsed() throws -> (NotificationRequest, [UInt8]) {
+            let body = try body()
             do {
-                request = try NotificationRequest.parse(try body(), now: Date())
-            } catch let error as NotifiableCore.ValidationError {
+                return (try NotificationRequest.parse(body, now: Date()), NotificationRequest.digest(of: body))
+            } catch {
                 throw ValidationError("\(error.field.map { "\($0): " } ?? "")\(error.message)")
             }
+        }
+
+        func run() async throws {
+            let (request, digest) = try parsed()
             let appID = app
             let text = try await withStores { stores -> String in
                 guard try await stores.apps.app(id: appID) != nil else { throw ValidationError("There is no app \(appID).") }
                 let notifications = NotificationStore(client: stores.client, logger: Logger(label: "notifiable.notifications"))
                 // The store wakes the workers (NOTIFY) once the notification is committed.
-                let (notification, created) = try await notifications.create(appID: appID, request: request)
+                let (notification, created) = try await notifications.create(
+                    appID: appID, request: request, digest: digest
+                )
                 let counters = created ? nil : try await notifications.counters(notificationID: notification.id)
                 return AdminJSON.notification(notification, counters: counters)
             }

@@ -32,7 +32,28 @@ extension NotificationContentTests {
         @Test func languageOnlyWhenCountryHasNoVariant() {
             #expect(localizedContent.text(language: "pt", country: "pt") == portuguese)
             #expect(localizedContent.text(language: "pt", country: nil) == portuguese)
-            #expect(localizedContent.text(language: "fr", country: "ca") == french)
+            // French gives only a title: the message falls back on the default's, field by field.
+            #expect(localizedContent.text(language: "fr", country: "ca") == LocalizedText(title: "Bonjour", message: "Default text"))
+        }
+
+        /// Each field falls back on its own: `lang-COUNTRY`, then `lang`, then the default.
+        @Test(arguments: [
+            ("pt", "br", LocalizedText(title: "Oi", subtitle: "Sub PT", message: "Msg BR")),
+            ("pt", "pt", LocalizedText(title: "Olá", subtitle: "Sub PT", message: "Default message")),
+            ("pt", nil, LocalizedText(title: "Olá", subtitle: "Sub PT", message: "Default message")),
+            ("es", "br", LocalizedText(title: "Default title", subtitle: "Default sub", message: "Default message")),
+            ("fr", "fr", LocalizedText(title: "Default title", subtitle: "Default sub", message: "Message FR")),
+        ] as [(String, String?, LocalizedText)])
+        func eachFieldFallsBackOnItsOwn(language: String, country: String?, expected: LocalizedText) {
+            let content = NotificationContent(
+                text: LocalizedText(title: "Default title", subtitle: "Default sub", message: "Default message"),
+                localized: [
+                    "pt": LocalizedText(title: "Olá", subtitle: "Sub PT"),
+                    "pt-br": LocalizedText(title: "Oi", message: "Msg BR"),
+                    "fr": LocalizedText(message: "Message FR"),
+                ]
+            )
+            #expect(content.text(language: language, country: country) == expected)
         }
 
         @Test func defaultWhenNoVariantFits() {
@@ -52,7 +73,7 @@ extension NotificationContentTests {
         @Test func languageAndCountryAreCaseInsensitive() {
             #expect(localizedContent.text(language: "PT", country: "BR") == brazilian)
             #expect(localizedContent.text(language: "Pt", country: "Pt") == portuguese)
-            #expect(localizedContent.text(language: "FR", country: nil) == french)
+            #expect(localizedContent.text(language: "FR", country: nil).title == french.title)
         }
 
         @Test func parsedLocaleKeysAreFoundByDeviceLocale() throws {
@@ -91,14 +112,21 @@ extension NotificationContentTests {
 
         @Test func defaultContentRoundTrips() throws {
             #expect(try roundTrip(NotificationContent()) == NotificationContent())
+            #expect(try roundTrip(NotificationContent(androidStyle: .notification)).androidStyle == .notification)
+        }
+
+        @Test func contentStoredBeforeAndroidStylesIsDataStyle() throws {
+            let old = try JSONDecoder().decode(NotificationContent.self, from: Data(#"{"text": {"title": "t"}}"#.utf8))
+            #expect(old.androidStyle == .data)
         }
 
         @Test func storedContentUsesSnakeCaseKeys() throws {
             let stored = try storedJSON(Self.full)
             #expect(Set(stored.keys) == [
                 "text", "localized", "parameters", "sound", "badge", "thread_id", "category", "content_available",
-                "mutable_content", "priority", "collapse_id", "expires_at",
+                "mutable_content", "priority", "collapse_id", "expires_at", "android_style",
             ])
+            #expect(stored["android_style"] == .string("data"))
             #expect(stored["text"] == .object(["title": .string("Sale"), "subtitle": .string("Today only"), "message": .string("50% off")]))
             #expect(stored["priority"] == .string("normal"))
             #expect(stored["expires_at"] == .number(1_795_341_600.125))

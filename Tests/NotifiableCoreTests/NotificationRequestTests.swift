@@ -172,7 +172,11 @@ extension NotificationRequestTests {
             #"{"sound": "default", "all": true}"#,
         ])
         func acceptsNotificationsThatShowOrDoSomething(body: String) throws {
-            _ = try parse(body)
+            let request = try parse(body)
+            #expect(request.targeting.all)
+            let content = request.content
+            let shows = content.text.title != nil || content.text.message != nil || !content.localized.isEmpty
+            #expect(shows || content.contentAvailable || content.badge != nil || content.sound != nil)
         }
 
         @Test(arguments: [
@@ -438,6 +442,9 @@ private let contentCases: [RefusalCase] = [
     RefusalCase(withTarget(#""title": "Hi", "parameters": {"ok": 1, "n_id": 5}"#), "reserved_parameter", "parameters.n_id"),
     RefusalCase(#"{"notification": {"title": "Hi", "parameters": {"n_id": 5}}, "all": true}"#, "reserved_parameter", "notification.parameters.n_id"),
     RefusalCase(withTarget(#""title": "Hi", "parameters": {"from": "alice"}"#), "reserved_parameter", "parameters.from"),
+    // The Android SDK reads the notification's text from these data keys, in any case.
+    RefusalCase(withTarget(#""title": "Hi", "parameters": {"title": "other"}"#), "reserved_parameter", "parameters.title"),
+    RefusalCase(withTarget(#""title": "Hi", "parameters": {"Message": "other"}"#), "reserved_parameter", "parameters.Message"),
     RefusalCase(withTarget(#""title": "Hi", "parameters": {"google.c.a.e": "1"}"#), "reserved_parameter", "parameters.google.c.a.e"),
     RefusalCase(withTarget(#""title": "Hi", "parameters": {"gcm.notification.x": "1"}"#), "reserved_parameter", "parameters.gcm.notification.x"),
     RefusalCase(withTarget(#""title": "Hi", "parameters": {"k": "\#(repeated("x", 3065))"}"#), "too_large", "parameters"),
@@ -569,6 +576,77 @@ extension NotificationRequestTests {
             for _ in 0..<5 {
                 #expect(try parseError(withTarget(#""zeta": 1, "alpha": 2"#))?.field == "alpha")
             }
+        }
+    }
+}
+
+extension NotificationRequestTests {
+    /// What a body leaves unsaid comes from the app's `PushDefaults`.
+    @Suite struct AppDefaults {
+        let defaults = PushDefaults(androidStyle: .notification, timeToLiveSeconds: 3600, mutableContent: true, contentAvailable: true)
+
+        @Test func withoutAnExpiryItExpiresTheAppsTimeToLiveAfterItIsSent() throws {
+            let request = try parse(#"{"title": "Hi", "all": true}"#).applying(defaults, now: now)
+            #expect(request.content.expiresAt == now.addingTimeInterval(3600))
+            // The standard default: four weeks, FCM's own.
+            let standard = try parse(#"{"title": "Hi", "all": true}"#).applying(PushDefaults(), now: now)
+            #expect(standard.content.expiresAt == now.addingTimeInterval(28 * 24 * 3600))
+        }
+
+        @Test func aScheduledOneCountsFromItsSend() throws {
+            let at = try parse(#"{"title": "Hi", "all": true, "send_at": "2026-11-21T00:00:00Z"}"#).applying(defaults, now: now)
+            #expect(at.content.expiresAt == now.addingTimeInterval(86_400 + 3600))
+            // With local_time, from the last time zone's send (UTC−12).
+            let local = try parse(#"{"title": "Hi", "all": true, "send_at": "2026-11-21T00:00:00", "local_time": true}"#)
+                .applying(defaults, now: now)
+            #expect(local.content.expiresAt == now.addingTimeInterval(86_400 + 12 * 3600 + 3600))
+        }
+
+        @Test func anExpiryTheSenderGaveIsKeptAndZeroMeansNowOrNever() throws {
+            let ttl = try parse(#"{"title": "Hi", "all": true, "ttl_seconds": 60}"#).applying(defaults, now: now)
+            #expect(ttl.content.expiresAt == now.addingTimeInterval(60))
+            let zero = try parse(#"{"title": "Hi", "all": true, "ttl_seconds": 0}"#).applying(defaults, now: now)
+            #expect(zero.content.expiresAt == now)
+            let at = try parse(#"{"title": "Hi", "all": true, "expires_at": "2026-11-20T00:10:00Z"}"#).applying(defaults, now: now)
+            #expect(at.content.expiresAt == now.addingTimeInterval(600))
+        }
+
+        @Test func iOSFlagsComeFromTheAppUnlessTheBodySays() throws {
+            let unsaid = try parse(#"{"title": "Hi", "all": true}"#).applying(defaults, now: now).content
+            #expect(unsaid.mutableContent && unsaid.contentAvailable)
+            let said = try parse(#"{"title": "Hi", "all": true, "mutable_content": false, "content_available": false}"#)
+                .applying(defaults, now: now).content
+            #expect(!said.mutableContent && !said.contentAvailable)
+            // mutable-content only where there is an alert for an extension to change.
+            let badgeOnly = try parse(#"{"badge": 1, "all": true}"#).applying(defaults, now: now).content
+            #expect(!badgeOnly.mutableContent && badgeOnly.contentAvailable)
+            let off = try parse(#"{"title": "Hi", "all": true}"#).applying(PushDefaults(), now: now).content
+            #expect(!off.mutableContent && !off.contentAvailable)
+        }
+
+        @Test func theAndroidStyleIsTheApps() throws {
+            #expect(try parse(#"{"title": "Hi", "all": true}"#).applying(defaults, now: now).content.androidStyle == .notification)
+            #expect(try parse(#"{"title": "Hi", "all": true}"#).applying(PushDefaults(), now: now).content.androidStyle == .data)
+        }
+    }
+
+    @Suite struct IdempotencyDigest {
+        func digest(_ text: String) throws -> [UInt8] { NotificationRequest.digest(of: try json(text)) }
+
+        @Test func theSameRequestHasTheSameDigestWhereverTheKeyIsAndHoweverItIsWritten() throws {
+            let plain = try digest(#"{"title": "Hi", "all": true}"#)
+            #expect(plain.count == 32)
+            #expect(try digest(#"{"all":true,"title":"Hi"}"#) == plain)
+            #expect(try digest(#"{"title": "Hi", "all": true, "idempotency_key": "k1"}"#) == plain)
+            #expect(try digest(#"{"notification": {"title": "Hi", "idempotency_key": "k1"}, "all": true}"#)
+                == digest(#"{"notification": {"title": "Hi"}, "all": true}"#))
+        }
+
+        @Test func anyOtherChangeIsAnotherRequest() throws {
+            let plain = try digest(#"{"title": "Hi", "all": true}"#)
+            #expect(try digest(#"{"title": "Hi!", "all": true}"#) != plain)
+            #expect(try digest(#"{"title": "Hi", "user_aliases": ["alice"]}"#) != plain)
+            #expect(try digest(#"{"title": "Hi", "all": true, "ttl_seconds": 60}"#) != plain)
         }
     }
 }

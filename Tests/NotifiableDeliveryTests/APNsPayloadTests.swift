@@ -50,8 +50,8 @@ import Testing
         #expect(try alert("pt", "BR") == .object(["title": .string("Oi"), "body": .string("pt-br")]))
         #expect(try alert("PT", "pt") == .object(["title": .string("Olá"), "body": .string("pt")]))
         #expect(try alert("pt", nil) == .object(["title": .string("Olá"), "body": .string("pt")]))
-        // A variant replaces the whole text: no title from the default leaks in.
-        #expect(try alert("fr", "CA") == .object(["body": .string("Bonjour")]))
+        // Each field falls back on its own: French gives only a message, the title is the default's.
+        #expect(try alert("fr", "CA") == .object(["title": .string("Hello"), "body": .string("Bonjour")]))
         #expect(try alert("de", "DE") == .object(["title": .string("Hello"), "body": .string("default")]))
         #expect(try alert(nil, "BR") == .object(["title": .string("Hello"), "body": .string("default")]))
         // Non-ASCII is written as UTF-8, not escaped.

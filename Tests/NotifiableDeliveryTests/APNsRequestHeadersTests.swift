@@ -10,7 +10,7 @@ import Testing
     let background = NotificationContent(contentAvailable: true)
 
     func headers(_ content: NotificationContent, deliveryID: Int64 = 1) -> [String: String] {
-        let list = APNsRequestHeaders.make(content: content, topic: "com.example.app", deliveryID: deliveryID, now: now)
+        let list = APNsRequestHeaders.make(content: content, topic: "com.example.app", deliveryID: deliveryID, notificationID: 7, now: now)
         #expect(Set(list.map(\.0)).count == list.count, "no header twice")
         return Dictionary(uniqueKeysWithValues: list)
     }
@@ -19,7 +19,7 @@ import Testing
         var content = alert
         content.collapseID = "score"
         content.expiresAt = Date(timeIntervalSince1970: 1_700_003_600.75)
-        let list = APNsRequestHeaders.make(content: content, topic: "com.example.app", deliveryID: 255, now: now)
+        let list = APNsRequestHeaders.make(content: content, topic: "com.example.app", deliveryID: 255, notificationID: 7, now: now)
         #expect(list.map(\.0) == ["apns-topic", "apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id"])
         #expect(list.map(\.1) == ["com.example.app", "alert", "10", "1700003600", "score", "00000000-0000-4000-8000-0000000000ff"])
     }
@@ -51,10 +51,13 @@ import Testing
     }
 
     @Test func expiration() {
-        #expect(headers(alert)["apns-expiration"] == "0")
+        // No expiry (content stored before apps had a time to live): four weeks, never "0", which
+        // would tell APNs not to store the push for an offline iPhone.
+        #expect(headers(alert)["apns-expiration"] == String(1_700_000_000 + 28 * 24 * 3600))
         var content = alert
         content.expiresAt = Date(timeIntervalSince1970: 1_800_000_000.999)
         #expect(headers(content)["apns-expiration"] == "1800000000")
+        // "ttl_seconds": 0 stores an expiry of now: Apple's "now or never".
         // Already expired: deliver-once rather than a date in the past.
         content.expiresAt = now
         #expect(headers(content)["apns-expiration"] == "0")
@@ -63,12 +66,13 @@ import Testing
     }
 
     @Test func collapseID() {
-        #expect(headers(alert)["apns-collapse-id"] == nil)
+        // Without the sender's, one per notification: a push sent twice replaces itself on the phone.
+        #expect(headers(alert)["apns-collapse-id"] == "n7")
         var content = alert
         content.collapseID = "game-42"
         #expect(headers(content)["apns-collapse-id"] == "game-42")
         content.collapseID = ""
-        #expect(headers(content)["apns-collapse-id"] == nil)
+        #expect(headers(content)["apns-collapse-id"] == "n7")
     }
 
     @Test(arguments: [Int64(0), 1, 255, 123_456_789, 0xFFFF_FFFF_FFFF, 0x1_0000_0000_0000, .max, -1, .min])

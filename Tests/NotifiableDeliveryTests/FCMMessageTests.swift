@@ -40,8 +40,15 @@ import Testing
     }
 
     @Test func aSimpleNotificationIsCompactSortedJSON() throws {
+        // Data style (the default): data-only, title and message among the data, as the Android SDK reads them.
         let (text, _) = try encode(NotificationContent(text: LocalizedText(title: "Hi", message: "There")))
-        #expect(text == #"{"message":{"android":{"priority":"HIGH"},"data":{"n_id":"77"},"notification":{"body":"There","title":"Hi"},"token":"device-token"}}"#)
+        #expect(text == #"{"message":{"android":{"priority":"HIGH"},"data":{"message":"There","n_id":"77","title":"Hi"},"token":"device-token"}}"#)
+    }
+
+    @Test func notificationStyleAddsTheNotificationBlockAndATagBesideTheSameData() throws {
+        let (text, _) = try encode(NotificationContent(text: LocalizedText(title: "Hi", message: "There"), androidStyle: .notification))
+        #expect(text == #"{"message":{"android":{"notification":{"tag":"n77"},"priority":"HIGH"},"#
+            + #""data":{"message":"There","n_id":"77","title":"Hi"},"notification":{"body":"There","title":"Hi"},"token":"device-token"}}"#)
     }
 
     @Test func textIsLocalizedForTheDevice() throws {
@@ -54,15 +61,22 @@ import Testing
             ]
         )
         func notification(_ language: String?, _ country: String?) throws -> JSONValue? {
-            try encode(content, language: language, country: country).message["notification"]
+            var styled = content
+            styled.androidStyle = .notification
+            return try encode(styled, language: language, country: country).message["notification"]
         }
-        #expect(try notification("fr", nil) == .object(["title": .string("Bonjour"), "body": .string("Défaut")]))
-        #expect(try notification("FR", "ca") == .object(["title": .string("Bonjour"), "body": .string("Défaut")]))
-        #expect(try notification("pt", "BR") == .object(["title": .string("Oi"), "body": .string("Brasil")]))
-        #expect(try notification("pt", "pt") == .object(["title": .string("Olá"), "body": .string("Português")]))
-        // FCM has no subtitle: the default text is sent without it.
-        #expect(try notification("de", nil) == .object(["title": .string("Hello"), "body": .string("Default")]))
-        #expect(try notification(nil, nil) == .object(["title": .string("Hello"), "body": .string("Default")]))
+        func data(_ language: String?, _ country: String?) throws -> JSONValue? {
+            try encode(content, language: language, country: country).message["data"]
+        }
+        let expected: [(String?, String?, String, String)] = [
+            ("fr", nil, "Bonjour", "Défaut"), ("FR", "ca", "Bonjour", "Défaut"), ("pt", "BR", "Oi", "Brasil"),
+            ("pt", "pt", "Olá", "Português"), ("de", nil, "Hello", "Default"), (nil, nil, "Hello", "Default"),
+        ]
+        for (language, country, title, message) in expected {
+            // FCM has no subtitle: it is not sent.
+            #expect(try notification(language, country) == .object(["title": .string(title), "body": .string(message)]))
+            #expect(try data(language, country) == .object(["title": .string(title), "message": .string(message), "n_id": .string("77")]))
+        }
     }
 
     @Test func withoutTextItIsADataMessage() throws {
@@ -72,8 +86,9 @@ import Testing
         #expect(message["android"] == .object(["priority": .string("HIGH")]))
         #expect(message["data"] == .object(["sync": .string("true"), "n_id": .string("77")]))
 
-        let titleOnly = try encode(NotificationContent(text: LocalizedText(title: "Only a title"))).message
+        let titleOnly = try encode(NotificationContent(text: LocalizedText(title: "Only a title"), androidStyle: .notification)).message
         #expect(titleOnly["notification"] == .object(["title": .string("Only a title")]))
+        #expect(titleOnly["data"] == .object(["title": .string("Only a title"), "n_id": .string("77")]))
     }
 
     @Test func parametersAreFlattenedToStrings() throws {
@@ -95,14 +110,18 @@ import Testing
     }
 
     @Test func androidOptionsFollowTheContent() throws {
-        let content = NotificationContent(
+        var content = NotificationContent(
             text: LocalizedText(message: "Score"), sound: "goal.wav", badge: 4, priority: .normal, collapseID: "match-7",
-            expiresAt: now.addingTimeInterval(3600.9)
+            expiresAt: now.addingTimeInterval(3600.9), androidStyle: .notification
         )
-        let (_, message) = try encode(content)
-        #expect(message["android"] == .object([
+        #expect(try encode(content).message["android"] == .object([
             "priority": .string("NORMAL"), "ttl": .string("3600s"), "collapse_key": .string("match-7"),
             "notification": .object(["sound": .string("goal.wav"), "tag": .string("match-7"), "notification_count": .integer(4)]),
+        ]))
+        // Data style: the app draws the notification, so Android's notification options are not sent.
+        content.androidStyle = .data
+        #expect(try encode(content).message["android"] == .object([
+            "priority": .string("NORMAL"), "ttl": .string("3600s"), "collapse_key": .string("match-7"),
         ]))
     }
 
@@ -129,11 +148,19 @@ import Testing
 
     @Test func keysThatOnlyLookReservedAreFine() throws {
         let content = NotificationContent(parameters: [
-            "from_user": .string("a"), "message": .string("b"), "aps": .string("c"), "collapse_key": .string("d"), "fromage": .null,
+            "from_user": .string("a"), "messages": .string("b"), "aps": .string("c"), "collapse_key": .string("d"), "fromage": .null,
             "from": .null,
         ])
         let data = try encode(content).message["data"]?.objectValue
-        #expect(data?.keys.sorted() == ["aps", "collapse_key", "from_user", "message", "n_id"])
+        #expect(data?.keys.sorted() == ["aps", "collapse_key", "from_user", "messages", "n_id"])
+    }
+
+    @Test func storedParametersNamedLikeTheTextKeysLoseToTheText() throws {
+        // The API refuses them now; a notification stored before carries the SDK's keys all the same.
+        let content = NotificationContent(
+            text: LocalizedText(title: "Real"), parameters: ["Title": .string("p1"), "MESSAGE": .string("p2"), "keep": .string("k")]
+        )
+        #expect(try encode(content).message["data"] == .object(["title": .string("Real"), "keep": .string("k"), "n_id": .string("77")]))
     }
 
     @Test func payloadsOverFCMsLimitFail() throws {
@@ -150,8 +177,13 @@ import Testing
         #expect(failure(over) == .payloadTooLarge(size: 4097))
         #expect(failure(over)?.description == "payload_too_large: 4097 bytes of notification and data, FCM accepts at most 4096")
 
-        // Multi-byte text is counted in UTF-8 bytes.
+        // Multi-byte text is counted in UTF-8 bytes: "message" and its text in data, n_id.
         let emoji = NotificationContent(text: LocalizedText(message: String(repeating: "😀", count: 1100)))
-        #expect(failure(emoji) == .payloadTooLarge(size: 4 + 4400 + 4 + 2))
+        #expect(failure(emoji) == .payloadTooLarge(size: 7 + 4400 + 4 + 2))
+        // The notification style carries the text twice, in notification and in data.
+        var twice = NotificationContent(text: LocalizedText(message: String(repeating: "m", count: 2040)), androidStyle: .notification)
+        #expect(failure(twice) == .payloadTooLarge(size: (4 + 2040) + (7 + 2040) + 4 + 2))
+        twice.androidStyle = .data
+        #expect(failure(twice) == nil)
     }
 }

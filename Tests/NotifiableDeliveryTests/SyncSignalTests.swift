@@ -16,7 +16,7 @@ import Testing
         let payload = String(decoding: try APNsPayload.encode(content: content, language: "fr", country: nil, notificationID: 42), as: UTF8.self)
         #expect(payload == #"{"aps":{"content-available":1},"n_cursor":"17","n_id":42,"n_read_state":"read","n_sync":"updated","n_user_action_state":"dismissed"}"#)
         let headers = Dictionary(uniqueKeysWithValues: APNsRequestHeaders.make(
-            content: content, topic: "com.example.app", deliveryID: 9, now: Date(timeIntervalSince1970: 1_900_000_000)
+            content: content, topic: "com.example.app", deliveryID: 9, notificationID: 42, now: Date(timeIntervalSince1970: 1_900_000_000)
         ))
         #expect(headers["apns-push-type"] == "background")
         #expect(headers["apns-priority"] == "5")

@@ -7,11 +7,13 @@ extension NotificationContent {
         "content_available", "mutable_content", "priority", "collapse_id", "expires_at", "ttl_seconds",
     ]
 
-    /// Parameter keys the service or a gateway owns: `aps` (APNs), `n_id` (the notification id the
-    /// SDKs read), and FCM's reserved data keys (`from`, `message_type`, `google…`, `gcm…`).
+    /// Parameter keys the service or a gateway owns, in any case: `aps` (APNs), `n_id` (the
+    /// notification id the SDKs read), `title` and `message` (the text every FCM push carries in
+    /// `data`, which the Android SDK reads case-insensitively), and FCM's reserved data keys
+    /// (`from`, `message_type`, `google…`, `gcm…`).
     public static func isReservedParameter(_ key: String) -> Bool {
         let lower = key.lowercased()
-        return ["aps", "n_id", "from", "message_type"].contains(lower)
+        return ["aps", "n_id", "title", "message", "from", "message_type"].contains(lower)
             || lower.hasPrefix("google") || lower.hasPrefix("gcm")
     }
 
@@ -133,8 +135,8 @@ extension NotificationContent {
         for key in parameters.keys.sorted() where isReservedParameter(key) {
             throw ValidationError(
                 code: "reserved_parameter",
-                message: "\(member.path).\(key): \"\(key)\" is reserved (the service or a push gateway sets it); "
-                    + "choose another key.",
+                message: "\(member.path).\(key): \"\(key)\" is reserved (the service or a push gateway sets it: "
+                    + "Android devices read the notification's own title, message and n_id from these keys); choose another key.",
                 field: "\(member.path).\(key)"
             )
         }
@@ -176,7 +178,7 @@ extension NotificationContent {
         return expiry
     }
 
-    private static func milliseconds(_ secondsSince1970: Double) -> Date {
+    static func milliseconds(_ secondsSince1970: Double) -> Date {
         Date(timeIntervalSince1970: (secondsSince1970 * 1_000).rounded() / 1_000)
     }
 }

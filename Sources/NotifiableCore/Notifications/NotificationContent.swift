@@ -37,13 +37,16 @@ public struct NotificationContent: Sendable, Equatable, Codable {
     public var priority: NotificationPriority
     public var collapseID: String?
     public var expiresAt: Date?
+    /// Whether FCM gets a `notification` block beside the data keys; the app's setting when the
+    /// notification was accepted.
+    public var androidStyle: AndroidStyle
 
     public init(
         text: LocalizedText = LocalizedText(), localized: [String: LocalizedText] = [:],
         parameters: [String: JSONValue] = [:], sound: String? = nil, badge: Int? = nil,
         threadID: String? = nil, category: String? = nil, contentAvailable: Bool = false,
         mutableContent: Bool = false, priority: NotificationPriority = .high, collapseID: String? = nil,
-        expiresAt: Date? = nil
+        expiresAt: Date? = nil, androidStyle: AndroidStyle = .data
     ) {
         self.text = text
         self.localized = localized
@@ -57,18 +60,33 @@ public struct NotificationContent: Sendable, Equatable, Codable {
         self.priority = priority
         self.collapseID = collapseID
         self.expiresAt = expiresAt
+        self.androidStyle = androidStyle
     }
 
-    /// The text for a device: its language and country ("pt-br"), else its language ("pt"),
-    /// else the default text.
+    /// The text for a device, each field on its own: `localized["pt-br"]`'s field, else
+    /// `localized["pt"]`'s, else the default's. A variant that gives only a title keeps the
+    /// default message, so a French device never gets a title without a body.
     public func text(language: String?, country: String?) -> LocalizedText {
-        if let language = language?.lowercased() {
-            if let country = country?.lowercased(), let exact = localized["\(language)-\(country)"] {
-                return exact
-            }
-            if let general = localized[language] { return general }
-        }
-        return text
+        guard let language = language?.lowercased() else { return text }
+        var variants: [LocalizedText] = []
+        if let country = country?.lowercased(), let exact = localized["\(language)-\(country)"] { variants.append(exact) }
+        if let general = localized[language] { variants.append(general) }
+        guard !variants.isEmpty else { return text }
+        variants.append(text)
+        return LocalizedText(
+            title: variants.lazy.compactMap(\.title).first,
+            subtitle: variants.lazy.compactMap(\.subtitle).first,
+            message: variants.lazy.compactMap(\.message).first
+        )
+    }
+
+    /// What makes a push of this notification replace an earlier one on the device: the sender's
+    /// `collapse_id`, else one per notification (`n<id>`), so a push sent twice (its first answer
+    /// lost with the connection) replaces itself instead of showing twice. Carried as
+    /// `apns-collapse-id` and as the Android notification's `tag`.
+    public func collapseIdentifier(notificationID: Int64) -> String {
+        if let collapseID, !collapseID.isEmpty { return collapseID }
+        return "n\(notificationID)"
     }
 
     /// Whether the notification shows nothing to the user (a background update).
@@ -91,6 +109,7 @@ extension NotificationContent {
         case priority
         case collapseID = "collapse_id"
         case expiresAt = "expires_at"
+        case androidStyle = "android_style"
     }
 
     /// Keys missing from stored JSON take their defaults, so older rows still decode.
@@ -109,7 +128,9 @@ extension NotificationContent {
             priority: try container.decodeIfPresent(NotificationPriority.self, forKey: .priority) ?? .high,
             collapseID: try container.decodeIfPresent(String.self, forKey: .collapseID),
             expiresAt: try container.decodeIfPresent(Double.self, forKey: .expiresAt)
-                .map { Date(timeIntervalSince1970: $0) }
+                .map { Date(timeIntervalSince1970: $0) },
+            // Stored before the setting existed: data-only, which the Android SDK can read.
+            androidStyle: try container.decodeIfPresent(AndroidStyle.self, forKey: .androidStyle) ?? .data
         )
     }
 
@@ -129,5 +150,6 @@ extension NotificationContent {
         try container.encode(priority, forKey: .priority)
         try container.encodeIfPresent(collapseID, forKey: .collapseID)
         try container.encodeIfPresent(expiresAt?.timeIntervalSince1970, forKey: .expiresAt)
+        try container.encode(androidStyle, forKey: .androidStyle)
     }
 }

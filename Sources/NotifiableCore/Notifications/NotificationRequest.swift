@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// The body of `POST /api/v1/notifications`, validated and in domain form.
@@ -18,12 +19,28 @@ public struct NotificationRequest: Sendable, Equatable {
     /// Its content is too big for a push: the app's backend uploads it, the push carries
     /// `"rich": true`, and the devices it reached fetch it.
     public var rich: Bool
+    /// What the body left unsaid, for the app's `PushDefaults` to fill.
+    public var unsaid: Unsaid
+
+    /// Options a body may leave to the app's defaults.
+    public struct Unsaid: Sendable, Equatable {
+        public var expiry: Bool
+        public var mutableContent: Bool
+        public var contentAvailable: Bool
+
+        public init(expiry: Bool = true, mutableContent: Bool = true, contentAvailable: Bool = true) {
+            self.expiry = expiry
+            self.mutableContent = mutableContent
+            self.contentAvailable = contentAvailable
+        }
+    }
 
     public init(
         content: NotificationContent, targeting: Targeting, idempotencyKey: String? = nil, stateful: StatefulOptions? = nil,
-        schedule: SendSchedule? = nil, rich: Bool = false
+        schedule: SendSchedule? = nil, rich: Bool = false, unsaid: Unsaid = Unsaid()
     ) {
         self.rich = rich
+        self.unsaid = unsaid
         self.content = content
         self.targeting = targeting
         self.idempotencyKey = idempotencyKey
@@ -106,9 +123,49 @@ public struct NotificationRequest: Sendable, Equatable {
                 field: reader.path("stateful")
             )
         }
-        return NotificationRequest(
-            content: content, targeting: targeting, idempotencyKey: idempotencyKey, stateful: stateful, schedule: schedule, rich: rich
+        let unsaid = Unsaid(
+            expiry: reader.member("ttl_seconds") == nil && reader.member("expires_at") == nil,
+            mutableContent: reader.member("mutable_content") == nil && !rich,
+            contentAvailable: reader.member("content_available") == nil
         )
+        return NotificationRequest(
+            content: content, targeting: targeting, idempotencyKey: idempotencyKey, stateful: stateful, schedule: schedule, rich: rich,
+            unsaid: unsaid
+        )
+    }
+
+    /// The request with what it left unsaid taken from the app's defaults:
+    /// - no `ttl_seconds`/`expires_at`: it expires the app's time to live after it is sent (the
+    ///   last time zone's send for `local_time`), so APNs stores it for an offline iPhone instead
+    ///   of trying once (`apns-expiration: 0` is only ever what `"ttl_seconds": 0` asks for);
+    /// - no `mutable_content`: the app's, for a notification that shows an alert (APNs runs a
+    ///   service extension only for those);
+    /// - no `content_available`: the app's;
+    /// - the Android style is always the app's.
+    public func applying(_ defaults: PushDefaults, now: Date) -> NotificationRequest {
+        var request = self
+        if unsaid.expiry {
+            let sent = schedule.map { max($0.latestInstant, now) } ?? now
+            request.content.expiresAt = NotificationContent.milliseconds(sent.timeIntervalSince1970 + Double(defaults.timeToLiveSeconds))
+        }
+        if unsaid.mutableContent, defaults.mutableContent, content.showsAlert { request.content.mutableContent = true }
+        if unsaid.contentAvailable, defaults.contentAvailable { request.content.contentAvailable = true }
+        request.content.androidStyle = defaults.androidStyle
+        return request
+    }
+
+    /// What makes two bodies the same request for an idempotency key: SHA-256 of the body as
+    /// compact JSON with sorted keys, without `idempotency_key` (at the top level or under
+    /// `notification`), so a retry with the key in the header or the body, or with other
+    /// whitespace or key order, is the same request, and any other change is not.
+    public static func digest(of body: JSONValue) -> [UInt8] {
+        guard case .object(var object) = body else { return Array(SHA256.hash(data: Array(body.jsonText().utf8))) }
+        object["idempotency_key"] = nil
+        if case .object(var nested)? = object["notification"] {
+            nested["idempotency_key"] = nil
+            object["notification"] = .object(nested)
+        }
+        return Array(SHA256.hash(data: Array(JSONValue.object(object).jsonText().utf8)))
     }
 
     /// Likely meanings of keys clients send by mistake, named in the `unknown_field` message.

@@ -5,15 +5,21 @@ import NotifiableCore
 /// authentication).
 public enum APNsRequestHeaders {
     /// `apns-topic`, `apns-push-type`, `apns-priority`, `apns-expiration`, `apns-collapse-id`
-    /// (when set) and `apns-id`, in that order.
+    /// and `apns-id`, in that order.
     ///
     /// - `apns-push-type`: `background` for a background-only notification, else `alert`.
     /// - `apns-priority`: `5` for background-only or normal-priority notifications, else `10`
     ///   (APNs rejects priority 10 on background pushes).
-    /// - `apns-expiration`: `expiresAt` in whole seconds since 1970, or `0` (deliver once, do not
-    ///   store) when there is none or it is not after `now`.
+    /// - `apns-expiration`: `expiresAt` in whole seconds since 1970, so APNs stores the push for an
+    ///   offline device and retries until then; `0` (try once, never store) when it is not after
+    ///   `now`, which is what `"ttl_seconds": 0` asks for. Content without an expiry (stored before
+    ///   apps had a time to live) gets FCM's four weeks.
+    /// - `apns-collapse-id`: the sender's collapse id, else one per notification, so a push sent
+    ///   twice replaces itself on the device (`NotificationContent.collapseIdentifier`).
     /// - `apns-id`: derived from the delivery id, so every retry of a delivery carries the same.
-    public static func make(content: NotificationContent, topic: String, deliveryID: Int64, now: Date) -> [(String, String)] {
+    public static func make(
+        content: NotificationContent, topic: String, deliveryID: Int64, notificationID: Int64, now: Date
+    ) -> [(String, String)] {
         let background = content.isBackgroundOnly
         var headers: [(String, String)] = [
             ("apns-topic", topic),
@@ -21,9 +27,7 @@ public enum APNsRequestHeaders {
             ("apns-priority", background || content.priority == .normal ? "5" : "10"),
             ("apns-expiration", expiration(content.expiresAt, now: now)),
         ]
-        if let collapseID = content.collapseID, !collapseID.isEmpty {
-            headers.append(("apns-collapse-id", collapseID))
-        }
+        headers.append(("apns-collapse-id", content.collapseIdentifier(notificationID: notificationID)))
         headers.append(("apns-id", apnsID(forDelivery: deliveryID)))
         return headers
     }
@@ -40,7 +44,8 @@ public enum APNsRequestHeaders {
     }
 
     static func expiration(_ expiresAt: Date?, now: Date) -> String {
-        guard let expiresAt, expiresAt > now else { return "0" }
+        let expiresAt = expiresAt ?? now.addingTimeInterval(TimeInterval(PushDefaults.defaultTimeToLiveSeconds))
+        guard expiresAt > now else { return "0" }
         let seconds = expiresAt.timeIntervalSince1970.rounded(.down)
         // A date too far out for Int64 cannot come from validated input; saturate rather than trap.
         guard seconds < 9.2e18 else { return String(Int64.max) }

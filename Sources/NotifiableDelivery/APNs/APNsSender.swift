@@ -65,7 +65,9 @@ public final class APNsSender: PushSender {
 
     private func send(_ delivery: ClaimedDelivery, payload: [UInt8], over connection: APNsConnection) async -> DeliveryOutcome {
         let jwt = await connection.tokens.token()
-        var headers = APNsRequestHeaders.make(content: delivery.content, topic: connection.topic, deliveryID: delivery.id, now: Date())
+        var headers = APNsRequestHeaders.make(
+            content: delivery.content, topic: connection.topic, deliveryID: delivery.id, notificationID: delivery.notificationID, now: Date()
+        )
         headers.append(("authorization", "bearer \(jwt)"))
         do {
             let response = try await connection.transport.send(

@@ -24,26 +24,31 @@ public enum FCMMessageError: Error, Sendable, Equatable, CustomStringConvertible
 
 /// The body of an FCM HTTP v1 `messages:send` request for one device:
 ///
-///     {"message": {"token": …, "notification": {"title", "body"}, "data": {…},
+///     {"message": {"token": …, "data": {…, "n_id", "title", "message"},
+///                  "notification": {"title", "body"},                       (notification style only)
 ///                  "android": {"priority", "ttl", "collapse_key", "notification": {"sound", "tag", "notification_count"}}}}
 ///
-/// - `notification`: the title and message chosen for the device's language and country, as for APNs;
-///   left out when the content has neither, which makes a data message the app handles itself. FCM has no
-///   subtitle, so it is not sent.
 /// - `data`: the content's `parameters`, each as a string since FCM data holds only strings: strings as
 ///   they are, numbers and booleans as their JSON text (`42`, `1.5`, `true`), objects and arrays as compact
 ///   JSON with sorted keys. A null parameter is left out, so the app reads it as absent, which a JSON null
-///   means, and not as the text "null". `n_id` is the notification id as a decimal string, for the
-///   Android SDK to report statuses; it wins over a parameter of the same name.
+///   means, and not as the text "null". Beside them, always: `n_id`, the notification id as a decimal
+///   string, and `title` and `message`, the text chosen for the device's language and country (each left
+///   out when the notification has none). The Notifiable Android SDK builds its notification from exactly
+///   these keys (`createNotificationFromMap`; docs/compatibility.md); the request parser refuses
+///   parameters of those names.
+/// - `notification` (with `AndroidStyle.notification` and some text): the same title and message, so
+///   Android draws the notification while the app is in the background. FCM has no subtitle.
 /// - `android.priority`: `HIGH` or `NORMAL` from the content's priority.
 /// - `android.ttl`: `"<seconds>s"` until the content expires, clamped to 0…28 days; left out when it does
 ///   not expire (FCM then keeps it up to 28 days).
-/// - `android.collapse_key`: the collapse id, so that FCM stores only the latest of a kind for an
-///   offline device.
-/// - `android.notification` (with a notification only, so a data message stays one): `sound` from the
-///   content's sound, `tag` from the collapse id (a newer notification replaces the shown one, as
-///   `apns-collapse-id` does on iOS) and `notification_count` from the badge. The thread id, category and
-///   the iOS-only flags have no Android counterpart and are not sent; the channel is the app's default.
+/// - `android.collapse_key`: the sender's collapse id only, so that FCM stores only the latest of a kind
+///   for an offline device (FCM keeps at most four collapse keys per device, so none is made up).
+/// - `android.notification` (notification style only): `sound` from the content's sound, `tag` from the
+///   collapse id, else `n<id>`, so a push sent twice (an answer lost with its connection) replaces
+///   itself on the device instead of showing twice, and `notification_count` from the badge. The
+///   thread id, category and the iOS-only flags have no Android counterpart and are not sent; the
+///   channel is the app's default. A data-style app draws the notification itself and should use
+///   `n_id` as its tag for the same reason.
 public enum FCMMessage {
     /// What FCM accepts of notification and data together, keys and values counted.
     public static let maximumPayloadSize = 4096
@@ -82,17 +87,22 @@ public enum FCMMessage {
     ) throws(FCMMessageError) -> [UInt8] {
         var data: [String: JSONValue] = [:]
         for (key, value) in content.parameters.sorted(by: { $0.key < $1.key }) {
-            guard let text = dataText(value) else { continue }
+            // Stored before these keys were refused at the API: the notification's own text wins.
+            guard let text = dataText(value), !["n_id", "title", "message"].contains(key.lowercased()) else { continue }
             if isReservedDataKey(key) { throw .reservedDataKey(key) }
             data[key] = .string(text)
         }
+        let text = content.text(language: language, country: country)
         data["n_id"] = .string(String(notificationID))
+        if let title = text.title { data["title"] = .string(title) }
+        if let message = text.message { data["message"] = .string(message) }
 
         var message: [String: JSONValue] = ["data": .object(data)]
-        let text = content.text(language: language, country: country)
         var notification: [String: JSONValue] = [:]
-        if let title = text.title { notification["title"] = .string(title) }
-        if let body = text.message { notification["body"] = .string(body) }
+        if content.androidStyle == .notification {
+            if let title = text.title { notification["title"] = .string(title) }
+            if let body = text.message { notification["body"] = .string(body) }
+        }
 
         var android: [String: JSONValue] = ["priority": .string(content.priority == .high ? "HIGH" : "NORMAL")]
         if let expiresAt = content.expiresAt {
@@ -103,11 +113,10 @@ public enum FCMMessage {
         }
         if !notification.isEmpty {
             message["notification"] = .object(notification)
-            var shown: [String: JSONValue] = [:]
+            var shown: [String: JSONValue] = ["tag": .string(content.collapseIdentifier(notificationID: notificationID))]
             if let sound = content.sound { shown["sound"] = .string(sound) }
-            if let collapseID = content.collapseID, !collapseID.isEmpty { shown["tag"] = .string(collapseID) }
             if let badge = content.badge { shown["notification_count"] = .integer(Int64(badge)) }
-            if !shown.isEmpty { android["notification"] = .object(shown) }
+            android["notification"] = .object(shown)
         }
         message["android"] = .object(android)
 
