@@ -29,6 +29,7 @@ struct DeviceTokensController {
         var request = request
         let body = try await request.jsonBody(context: context)
         let fields = try DeviceFields.registration(from: body)
+        try verifiedAliases.admit(caller, tags: fields.tags)
         try await verifiedAliases.admit(
             caller, actingFor: fields.userAliasToProve(current: nil), token: VerifiedAliasGate.presentedToken(request, body: body)
         )
@@ -43,6 +44,7 @@ struct DeviceTokensController {
         let body = try await request.jsonBody(context: context)
         guard let current = try await devices.device(id: id, appID: caller.appID) else { throw APIError.notFound("There is no registered device of this app \(id).") }
         let fields = try DeviceFields.update(from: body, provider: current.provider)
+        try verifiedAliases.admit(caller, tags: fields.tags)
         try await verifiedAliases.admit(
             caller, actingFor: fields.userAliasToProve(current: current), token: VerifiedAliasGate.presentedToken(request, body: body)
         )

@@ -35,6 +35,21 @@ struct VerifiedAliasGate: Sendable {
         }
     }
 
+    /// Refuses (403 `reserved_tag`) a device that sets itself a tag naming a user where the app
+    /// requires verified aliases: only the backend (server credentials) sets those.
+    func admit(_ caller: Caller, tags: FieldUpdate<[String]>) throws {
+        guard caller.role == .device, caller.requiresVerifiedAlias, case .set(let tags?) = tags,
+              let tag = tags.first(where: DeviceTags.namesAUser)
+        else { return }
+        throw APIError(
+            status: .forbidden, code: "reserved_tag",
+            message: "\"\(tag)\" names a user, and this app requires verified user aliases: only the app's backend (server "
+                + "credentials) sets tags under \(DeviceTags.userPrefixes.map { "\"\($0)\"" }.joined(separator: " or ")). "
+                + "Leave it out, or set it from the backend with PATCH /api/v1/device_tokens/{id}/tags.",
+            field: "device_token.tags"
+        )
+    }
+
     /// The token a request presents: the header, else the body's `user_token`.
     static func presentedToken(_ request: Request, body: JSONValue? = nil) throws -> String? {
         if let header = request.headers[.notifiableUserToken]?.trimmingCharacters(in: .whitespaces), !header.isEmpty {

@@ -78,7 +78,7 @@ enum TargetingSQL {
             let comparison = filter.op == .lessThan ? "<" : ">"
             // CASE fixes the order: the cast runs only on numbers.
             return "CASE WHEN jsonb_typeof(\(property)) = 'number' THEN (d.custom_properties ->> \(keyBind)::text)::numeric "
-                + "\(comparison) \(builder.bind(number(filter.value)))::numeric ELSE FALSE END"
+                + "\(comparison) \(builder.bind(numberText(filter.value)))::text::numeric ELSE FALSE END"
         }
     }
 
@@ -97,11 +97,13 @@ enum TargetingSQL {
         return []
     }
 
-    private static func number(_ value: JSONValue?) -> Double {
+    /// The filter's number as its exact text: a Double bound to numeric keeps only 15
+    /// significant digits, so 16-digit values (microsecond timestamps) would compare rounded.
+    private static func numberText(_ value: JSONValue?) -> String {
         switch value {
-        case .integer(let number)?: Double(number)
-        case .number(let number)?: number
-        default: 0
+        case .integer(let number)?: String(number)
+        case .number?: value?.jsonText() ?? "0"
+        default: "0"
         }
     }
 }

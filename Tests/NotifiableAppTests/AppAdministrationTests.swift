@@ -86,6 +86,10 @@ import Testing
                 ("POST", "/admin/apps/\(app.app.id)/credentials/rotate", #"{"role": "admin"}"#, "role"),
                 ("POST", "/admin/apps/\(app.app.id)/credentials/rotate", #"{"role": "device", "grace_seconds": -1}"#, "grace_seconds"),
                 ("POST", "/admin/apps/\(app.app.id)/credentials/rotate", #"{"role": "device", "grace_seconds": "1d"}"#, "grace_seconds"),
+                ("PATCH", "/admin/apps/\(app.app.id)", #"{"android_style": "loud"}"#, "android_style"),
+                ("PATCH", "/admin/apps/\(app.app.id)", #"{"default_ttl_seconds": 59}"#, "default_ttl_seconds"),
+                ("PATCH", "/admin/apps/\(app.app.id)", #"{"default_ttl_seconds": 2419201}"#, "default_ttl_seconds"),
+                ("PATCH", "/admin/apps/\(app.app.id)", #"{"default_mutable_content": "yes"}"#, "default_mutable_content"),
             ]
             for (method, uri, body, field) in cases {
                 let answer = try await client.admin(method == "POST" ? .post : .patch, uri, body: body, service: service)
@@ -98,6 +102,56 @@ import Testing
             #expect(try await client.admin(.get, "/admin/apps/abc", service: service).status == .notFound)
             let unauthenticated = try await client.execute(uri: "/admin/apps", method: .get, headers: [:], body: nil)
             #expect(unauthenticated.status == .unauthorized)
+        }
+    }
+
+    /// The push defaults: shown with the app, changed one by one, applied to notifications
+    /// accepted afterwards, and kept by each notification as it was accepted.
+    @Test func pushDefaultsAreShownChangedAndStampedOnNewNotifications() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let shown = try await client.admin(.get, "/admin/apps/\(app.app.id)", service: service)
+            #expect(shown.json["android_style"] == .string("data"))
+            #expect(shown.json["default_ttl_seconds"] == .integer(2_419_200))
+            #expect(shown.json["default_mutable_content"] == .bool(false))
+            #expect(shown.json["default_content_available"] == .bool(false))
+
+            /// The stored content of a new notification, and its answer's expires_at in seconds from now.
+            func send() async throws -> (content: [String: JSONValue], expiresIn: Double) {
+                let answer = try await client.signed(.post, "/api/v1/notifications", body: #"{"title": "t", "all": true}"#, as: app.serverCredential)
+                let id = try #require(answer.json["id"]?.intValue)
+                #expect(answer.json["expires_at"]?.stringValue != nil)
+                var stored = "", expiresIn = 0.0
+                for try await (text, seconds) in try await service.postgres.query(
+                    "SELECT content::text, extract(epoch FROM expires_at - now())::float8 FROM notifications WHERE id = \(id)",
+                    logger: TestDatabase.logger
+                ).decode((String, Double).self) { (stored, expiresIn) = (text, seconds) }
+                return (try #require(try JSONValue.decode(Array(stored.utf8)).objectValue), expiresIn)
+            }
+            let before = try await send()
+            #expect(before.content["android_style"] == .string("data"))
+            #expect(before.content["mutable_content"] == .bool(false))
+            #expect(abs(before.expiresIn - 2_419_200) < 60)
+
+            let changed = try await client.admin(
+                .patch, "/admin/apps/\(app.app.id)",
+                body: #"{"android_style": "notification", "default_ttl_seconds": 3600, "default_mutable_content": true, "default_content_available": true}"#,
+                service: service
+            )
+            #expect(changed.status == .ok)
+            #expect(changed.json["android_style"] == .string("notification"))
+            #expect(changed.json["default_ttl_seconds"] == .integer(3600))
+            let after = try await send()
+            #expect(after.content["android_style"] == .string("notification"))
+            #expect(after.content["mutable_content"] == .bool(true))
+            #expect(after.content["content_available"] == .bool(true))
+            #expect(abs(after.expiresIn - 3600) < 60)
+
+            // One field at a time leaves the others.
+            let one = try await client.admin(.patch, "/admin/apps/\(app.app.id)", body: #"{"default_content_available": false}"#, service: service)
+            #expect(one.json["android_style"] == .string("notification"))
+            #expect(one.json["default_content_available"] == .bool(false))
+            #expect(one.json["default_mutable_content"] == .bool(true))
         }
     }
 

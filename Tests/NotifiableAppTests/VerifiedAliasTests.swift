@@ -237,4 +237,49 @@ import Testing
             #expect(try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(alias: "dave"), as: app.deviceCredential).status == .ok)
         }
     }
+
+    /// A device may not tag itself into a user's audience (`user:`, `username:` in any case) where
+    /// the app requires verified aliases; the backend may, and other tags stay the device's own.
+    @Test func onlyTheBackendSetsTagsThatNameAUser() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createVerifiedApp(client: client)
+            for (tag, path) in [("username:alice", "POST"), ("user:alice", "POST"), ("UserName:alice", "POST"), ("user:bob", "PATCH")] {
+                let body = Self.registration(alias: nil, extra: #", "tags": ["beta", "\#(tag)"]"#)
+                let refused: TestResponse
+                if path == "POST" {
+                    refused = try await client.signed(.post, "/api/v1/device_tokens", body: body, as: app.deviceCredential)
+                } else {
+                    let created = try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenB, alias: nil), as: app.deviceCredential)
+                    let id = try #require(created.json["id"]?.intValue)
+                    refused = try await client.signed(.patch, "/api/v1/device_tokens/\(id)", body: #"{"device_token": {"tags": ["\#(tag)"]}}"#, as: app.deviceCredential)
+                }
+                #expect(refused.status == .forbidden, "\(tag) by \(path)")
+                #expect(refused.errorCode == "reserved_tag")
+                #expect(refused.errorField == "device_token.tags")
+            }
+            #expect(try await service.integer(
+                "SELECT count(*) FROM devices WHERE app_id = \(app.app.id) AND tags && ARRAY['username:alice', 'user:alice', 'UserName:alice', 'user:bob']"
+            ) == 0)
+
+            // Tags that only look alike are the device's to set.
+            let own = try await client.signed(
+                .post, "/api/v1/device_tokens", body: Self.registration(alias: nil, extra: #", "tags": ["beta", "users:many", "usernames"]"#),
+                as: app.deviceCredential
+            )
+            #expect(own.status == .ok)
+            let id = try #require(own.json["id"]?.intValue)
+            // The backend sets a user's tag.
+            let backend = try await client.signed(.put, "/api/v1/device_tokens/\(id)/tags", body: #"{"tags": ["username:alice"]}"#, as: app.serverCredential)
+            #expect(backend.status == .ok)
+            #expect(backend.json["tags"] == .array([.string("username:alice")]))
+
+            // Without verified aliases a device's tags are its own business, as before.
+            try await client.admin(.patch, "/admin/apps/\(app.app.id)", body: #"{"require_verified_alias": false}"#, service: service)
+            let open = try await client.signed(
+                .post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenB, alias: nil, extra: #", "tags": ["username:carol"]"#),
+                as: app.deviceCredential
+            )
+            #expect(open.status == .ok)
+        }
+    }
 }

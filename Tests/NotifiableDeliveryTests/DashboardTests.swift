@@ -143,6 +143,39 @@ import Testing
         }
     }
 
+    @Test func pushDefaultsAreShownAndChangedOnlyWithTheFormsToken() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let signedIn = try await Self.login(client, token: service.configuration.adminToken ?? "")
+            let cookie = try #require(signedIn.headers[.setCookie]?.split(separator: ";").first.map(String.init))
+            let page = String(buffer: try await client.execute(uri: "/dashboard/apps/\(app.app.id)", method: .get, headers: [.cookie: cookie]).body)
+            #expect(page.contains("Push defaults"))
+            #expect(page.contains(#"<option value="data" selected>"#))
+            #expect(page.contains(#"value="2419200""#))
+            let token = try #require(page.components(separatedBy: "name=\"csrf\" value=\"").dropFirst().first?.split(separator: "\"").first.map(String.init))
+            func post(_ form: String) async throws -> TestResponse {
+                try await client.execute(
+                    uri: "/dashboard/apps/\(app.app.id)/push-defaults", method: .post,
+                    headers: [.cookie: cookie, .contentType: "application/x-www-form-urlencoded"], body: ByteBuffer(string: form)
+                )
+            }
+            let change = "android_style=notification&default_ttl_seconds=3600&default_mutable_content=on"
+            #expect(try await post("csrf=forged&" + change).status == .forbidden)
+            #expect(try await service.apps.app(id: app.app.id)?.pushDefaults == PushDefaults())
+            #expect(try await post("csrf=\(token)&android_style=loud&default_ttl_seconds=3600").status == .unprocessableContent)
+            #expect(try await post("csrf=\(token)&android_style=data&default_ttl_seconds=10").status == .unprocessableContent)
+
+            let saved = try await post("csrf=\(token)&" + change)
+            #expect(saved.status == .seeOther)
+            #expect(try await service.apps.app(id: app.app.id)?.pushDefaults == PushDefaults(
+                androidStyle: .notification, timeToLiveSeconds: 3600, mutableContent: true, contentAvailable: false
+            ))
+            let after = String(buffer: try await client.execute(uri: "/dashboard/apps/\(app.app.id)?saved=1", method: .get, headers: [.cookie: cookie]).body)
+            #expect(after.contains("Push defaults saved."))
+            #expect(after.contains(#"<option value="notification" selected>"#))
+        }
+    }
+
     static func login(_ client: some TestClientProtocol, token: String) async throws -> TestResponse {
         let encoded = token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         return try await client.execute(

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import HTTPTypes
 import HummingbirdTesting
 import NotifiableCore
 import NotifiableFakeGateways
@@ -279,8 +280,56 @@ import Testing
             let again = try await client.signed(.post, "/api/v1/notifications", body: body, as: app.serverCredential)
             #expect(again.status == .ok)
             #expect(again.json["id"] == first.json["id"])
-            let headerKey = try await client.signed(.post, "/api/v1/notifications", body: #"{"message": "y", "all": true}"#, as: app.serverCredential)
-            #expect(headerKey.json["id"] != first.json["id"])
+            let noKey = try await client.signed(.post, "/api/v1/notifications", body: #"{"message": "y", "all": true}"#, as: app.serverCredential)
+            #expect(noKey.json["id"] != first.json["id"])
+            #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 2)
+
+            // The same key with another body is another request: refused, nothing created, the first untouched.
+            let changed = try await client.signed(
+                .post, "/api/v1/notifications", body: #"{"message": "x", "all": true, "idempotency_key": "order-42", "badge": 1}"#,
+                as: app.serverCredential
+            )
+            #expect(changed.status == .unprocessableContent)
+            #expect(changed.errorCode == "idempotency_key_reused")
+            #expect(changed.errorField == "idempotency_key")
+            #expect(changed.json["error"]?["message"]?.stringValue?.contains("\(first.json["id"]?.intValue ?? -1)") == true)
+            // Key order and whitespace do not make another request.
+            let reordered = try await client.signed(
+                .post, "/api/v1/notifications", body: #"{"idempotency_key":"order-42","all":true,"message":"x"}"#, as: app.serverCredential
+            )
+            #expect(reordered.status == .ok)
+            #expect(reordered.json["id"] == first.json["id"])
+            #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 2)
+        }
+    }
+
+    /// The `Idempotency-Key` header works as the body's key does.
+    @Test func theIdempotencyKeyHeaderNamesTheSameNotification() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            func post(_ body: String, key: String?) async throws -> TestResponse {
+                var headers = signedHeaders(method: .post, path: "/api/v1/notifications", body: body, credential: app.serverCredential)
+                if let key { headers.append(HTTPField(name: HTTPField.Name("Idempotency-Key")!, value: key)) }
+                return try await client.execute(uri: "/api/v1/notifications", method: .post, headers: headers, body: ByteBuffer(string: body))
+            }
+            let body = #"{"message": "x", "all": true}"#
+            let first = try await post(body, key: "retry-7")
+            #expect(first.status == .accepted)
+            let retry = try await post(body, key: "retry-7")
+            #expect(retry.status == .ok)
+            #expect(retry.json["id"] == first.json["id"])
+            // The header and the body's key are one key.
+            let inBody = try await post(#"{"message": "x", "all": true, "idempotency_key": "retry-7"}"#, key: nil)
+            #expect(inBody.json["id"] == first.json["id"])
+            let changed = try await post(#"{"message": "other", "all": true}"#, key: "retry-7")
+            #expect(changed.status == .unprocessableContent)
+            #expect(changed.errorCode == "idempotency_key_reused")
+            #expect(changed.errorField == "Idempotency-Key")
+            let otherKey = try await post(body, key: "retry-8")
+            #expect(otherKey.status == .accepted)
+            #expect(otherKey.json["id"] != first.json["id"])
+            let tooLong = try await post(body, key: String(repeating: "k", count: 256))
+            #expect(tooLong.status == .unprocessableContent)
             #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 2)
         }
     }

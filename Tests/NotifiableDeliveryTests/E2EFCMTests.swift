@@ -40,8 +40,11 @@ import Testing
                 let messages = gateway.messages(to: token)
                 #expect(messages.count == 1)
                 let message = try #require(messages.first)
-                #expect(message.notificationTitle == "Bonjour")
-                #expect(message.notificationBody == "Défaut")
+                // Data style, the default: no notification block; the Android SDK reads the text from data.
+                #expect(message.notificationTitle == nil)
+                #expect(message.notificationBody == nil)
+                #expect(message.data["title"] == "Bonjour")
+                #expect(message.data["message"] == "Défaut")
                 #expect(message.data["n_id"] == String(id))
                 #expect(message.data["screen"] == "inbox")
                 #expect(message.data["count"] == "3")

@@ -26,6 +26,7 @@ struct DashboardController {
         let pages = router.group("dashboard").add(middleware: DashboardAuthMiddleware(session: session))
         pages.get { _, _ in DashboardPages.apps(try await queries.appOverviews()) }
         pages.get("apps/:id", use: appNotifications)
+        pages.post("apps/:id/push-defaults", use: changePushDefaults)
         pages.get("apps/:id/notifications/:notification", use: notification)
         pages.get("notifications/:notification") { _, context in
             let id = try context.pathID("notification", what: "notification")
@@ -58,8 +59,39 @@ struct DashboardController {
         let page = try await notifications.list(appID: app.id, beforeID: try request.cursor(), limit: limit)
         let counters = try await notifications.counters(notificationIDs: page.map(\.id))
         return DashboardPages.notifications(
-            app: app, page.map { ($0, counters[$0.id] ?? NotificationCounters()) }, nextCursor: page.count == limit ? page.last?.id : nil
+            app: app, page.map { ($0, counters[$0.id] ?? NotificationCounters()) }, nextCursor: page.count == limit ? page.last?.id : nil,
+            csrf: csrf(request), notice: request.uri.queryParameters["saved"] != nil ? "Push defaults saved." : nil
         )
+    }
+
+    /// The push defaults form: Android style, default time to live, iOS flags.
+    @Sendable func changePushDefaults(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        let cookie = request.cookies[DashboardSession.cookieName]?.value ?? ""
+        var request = request
+        let form = try await FormBody.read(&request)
+        guard let session, let token = form["csrf"], session.isValidCSRF(token, session: cookie) else {
+            return HTML.page("Refused", "<p class=\"bad\">The form was stale or not sent from this dashboard; nothing was changed.</p>", status: .forbidden)
+        }
+        guard let app = try await app(context) else { return notFound("There is no such app.") }
+        guard let style = form["android_style"].flatMap(AndroidStyle.init(rawValue:)),
+              let ttl = form["default_ttl_seconds"].flatMap({ Int64($0) }), PushDefaults.timeToLiveRange.contains(ttl)
+        else {
+            return HTML.page(
+                "Refused", "<p class=\"bad\">The Android style must be data or notification, and the time to live "
+                    + "\(PushDefaults.timeToLiveRange.lowerBound) to \(PushDefaults.timeToLiveRange.upperBound) seconds; nothing was changed.</p>",
+                status: .unprocessableContent
+            )
+        }
+        // An unticked checkbox is not sent at all.
+        _ = try await apps.update(id: app.id, AppRegistry.Changes(
+            androidStyle: style, timeToLiveSeconds: ttl, mutableContent: form["default_mutable_content"] == "on",
+            contentAvailable: form["default_content_available"] == "on"
+        ))
+        return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(app.id)?saved=1"])
+    }
+
+    private func csrf(_ request: Request) -> String {
+        session?.csrfToken(session: request.cookies[DashboardSession.cookieName]?.value ?? "") ?? ""
     }
 
     @Sendable func notification(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
@@ -90,10 +122,8 @@ struct DashboardController {
     }
 
     @Sendable func queuePage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
-        let cookie = request.cookies[DashboardSession.cookieName]?.value ?? ""
-        return DashboardPages.queue(
-            try await queue.stats(), dead: try await queue.dead(appID: nil, afterID: nil, limit: 100),
-            csrf: session?.csrfToken(session: cookie) ?? "", requeued: request.uri.queryParameters["requeued"].flatMap { Int(String($0)) }
+        DashboardPages.queue(
+            try await queue.stats(), dead: try await queue.dead(appID: nil, afterID: nil, limit: 100), csrf: csrf(request), requeued: request.uri.queryParameters["requeued"].flatMap { Int(String($0)) }
         )
     }
 

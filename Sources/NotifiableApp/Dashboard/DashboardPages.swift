@@ -45,7 +45,9 @@ enum DashboardPages {
         }
     }
 
-    static func notifications(app: App, _ items: [(StoredNotification, NotificationCounters)], nextCursor: Int64?) -> Response {
+    static func notifications(
+        app: App, _ items: [(StoredNotification, NotificationCounters)], nextCursor: Int64?, csrf: String, notice: String?
+    ) -> Response {
         let rows = items.map { notification, counters -> [String] in
             let text = notification.content.text
             return [
@@ -59,9 +61,31 @@ enum DashboardPages {
             ]
         }
         let more = nextCursor.map { "<p>" + HTML.link("/dashboard/apps/\(app.id)?cursor=\($0)", "Older notifications →") + "</p>" } ?? ""
-        return HTML.page("\(app.name): notifications", HTML.table(
+        return HTML.page("\(app.name): notifications", (notice.map { "<p class=\"ok\">\(HTML.escape($0))</p>" } ?? "") + HTML.table(
             ["", "Title", "Audience", "Created", "Targeted", "Outcome", "Delivered", "Opened"], rows, empty: "No notifications yet."
-        ) + more)
+        ) + more + pushDefaultsForm(app, csrf: csrf))
+    }
+
+    /// What the app's notifications get when they leave it unsaid, and the form that changes it.
+    static func pushDefaultsForm(_ app: App, csrf: String) -> String {
+        let defaults = app.pushDefaults
+        func option(_ style: AndroidStyle, _ label: String) -> String {
+            "<option value=\"\(style.rawValue)\"\(defaults.androidStyle == style ? " selected" : "")>\(label)</option>"
+        }
+        func checkbox(_ name: String, _ on: Bool, _ label: String) -> String {
+            "<p><label><input type=\"checkbox\" name=\"\(name)\"\(on ? " checked" : "")> \(label)</label></p>"
+        }
+        return """
+            <h2>Push defaults</h2>
+            <form method="post" action="/dashboard/apps/\(app.id)/push-defaults"><input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
+            <p><label>Android style <select name="android_style">\(option(.data, "data: the app builds the notification and reports receipt (Notifiable SDK)"))\(
+                option(.notification, "notification: Android draws it while the app is in the background"))</select></label></p>
+            <p><label>Default time to live (seconds) <input type="number" name="default_ttl_seconds" min="\(PushDefaults.timeToLiveRange.lowerBound)" \
+            max="\(PushDefaults.timeToLiveRange.upperBound)" value="\(defaults.timeToLiveSeconds)" required></label></p>
+            \(checkbox("default_mutable_content", defaults.mutableContent, "mutable-content on alerts (a notification service extension reports receipt)"))
+            \(checkbox("default_content_available", defaults.contentAvailable, "content-available (the app's background handler reports receipt)"))
+            <p><button>Save push defaults</button></p></form>
+            """
     }
 
     static func bar(_ counters: NotificationCounters) -> String {

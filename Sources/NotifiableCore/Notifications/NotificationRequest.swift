@@ -22,14 +22,13 @@ public struct NotificationRequest: Sendable, Equatable {
     /// What the body left unsaid, for the app's `PushDefaults` to fill.
     public var unsaid: Unsaid
 
-    /// Options a body may leave to the app's defaults.
+    /// iOS flags a body may leave to the app's defaults (an expiry it leaves unsaid is a nil
+    /// `content.expiresAt`).
     public struct Unsaid: Sendable, Equatable {
-        public var expiry: Bool
         public var mutableContent: Bool
         public var contentAvailable: Bool
 
-        public init(expiry: Bool = true, mutableContent: Bool = true, contentAvailable: Bool = true) {
-            self.expiry = expiry
+        public init(mutableContent: Bool = true, contentAvailable: Bool = true) {
             self.mutableContent = mutableContent
             self.contentAvailable = contentAvailable
         }
@@ -124,7 +123,6 @@ public struct NotificationRequest: Sendable, Equatable {
             )
         }
         let unsaid = Unsaid(
-            expiry: reader.member("ttl_seconds") == nil && reader.member("expires_at") == nil,
             mutableContent: reader.member("mutable_content") == nil && !rich,
             contentAvailable: reader.member("content_available") == nil
         )
@@ -144,7 +142,7 @@ public struct NotificationRequest: Sendable, Equatable {
     /// - the Android style is always the app's.
     public func applying(_ defaults: PushDefaults, now: Date) -> NotificationRequest {
         var request = self
-        if unsaid.expiry {
+        if content.expiresAt == nil {
             let sent = schedule.map { max($0.latestInstant, now) } ?? now
             request.content.expiresAt = NotificationContent.milliseconds(sent.timeIntervalSince1970 + Double(defaults.timeToLiveSeconds))
         }

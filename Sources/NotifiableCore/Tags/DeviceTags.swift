@@ -19,6 +19,18 @@ public enum DeviceTags {
         }
     }
 
+    /// Prefixes that name a user (`user:alice`, `username:alice`, as Azure Notification Hubs'
+    /// guide stamps them on the backend). Where an app requires verified aliases only its backend
+    /// may set them: a device that could would put itself in another user's audience. Compared
+    /// without regard to case, so `User:` is no way around it.
+    public static let userPrefixes = ["user:", "username:"]
+
+    /// Whether `tag` is under one of `userPrefixes`.
+    public static func namesAUser(_ tag: String) -> Bool {
+        let lower = tag.lowercased()
+        return userPrefixes.contains { lower.hasPrefix($0) }
+    }
+
     public static func isValid(_ tag: String) -> Bool {
         !tag.isEmpty && tag.utf8.count <= maxLength && tag.utf8.allSatisfy(isTagByte)
     }
