@@ -92,6 +92,7 @@ enum FCMMessageValidator {
                 _ = try string(value, at: "message.notification.\(name)")
             }
         }
+        try payloadFits(data: message["data"], notification: message["notification"])
         if let value = message["android"] { try android(value) }
         for name in ["webpush", "apns", "fcm_options"] {
             if let value = message[name] { _ = try object(value, at: "message.\(name)", type: "object") }
@@ -148,6 +149,25 @@ enum FCMMessageValidator {
                     isFCMCheck: true
                 )
             }
+        }
+    }
+
+    /// FCM's limit on what a message carries: 4096 bytes of data and notification, keys and values
+    /// counted ("message too big" is one of the causes of INVALID_ARGUMENT on Google's error-codes page;
+    /// docs/compatibility.md §9).
+    static let maximumPayloadBytes = 4096
+
+    private static func payloadFits(data: JSONValue?, notification: JSONValue?) throws {
+        let members = (data?.objectValue ?? [:]).map { $0 } + (notification?.objectValue ?? [:]).map { $0 }
+        let size = members.reduce(0) { total, member in
+            guard case .string(let text) = member.value else { return total }
+            return total + member.key.utf8.count + text.utf8.count
+        }
+        guard size <= maximumPayloadBytes else {
+            throw Violation(
+                field: "message", message: "Message is too big: \(size) bytes of data and notification, at most \(maximumPayloadBytes).",
+                isFCMCheck: true
+            )
         }
     }
 

@@ -336,6 +336,12 @@ struct SendRefusal: Sendable, CustomTestStringConvertible {
         invalid("data value a number", field: "message.data[0].value", messageBody(to: token, data: #"{"count":12}"#), messageContains: "(TYPE_STRING), 12"),
         invalid("second data value a boolean", field: "message.data[1].value", messageBody(to: token, data: #"{"a":"x","b":true}"#)),
         invalid("data not an object", field: "message.data", messageBody(to: token, data: #"["a"]"#)),
+        // 4096 bytes of data and notification, keys and values: the notification's "title" "Hello" "body" "World"
+        // are 19, "big" and 4075 more make 4097, one byte over.
+        invalid(
+            "data over 4096 bytes", field: "message", messageBody(to: token, data: #"{"big":""# + String(repeating: "x", count: 4075) + #""}"#),
+            messageContains: "Message is too big"
+        ),
         invalid("reserved data key from", field: "message.data", messageBody(to: token, data: #"{"from":"me"}"#), messageContains: "reserved"),
         invalid("reserved data key prefix google", field: "message.data", messageBody(to: token, data: #"{"google.sent_time":"1"}"#)),
         invalid("reserved data key prefix gcm", field: "message.data", messageBody(to: token, data: #"{"gcm_x":"1"}"#)),
