@@ -25,6 +25,20 @@ import _CryptoExtras
             let updated = try await run("apps", "update", "--app", id, "--name", "Shop 2", "--mode", "live")
             #expect(updated.status == 0 && updated.output.contains("live"), "\(updated.output)")
             #expect(try await run("apps", "update", "--app", id, "--mode", "nowhere").status != 0)
+            let defaults = try await run(
+                "apps", "update", "--app", id, "--android-style", "notification", "--default-ttl-seconds", "3600",
+                "--default-mutable-content", "true"
+            )
+            #expect(defaults.status == 0, "\(defaults.output)")
+            #expect(defaults.output.contains("Android style notification; default time to live 3600 s; mutable-content on"), "\(defaults.output)")
+            let withDefaults = try JSONValue.decode(Array(try await run("apps", "show", "--app", id).output.utf8))
+            #expect(withDefaults["android_style"] == .string("notification"))
+            #expect(withDefaults["default_ttl_seconds"] == .integer(3600))
+            #expect(withDefaults["default_mutable_content"] == .bool(true))
+            #expect(withDefaults["default_content_available"] == .bool(false))
+            #expect(try await run("apps", "update", "--app", id, "--android-style", "loud").status != 0)
+            let tooShort = try await run("apps", "update", "--app", id, "--default-ttl-seconds", "59")
+            #expect(tooShort.status != 0 && tooShort.output.contains("--default-ttl-seconds must be from 60 to 2419200"), "\(tooShort.output)")
 
             let rotated = try await run("apps", "rotate-credentials", "--app", id, "--role", "server", "--grace-hours", "1", "--json")
             #expect(rotated.status == 0, "\(rotated.output)")
