@@ -28,7 +28,11 @@ struct DeviceTokensController {
         let caller = try context.requireCaller()
         var request = request
         let body = try await request.jsonBody(context: context)
-        let fields = try DeviceFields.registration(from: body)
+        var storedProvider: Provider?
+        if let token = DeviceFields.tokenWithoutProvider(in: body) {
+            storedProvider = try await devices.provider(ofToken: token, appID: caller.appID)
+        }
+        let fields = try DeviceFields.registration(from: body, storedProvider: storedProvider)
         try verifiedAliases.admit(caller, tags: fields.tags)
         try await verifiedAliases.admit(
             caller, actingFor: fields.userAliasToProve(current: nil), token: VerifiedAliasGate.presentedToken(request, body: body)

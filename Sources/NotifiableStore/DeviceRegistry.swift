@@ -33,6 +33,16 @@ public struct DeviceRegistry: Sendable {
     }
 
     /// A registered (not unregistered) device of the app; nil otherwise.
+    /// The provider of the app's device that holds `token` (in any case); nil when none does.
+    public func provider(ofToken token: String, appID: Int64) async throws -> Provider? {
+        let rows = try await client.query(
+            "SELECT provider FROM devices WHERE app_id = \(appID) AND lower(token) = lower(\(token)) AND merged_into IS NULL",
+            logger: logger
+        )
+        for try await provider in rows.decode(String.self) { return Provider(rawValue: provider) }
+        return nil
+    }
+
     public func device(id: Int64, appID: Int64) async throws -> Device? {
         try await Self.first(client.query(
             """

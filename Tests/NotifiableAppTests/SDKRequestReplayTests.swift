@@ -428,7 +428,9 @@ import Testing
     /// `assignDeviceToUser` / `unassignDeviceFromUser` (NotifiableManager.java) re-register a device
     /// the app registered before — "The device must have been registered before this method is
     /// called" — through `registerDeviceForUser` / `registerAnonymousDevice` with locale null and
-    /// provider null: a POST with no `provider` key and the fallback locale `"en"`/`"us"`.
+    /// provider null: a POST with no `provider` key and the fallback locale `"en"`/`"us"`
+    /// (`LocaleParser.populateJSONObject`). The SDK needs a 2xx device back: the provider is the
+    /// stored device's.
     @Test func theAndroidSDKsAssignAndUnassignReRegisterWithoutProvider() async throws {
         try await withTestService { client, service in
             let app = try await service.createApp()
@@ -446,18 +448,28 @@ import Testing
                 #"{"device_token":{"name":"Pixel 4","token":"\#(token)","user_alias":"dave","language":"en","country":"us"}}"#, as: credential
             )
             #expect(try Self.androidDeviceID(assigned, "assignDeviceToUser") == id)
-            var device = try await Self.stored(service, id)
+            let device = try await Self.stored(service, id)
             #expect(device.userAlias == "dave")
             #expect(device.provider == "fcm")
             #expect(device.language == "en" && device.country == "us", "\(device)")
+
+            // The device has a user (registered the ordinary way) for the unassign to undo.
+            let owned = try await Self.android(
+                client, .post, "/api/v1/device_tokens",
+                #"{"device_token":{"name":"Pixel 4","token":"\#(token)","user_alias":"dave","provider":"gcm","language":"en","country":"GB"}}"#,
+                as: credential
+            )
+            #expect(try Self.androidDeviceID(owned, "register for dave") == id)
+            #expect(try await Self.stored(service, id).userAlias == "dave")
 
             let unassigned = try await Self.android(
                 client, .post, "/api/v1/device_tokens",
                 #"{"device_token":{"name":"Pixel 4","token":"\#(token)","language":"en","country":"us"}}"#, as: credential
             )
             #expect(try Self.androidDeviceID(unassigned, "unassignDeviceFromUser") == id)
-            device = try await Self.stored(service, id)
-            #expect(device.userAlias == nil)
+            let anonymous = try await Self.stored(service, id)
+            #expect(anonymous.userAlias == nil)
+            #expect(anonymous.country == "us", "\(anonymous)")
             #expect(try await service.integer("SELECT count(*) FROM devices WHERE app_id = \(app.app.id)") == 1)
         }
     }

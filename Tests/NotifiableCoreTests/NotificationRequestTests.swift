@@ -299,7 +299,9 @@ extension NotificationRequestTests {
     @Suite struct Expiry {
         @Test func ttlCountsFromNow() throws {
             #expect(try parse(withTarget(#""title": "Hi", "ttl_seconds": 3600"#)).content.expiresAt == now.addingTimeInterval(3_600))
-            #expect(try parse(withTarget(#""title": "Hi", "ttl_seconds": 0"#)).content.expiresAt == now)
+            // Zero is now or never at the gateways; the queue keeps it for the grace.
+            let zero = try parse(withTarget(#""title": "Hi", "ttl_seconds": 0"#)).content
+            #expect(zero.expiresAt == now.addingTimeInterval(NotificationContent.nowOrNeverGrace) && zero.nowOrNever)
             #expect(try parse(withTarget(#""title": "Hi", "ttl_seconds": 2419200"#)).content.expiresAt == now.addingTimeInterval(2_419_200))
         }
 
@@ -605,8 +607,11 @@ extension NotificationRequestTests {
         @Test func anExpiryTheSenderGaveIsKeptAndZeroMeansNowOrNever() throws {
             let ttl = try parse(#"{"title": "Hi", "all": true, "ttl_seconds": 60}"#).applying(defaults, now: now)
             #expect(ttl.content.expiresAt == now.addingTimeInterval(60))
+            // Zero: now or never at the gateways; the queue may still try it for a minute.
             let zero = try parse(#"{"title": "Hi", "all": true, "ttl_seconds": 0}"#).applying(defaults, now: now)
-            #expect(zero.content.expiresAt == now)
+            #expect(zero.content.nowOrNever)
+            #expect(zero.content.expiresAt == now.addingTimeInterval(NotificationContent.nowOrNeverGrace))
+            #expect(!ttl.content.nowOrNever)
             let at = try parse(#"{"title": "Hi", "all": true, "expires_at": "2026-11-20T00:10:00Z"}"#).applying(defaults, now: now)
             #expect(at.content.expiresAt == now.addingTimeInterval(600))
         }

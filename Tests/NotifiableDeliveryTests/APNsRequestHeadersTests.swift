@@ -57,11 +57,14 @@ import Testing
         var content = alert
         content.expiresAt = Date(timeIntervalSince1970: 1_800_000_000.999)
         #expect(headers(content)["apns-expiration"] == "1800000000")
-        // "ttl_seconds": 0 stores an expiry of now: Apple's "now or never".
         // Already expired: deliver-once rather than a date in the past.
         content.expiresAt = now
         #expect(headers(content)["apns-expiration"] == "0")
         content.expiresAt = now.addingTimeInterval(-60)
+        #expect(headers(content)["apns-expiration"] == "0")
+        // Now or never ("ttl_seconds": 0): 0 although the queue may still try it for a while.
+        content.expiresAt = now.addingTimeInterval(60)
+        content.nowOrNever = true
         #expect(headers(content)["apns-expiration"] == "0")
     }
 

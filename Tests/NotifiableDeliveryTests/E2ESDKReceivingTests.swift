@@ -309,7 +309,7 @@ import Testing
                 #expect(push.headers["apns-collapse-id"] == "score")
                 #expect(NotifiableIOSSDK.notificationIDPathComponent(userInfo) == String(hour))
 
-                // "ttl_seconds": 0: try once, never store — and still sent.
+                // "ttl_seconds": 0: try once, never store — but try: sent once with apns-expiration 0.
                 gateway.reset()
                 let once = try await E2EDeliveryTests.send(
                     client, app.serverCredential, #"{"message": "now or never", "ttl_seconds": 0, "device_ids": [\#(device)]}"#
@@ -320,6 +320,34 @@ import Testing
                 #expect(pushes.count == 1, "\(story)")
                 #expect(pushes.first?.headers["apns-expiration"] == "0", "\(pushes.first?.headers ?? [:]) \(story)")
                 #expect(pushes.first?.headers["apns-collapse-id"] == "n\(once)")
+            }
+        }
+    }
+
+    /// Parameters named `title`, `message` or `n_id` are refused as the Android SDK matches them:
+    /// with Java's `equalsIgnoreCase`, which also equates `ı` (dotless i), `İ` (dotted capital I) and
+    /// `ſ` (long s) with `i` and `s`. Accepted, such a parameter would reach the device beside the
+    /// real key, and which one the SDK shows would be up to Java's HashMap order.
+    @Test(arguments: ["tıtle", "TİTLE", "meſſage", "n_İd"])
+    func aParameterTheAndroidSDKTakesForItsOwnKeyIsRefused(_ key: String) async throws {
+        // What the SDK would do with it: the port says Java matches it with one of its keys.
+        let read = NotifiableAndroidSDK.createNotificationFromMap(["n_id": "1", "title": "T", "message": "M", key: "spoof"])
+        #expect(read.ambiguousKeys.contains(key))
+        #expect(read.deviceProperties[key] == nil)
+
+        try await withFakeFCM { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectFCM(appID: app.app.id, to: gateway)
+                let token = "spoof:APA91b" + String(repeating: "s", count: 40)
+                _ = try await Self.register(client, app.deviceCredential, provider: "gcm", token: token, alias: "reader", language: nil, country: nil)
+                let response = try await client.signed(
+                    .post, "/api/v1/notifications",
+                    body: #"{"title": "T", "message": "M", "parameters": {"\#(key)": "spoof"}, "user_aliases": ["reader"]}"#,
+                    as: app.serverCredential
+                )
+                #expect(response.status == .unprocessableContent, "\(response.status) \(String(buffer: response.body))")
+                #expect(response.errorCode == "reserved_parameter")
             }
         }
     }

@@ -82,7 +82,9 @@ import Testing
             #expect(android["device_id"]?.intValue == deviceID)
             #expect(android["payload"]?["message"]?["token"]?.stringValue == "sandbox-android-token")
             #expect(android["payload"]?["message"]?["data"]?["n_id"]?.stringValue == String(id))
-            #expect(android["payload"]?["message"]?["notification"]?["title"]?.stringValue == "Salut")
+            // Data style, the default: the Android SDK reads the title from data.
+            #expect(android["payload"]?["message"]?["data"]?["title"]?.stringValue == "Salut")
+            #expect(android["payload"]?["message"]?["notification"] == nil)
             #expect(android["headers"]?["authorization"] == nil)
             let counters = try await E2EDeliveryTests.counters(client, app.serverCredential, id)
             #expect(counters["counters"]?["sent"]?.intValue == 2)

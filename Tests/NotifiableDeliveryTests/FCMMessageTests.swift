@@ -136,6 +136,8 @@ import Testing
         #expect(try ttl(now.addingTimeInterval(2_419_200)) == .string("2419200s"))
         #expect(try ttl(now.addingTimeInterval(90 * 86_400)) == .string("2419200s"))
         #expect(try ttl(Date.distantFuture) == .string("2419200s"))
+        let nowOrNever = NotificationContent(text: LocalizedText(title: "t"), expiresAt: now.addingTimeInterval(60), nowOrNever: true)
+        #expect(try encode(nowOrNever).message["android"]?.objectValue?["ttl"] == .string("0s"))
     }
 
     @Test(arguments: ["from", "notification", "message_type", "google", "google.c.a.e", "Google_Analytics", "gcm", "gcm.notification.x", "GCM_x", "FROM"])

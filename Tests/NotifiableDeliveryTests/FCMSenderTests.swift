@@ -61,7 +61,7 @@ import Testing
         #expect(request.header("content-type") == "application/json; charset=utf-8")
         let message = try #require(request.json["message"]?.objectValue)
         #expect(message["token"] == .string("device-abc"))
-        #expect(message["data"] == .object(["n_id": .string("105")]))
+        #expect(message["data"] == .object(["n_id": .string("105"), "title": .string("Hello"), "message": .string("World")]))
         await sender.shutdown()
         #expect(google.transport.isShutDown)
     }

@@ -13,8 +13,32 @@ extension NotificationContent {
     /// (`from`, `message_type`, `google…`, `gcm…`).
     public static func isReservedParameter(_ key: String) -> Bool {
         let lower = key.lowercased()
-        return ["aps", "n_id", "title", "message", "from", "message_type"].contains(lower)
-            || lower.hasPrefix("google") || lower.hasPrefix("gcm")
+        return ["aps", "from", "message_type"].contains(lower) || lower.hasPrefix("google") || lower.hasPrefix("gcm")
+            || isAndroidSDKKey(key)
+    }
+
+    /// Whether the Android SDK reads `key` as `n_id`, `title` or `message`: it matches them with
+    /// Java's `equalsIgnoreCase`, which also takes `ı` and `İ` for `i`, `ſ` for `s` and the Kelvin
+    /// sign for `k` (their simple case mappings), so `tıtle` would reach it as a second title.
+    public static func isAndroidSDKKey(_ key: String) -> Bool {
+        ["n_id", "title", "message"].contains(javaCaseFolded(key))
+    }
+
+    /// `text` lower-cased as Java's `equalsIgnoreCase` compares it to ASCII: ASCII letters and the
+    /// four other code points whose simple case mapping is an ASCII letter (U+0130 İ, U+0131 ı,
+    /// U+017F ſ, U+212A K; `JavaCaseFoldingTests` checks there are no others).
+    static func javaCaseFolded(_ text: String) -> String {
+        var folded = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x41...0x5A: folded.append(Unicode.Scalar(scalar.value + 0x20)!)
+            case 0x130, 0x131: folded.append("i")
+            case 0x17F: folded.append("s")
+            case 0x212A: folded.append("k")
+            default: folded.append(scalar)
+            }
+        }
+        return String(folded)
     }
 
     /// Whether `locale` is a stored locale key: `^[a-z]{2,3}(-[a-z]{2})?$`.
@@ -73,6 +97,10 @@ extension NotificationContent {
             content.collapseID = collapseID
         }
         content.expiresAt = try readExpiry(reader, now: now)
+        if try reader.integer("ttl_seconds", in: 0...NotificationRequest.maxTTLSeconds) == 0 {
+            content.nowOrNever = true
+            content.expiresAt = milliseconds(now.timeIntervalSince1970 + nowOrNeverGrace)
+        }
         return content
     }
 

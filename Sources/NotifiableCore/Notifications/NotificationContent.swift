@@ -40,13 +40,21 @@ public struct NotificationContent: Sendable, Equatable, Codable {
     /// Whether FCM gets a `notification` block beside the data keys; the app's setting when the
     /// notification was accepted.
     public var androidStyle: AndroidStyle
+    /// The sender asked for `"ttl_seconds": 0`: the gateways are told not to store it
+    /// (`apns-expiration: 0`, FCM `ttl` `0s`), while the queue may still try it until `expiresAt`,
+    /// `nowOrNeverGrace` after it was accepted, so a push that waited behind others or met a
+    /// gateway error is tried rather than dropped unsent.
+    public var nowOrNever: Bool
+
+    /// How long the queue keeps trying a now-or-never notification.
+    public static let nowOrNeverGrace: TimeInterval = 60
 
     public init(
         text: LocalizedText = LocalizedText(), localized: [String: LocalizedText] = [:],
         parameters: [String: JSONValue] = [:], sound: String? = nil, badge: Int? = nil,
         threadID: String? = nil, category: String? = nil, contentAvailable: Bool = false,
         mutableContent: Bool = false, priority: NotificationPriority = .high, collapseID: String? = nil,
-        expiresAt: Date? = nil, androidStyle: AndroidStyle = .data
+        expiresAt: Date? = nil, androidStyle: AndroidStyle = .data, nowOrNever: Bool = false
     ) {
         self.text = text
         self.localized = localized
@@ -61,6 +69,7 @@ public struct NotificationContent: Sendable, Equatable, Codable {
         self.collapseID = collapseID
         self.expiresAt = expiresAt
         self.androidStyle = androidStyle
+        self.nowOrNever = nowOrNever
     }
 
     /// The text for a device, each field on its own: `localized["pt-br"]`'s field, else
@@ -110,6 +119,7 @@ extension NotificationContent {
         case collapseID = "collapse_id"
         case expiresAt = "expires_at"
         case androidStyle = "android_style"
+        case nowOrNever = "now_or_never"
     }
 
     /// Keys missing from stored JSON take their defaults, so older rows still decode.
@@ -130,7 +140,8 @@ extension NotificationContent {
             expiresAt: try container.decodeIfPresent(Double.self, forKey: .expiresAt)
                 .map { Date(timeIntervalSince1970: $0) },
             // Stored before the setting existed: data-only, which the Android SDK can read.
-            androidStyle: try container.decodeIfPresent(AndroidStyle.self, forKey: .androidStyle) ?? .data
+            androidStyle: try container.decodeIfPresent(AndroidStyle.self, forKey: .androidStyle) ?? .data,
+            nowOrNever: try container.decodeIfPresent(Bool.self, forKey: .nowOrNever) ?? false
         )
     }
 
@@ -151,5 +162,6 @@ extension NotificationContent {
         try container.encodeIfPresent(collapseID, forKey: .collapseID)
         try container.encodeIfPresent(expiresAt?.timeIntervalSince1970, forKey: .expiresAt)
         try container.encode(androidStyle, forKey: .androidStyle)
+        if nowOrNever { try container.encode(nowOrNever, forKey: .nowOrNever) }
     }
 }

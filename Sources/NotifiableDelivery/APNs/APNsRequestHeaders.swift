@@ -11,8 +11,8 @@ public enum APNsRequestHeaders {
     /// - `apns-priority`: `5` for background-only or normal-priority notifications, else `10`
     ///   (APNs rejects priority 10 on background pushes).
     /// - `apns-expiration`: `expiresAt` in whole seconds since 1970, so APNs stores the push for an
-    ///   offline device and retries until then; `0` (try once, never store) when it is not after
-    ///   `now`, which is what `"ttl_seconds": 0` asks for. Content without an expiry (stored before
+    ///   offline device and retries until then; `0` (try once, never store) for a now-or-never
+    ///   notification (`"ttl_seconds": 0`) or one whose expiry is not after `now`. Content without an expiry (stored before
     ///   apps had a time to live) gets FCM's four weeks.
     /// - `apns-collapse-id`: the sender's collapse id, else one per notification, so a push sent
     ///   twice replaces itself on the device (`NotificationContent.collapseIdentifier`).
@@ -25,7 +25,7 @@ public enum APNsRequestHeaders {
             ("apns-topic", topic),
             ("apns-push-type", background ? "background" : "alert"),
             ("apns-priority", background || content.priority == .normal ? "5" : "10"),
-            ("apns-expiration", expiration(content.expiresAt, now: now)),
+            ("apns-expiration", content.nowOrNever ? "0" : expiration(content.expiresAt, now: now)),
         ]
         headers.append(("apns-collapse-id", content.collapseIdentifier(notificationID: notificationID)))
         headers.append(("apns-id", apnsID(forDelivery: deliveryID)))

@@ -39,8 +39,8 @@ public enum FCMMessageError: Error, Sendable, Equatable, CustomStringConvertible
 /// - `notification` (with `AndroidStyle.notification` and some text): the same title and message, so
 ///   Android draws the notification while the app is in the background. FCM has no subtitle.
 /// - `android.priority`: `HIGH` or `NORMAL` from the content's priority.
-/// - `android.ttl`: `"<seconds>s"` until the content expires, clamped to 0…28 days; left out when it does
-///   not expire (FCM then keeps it up to 28 days).
+/// - `android.ttl`: `"<seconds>s"` until the content expires, clamped to 0…28 days; `"0s"` (now or never)
+///   for `"ttl_seconds": 0`; left out when it does not expire (FCM then keeps it up to 28 days).
 /// - `android.collapse_key`: the sender's collapse id only, so that FCM stores only the latest of a kind
 ///   for an offline device (FCM keeps at most four collapse keys per device, so none is made up).
 /// - `android.notification` (notification style only): `sound` from the content's sound, `tag` from the
@@ -88,7 +88,7 @@ public enum FCMMessage {
         var data: [String: JSONValue] = [:]
         for (key, value) in content.parameters.sorted(by: { $0.key < $1.key }) {
             // Stored before these keys were refused at the API: the notification's own text wins.
-            guard let text = dataText(value), !["n_id", "title", "message"].contains(key.lowercased()) else { continue }
+            guard let text = dataText(value), !NotificationContent.isAndroidSDKKey(key) else { continue }
             if isReservedDataKey(key) { throw .reservedDataKey(key) }
             data[key] = .string(text)
         }
@@ -105,9 +105,7 @@ public enum FCMMessage {
         }
 
         var android: [String: JSONValue] = ["priority": .string(content.priority == .high ? "HIGH" : "NORMAL")]
-        if let expiresAt = content.expiresAt {
-            android["ttl"] = .string("\(ttlSeconds(until: expiresAt, now: now))s")
-        }
+        if let ttl = ttlSeconds(of: content, now: now) { android["ttl"] = .string("\(ttl)s") }
         if let collapseID = content.collapseID, !collapseID.isEmpty {
             android["collapse_key"] = .string(collapseID)
         }
@@ -135,7 +133,14 @@ public enum FCMMessage {
     /// What the part up to the token depends on besides the content: the text chosen for the device's
     /// language and country, and the time to live, which changes every second.
     public static func sharedPartKey(content: NotificationContent, language: String?, country: String?, now: Date) -> RenderedPayloadKey {
-        RenderedPayloadKey(provider: .fcm, language: language, country: country, ttlSeconds: content.expiresAt.map { ttlSeconds(until: $0, now: now) })
+        RenderedPayloadKey(provider: .fcm, language: language, country: country, ttlSeconds: ttlSeconds(of: content, now: now))
+    }
+
+    /// FCM's `ttl` for the content: 0 for a now-or-never notification, else the seconds until it
+    /// expires; nil when it does not.
+    static func ttlSeconds(of content: NotificationContent, now: Date) -> Int64? {
+        if content.nowOrNever { return 0 }
+        return content.expiresAt.map { ttlSeconds(until: $0, now: now) }
     }
 
     /// Seconds from `now` to `expiresAt`, rounded down, within 0…28 days.
