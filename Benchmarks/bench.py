@@ -117,14 +117,19 @@ def b64url(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def signed_headers(method, path, access_id, secret_key):
-    """APIAuth headers (CONTRACT §2); the signature does not cover the body, so one set signs
-    every body for 15 minutes."""
+def signed_headers(method, path, access_id, secret_key, body=None):
+    """APIAuth headers (CONTRACT §2). Without a body (the SDKs' form, device credentials) the
+    signature does not cover it, so one set signs every registration for 15 minutes; with one
+    (server credentials, CONTRACT §6) X-Authorization-Content-SHA256 covers it."""
     date = formatdate(usegmt=True)
     content_type = "application/json; charset=utf-8"
-    canonical = ",".join([method, content_type, "", path, date])
+    content_hash = base64.b64encode(hashlib.sha256(body).digest()).decode() if body is not None else ""
+    canonical = ",".join([method, content_type, content_hash, path, date])
     signature = base64.b64encode(hmac.new(secret_key.encode(), canonical.encode(), hashlib.sha1).digest()).decode()
-    return {"Date": date, "Content-Type": content_type, "Authorization": f"APIAuth {access_id}:{signature}"}
+    headers = {"Date": date, "Content-Type": content_type, "Authorization": f"APIAuth {access_id}:{signature}"}
+    if body is not None:
+        headers["X-Authorization-Content-SHA256"] = content_hash
+    return headers
 
 
 def create_app(name):
@@ -302,8 +307,9 @@ def registration():
 def create_notification(api_port, app, body):
     path = "/api/v1/notifications"
     credentials = app["server_credentials"]
-    request = urllib.request.Request(f"http://127.0.0.1:{api_port}{path}", data=json.dumps(body).encode(), method="POST",
-                                     headers=signed_headers("POST", path, credentials["access_id"], credentials["secret_key"]))
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{api_port}{path}", data=data, method="POST",
+                                     headers=signed_headers("POST", path, credentials["access_id"], credentials["secret_key"], data))
     with urllib.request.urlopen(request) as answer:
         return json.loads(answer.read())["id"]
 

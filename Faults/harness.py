@@ -407,16 +407,23 @@ def http_date(now=None):
 
 def signed_headers(method, path, body, access_id, secret_key, content_type=CONTENT_TYPE, date=None,
                    algorithm="sha1", content_md5=False):
-    """CONTRACT §2: HMAC over `METHOD,content_type,content_md5,path,date`, path without query."""
+    """CONTRACT §2 and §6: HMAC over `METHOD,content_type,content_hash,path,date`, path without query.
+    A POST, PUT or PATCH covers its body as the api_auth gem does (X-Authorization-Content-SHA256,
+    or Content-MD5 with `content_md5`), which server credentials must and any credential may."""
     date = date or http_date()
-    md5 = base64.b64encode(hashlib.md5(body).digest()).decode() if content_md5 else ""
-    canonical = ",".join([method.upper(), content_type, md5, path.split("?", 1)[0], date])
+    hash_header, content_hash = None, ""
+    if content_md5:
+        hash_header, content_hash = "Content-MD5", base64.b64encode(hashlib.md5(body).digest()).decode()
+    elif method.upper() in ("POST", "PUT", "PATCH"):
+        hash_header = "X-Authorization-Content-SHA256"
+        content_hash = base64.b64encode(hashlib.sha256(body or b"").digest()).decode()
+    canonical = ",".join([method.upper(), content_type, content_hash, path.split("?", 1)[0], date])
     digest = hashlib.sha1 if algorithm == "sha1" else hashlib.sha256
     signature = base64.b64encode(hmac.new(secret_key.encode(), canonical.encode(), digest).digest()).decode()
     scheme = "APIAuth" if algorithm == "sha1" else "APIAuth-HMAC-SHA256"
     headers = {"Date": date, "Content-Type": content_type, "Authorization": f"{scheme} {access_id}:{signature}"}
-    if content_md5:
-        headers["Content-MD5"] = md5
+    if hash_header:
+        headers[hash_header] = content_hash
     return headers
 
 

@@ -4,10 +4,12 @@ import Hummingbird
 import NotifiableCore
 import NotifiableStore
 
-/// Verifies the Notifiable SDKs' APIAuth signature (CONTRACT §2) and records the caller.
+/// Verifies the Notifiable SDKs' APIAuth signature (CONTRACT §2, §6) and records the caller.
 ///
-/// The body is read here, once, because `Content-MD5` covers it; it is stored back on the
-/// request for the handler.
+/// The body is read here, once, because `X-Authorization-Content-SHA256` or `Content-MD5` covers
+/// it; it is stored back on the request for the handler. A server credential's POST, PUT or PATCH
+/// must cover its body with one of them: signed without its body, one captured request would let
+/// anyone send any body to that path until its Date is too old.
 struct APIAuthMiddleware: RouterMiddleware {
     typealias Context = NotifiableRequestContext
 
@@ -36,7 +38,11 @@ struct APIAuthMiddleware: RouterMiddleware {
         }
         let date = try checkedDate(request.headers[.date])
 
-        let contentMD5 = request.headers[.contentMD5] ?? ""
+        // Each body hash header present, with its value; the first stands in the signature.
+        let bodyHashes = APIAuth.BodyHash.allCases.compactMap { hash in
+            request.headers[HTTPField.Name(hash.headerName)!].map { (hash, $0) }
+        }
+        let contentHash = bodyHashes.first?.1 ?? ""
 
         guard Credential.isWellFormedAccessID(authorization.accessID),
               let credential = try await credentials.credential(accessID: authorization.accessID)
@@ -49,7 +55,7 @@ struct APIAuthMiddleware: RouterMiddleware {
         let signed = Set([path, target]).contains { uri in
             let canonical = APIAuth.canonicalString(
                 method: request.method.rawValue, contentType: request.headers[.contentType] ?? "",
-                contentMD5: contentMD5, requestURI: uri, date: date
+                contentHash: contentHash, requestURI: uri, date: date
             )
             let expected = APIAuth.signature(of: canonical, secretKey: credential.secretKey, algorithm: authorization.algorithm)
             return APIAuth.constantTimeEquals(expected, authorization.signature)
@@ -57,7 +63,16 @@ struct APIAuthMiddleware: RouterMiddleware {
         guard signed else {
             throw APIError.unauthorized(
                 "invalid_signature",
-                "The signature does not match. Sign \"METHOD,Content-Type,Content-MD5,path,Date\" with the secret key of access id \(authorization.accessID)."
+                "The signature does not match. Sign \"METHOD,Content-Type,X-Authorization-Content-SHA256 (or Content-MD5, or nothing),path,Date\" "
+                    + "with the secret key of access id \(authorization.accessID)."
+            )
+        }
+        if credential.role == .server, bodyHashes.isEmpty, APIAuth.methodsWithBody.contains(request.method.rawValue) {
+            throw APIError.unauthorized(
+                "body_not_signed",
+                "Server credentials must sign the body of a \(request.method.rawValue): send X-Authorization-Content-SHA256 "
+                    + "(base64 of the body's SHA-256, as the api_auth gem 2.5 and later do) or Content-MD5, and sign its value in "
+                    + "place of the empty field: \"METHOD,Content-Type,<hash>,path,Date\"."
             )
         }
         // The body is read once the caller is known, so only the app's backend can make the
@@ -67,8 +82,10 @@ struct APIAuthMiddleware: RouterMiddleware {
             throw APIError.bodyTooLarge
         }
         let body = try await request.collectBody(upTo: limit)
-        if !contentMD5.isEmpty, contentMD5 != APIAuth.contentMD5(of: body.readableBytesView) {
-            throw APIError.unauthorized("content_md5_mismatch", "Content-MD5 does not match the body that arrived.")
+        for (hash, value) in bodyHashes where value != hash.value(of: body.readableBytesView) {
+            throw APIError.unauthorized(
+                hash == .md5 ? "content_md5_mismatch" : "content_hash_mismatch", "\(hash.headerName) does not match the body that arrived."
+            )
         }
         context.caller = Caller(
             appID: credential.appID, role: credential.role, accessID: authorization.accessID,
@@ -95,8 +112,4 @@ struct APIAuthMiddleware: RouterMiddleware {
         }
         return header
     }
-}
-
-extension HTTPField.Name {
-    static let contentMD5 = Self("Content-MD5")!
 }

@@ -41,10 +41,39 @@ public enum APIAuth {
         public var headerValue: String { "\(algorithm.rawValue) \(accessID):\(signature)" }
     }
 
+    /// What a client puts in the signature to cover the body (docs/compatibility.md §7): the
+    /// api_auth gem since 2.5 sends `X-Authorization-Content-SHA256`, earlier versions
+    /// `Content-MD5`; either stands in the canonical string's third place. The Notifiable SDKs
+    /// send neither, and that place is empty.
+    public enum BodyHash: Sendable, CaseIterable {
+        case sha256
+        case md5
+
+        public var headerName: String {
+            switch self {
+            case .sha256: "X-Authorization-Content-SHA256"
+            case .md5: "Content-MD5"
+            }
+        }
+
+        /// base64 of the body's digest, as the header carries it.
+        public func value(of body: some DataProtocol) -> String {
+            switch self {
+            case .sha256: Data(SHA256.hash(data: Data(body))).base64EncodedString()
+            case .md5: Data(Insecure.MD5.hash(data: Data(body))).base64EncodedString()
+            }
+        }
+    }
+
+    /// Methods whose body a server credential must cover (CONTRACT §6).
+    public static let methodsWithBody: Set<String> = ["POST", "PUT", "PATCH"]
+
+    /// `METHOD,content-type,content-hash,request-URI,date`, the content hash being either body
+    /// hash header's value or empty.
     public static func canonicalString(
-        method: String, contentType: String, contentMD5: String, requestURI: String, date: String
+        method: String, contentType: String, contentHash: String, requestURI: String, date: String
     ) -> String {
-        [method.uppercased(), contentType, contentMD5, requestURI, date].joined(separator: ",")
+        [method.uppercased(), contentType, contentHash, requestURI, date].joined(separator: ",")
     }
 
     public static func signature(of canonical: String, secretKey: String, algorithm: Algorithm) -> String {
@@ -58,11 +87,6 @@ public enum APIAuth {
         }
     }
 
-    /// base64 of the body's MD5, as the `Content-MD5` header carries it.
-    public static func contentMD5(of body: some DataProtocol) -> String {
-        Data(Insecure.MD5.hash(data: Data(body))).base64EncodedString()
-    }
-
     /// Compares two signatures in time that depends only on their lengths.
     public static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)
@@ -72,21 +96,22 @@ public enum APIAuth {
         return difference == 0
     }
 
-    /// The headers a client sends for a signed request at `date` (seconds since 1970).
+    /// The headers a client sends for a signed request at `date` (seconds since 1970), the body
+    /// covered by `bodyHash` when given.
     public static func signedHeaders(
         method: String, path: String, body: some DataProtocol, accessID: String, secretKey: String,
-        date: Int64, algorithm: Algorithm = .hmacSHA1, includeContentMD5: Bool = false,
+        date: Int64, algorithm: Algorithm = .hmacSHA1, bodyHash: BodyHash? = nil,
         contentType: String = "application/json; charset=utf-8"
     ) -> [(name: String, value: String)] {
         let dateText = HTTPDate.format(date)
-        let md5 = includeContentMD5 ? contentMD5(of: body) : ""
-        let canonical = canonicalString(method: method, contentType: contentType, contentMD5: md5, requestURI: path, date: dateText)
+        let hash = bodyHash?.value(of: body) ?? ""
+        let canonical = canonicalString(method: method, contentType: contentType, contentHash: hash, requestURI: path, date: dateText)
         let authorization = Authorization(
             algorithm: algorithm, accessID: accessID,
             signature: signature(of: canonical, secretKey: secretKey, algorithm: algorithm)
         )
         var headers = [("Date", dateText), ("Content-Type", contentType), ("Authorization", authorization.headerValue)]
-        if includeContentMD5 { headers.append(("Content-MD5", md5)) }
+        if let bodyHash { headers.append((bodyHash.headerName, hash)) }
         return headers.map { (name: $0.0, value: $0.1) }
     }
 }

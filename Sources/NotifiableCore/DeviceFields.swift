@@ -27,11 +27,23 @@ public struct DeviceFields: Sendable, Equatable {
 
     /// A registration: provider and token are required, and a missing user alias anonymises
     /// the device (that is how the SDKs' anonymise and unregister calls are expressed).
-    public static func registration(from body: JSONValue) throws(ValidationError) -> DeviceFields {
+    /// `storedProvider` is the provider of the app's device that already holds the token, if
+    /// any: the Android SDK's `assignDeviceToUser` and `unassignDeviceFromUser` re-register a
+    /// token the app has registered before without naming its provider (docs/compatibility.md).
+    public static func registration(from body: JSONValue, storedProvider: Provider? = nil) throws(ValidationError) -> DeviceFields {
         let reader = try DeviceFieldReader(body: body)
         var fields = DeviceFields()
         guard let providerName = try reader.string("provider"), !providerName.isEmpty else {
-            throw reader.missing("provider", "Say which gateway reaches this device: \"apns\" or \"fcm\".")
+            guard let storedProvider else {
+                throw reader.missing("provider", "Say which gateway reaches this device: \"apns\" or \"fcm\".")
+            }
+            fields.provider = storedProvider
+            fields.token = try reader.string("token").map { token throws(ValidationError) in
+                try PushToken.normalized(token, provider: storedProvider, field: reader.path("token"))
+            }
+            try fields.readOptionalFields(reader)
+            if fields.userAlias == .unchanged { fields.userAlias = .set(nil) }
+            return fields
         }
         guard let provider = Provider(wireName: providerName) else {
             throw ValidationError(
@@ -48,6 +60,16 @@ public struct DeviceFields: Sendable, Equatable {
         try fields.readOptionalFields(reader)
         if fields.userAlias == .unchanged { fields.userAlias = .set(nil) }
         return fields
+    }
+
+    /// The token a registration body names, as sent; nil when it names none or no provider
+    /// (what `registration(from:storedProvider:)` needs the stored device's provider for).
+    public static func tokenWithoutProvider(in body: JSONValue) -> String? {
+        guard let reader = try? DeviceFieldReader(body: body) else { return nil }
+        let provider = try? reader.string("provider")
+        guard provider == nil || provider == "" else { return nil }
+        guard case .string(let token)? = reader.fields["token"], !token.isEmpty else { return nil }
+        return token
     }
 
     /// A partial update of a device reached through `provider`; only the fields sent change.
@@ -190,6 +212,15 @@ struct DeviceFieldReader {
                 throw ValidationError(
                     code: "invalid_custom_properties",
                     message: "\(path(key)) must be a JSON object, or a string holding one; this string is not a JSON object.",
+                    field: path(key)
+                )
+            }
+            // The outer check saw only the escape's text; PostgreSQL's jsonb cannot hold U+0000 either.
+            if let inner = parsed.pathOfNullCharacter() {
+                throw ValidationError(
+                    code: "invalid_character",
+                    message: "\(path(key)), a string of JSON, has a NUL character (U+0000) at \(inner.isEmpty ? "its top" : inner), "
+                        + "which cannot be stored.",
                     field: path(key)
                 )
             }

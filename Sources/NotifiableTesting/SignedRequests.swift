@@ -5,19 +5,37 @@ import HummingbirdTesting
 import NIOCore
 import NotifiableCore
 
-/// Requests signed as the Notifiable SDKs sign them.
+/// How a test request covers its body in the signature.
+public enum SignedBody: Sendable {
+    /// As each kind of client does: server credentials (a backend on the api_auth gem) with
+    /// `X-Authorization-Content-SHA256` on POST, PUT and PATCH; device credentials (the Notifiable
+    /// SDKs) not at all.
+    case asClientsDo
+    case unhashed
+    case hashed(APIAuth.BodyHash)
+
+    func hash(method: HTTPRequest.Method, role: CredentialRole) -> APIAuth.BodyHash? {
+        switch self {
+        case .asClientsDo: role == .server && APIAuth.methodsWithBody.contains(method.rawValue) ? .sha256 : nil
+        case .unhashed: nil
+        case .hashed(let hash): hash
+        }
+    }
+}
+
+/// Requests signed as the Notifiable SDKs and backends sign them.
 extension TestClientProtocol {
     /// Signs and sends a request. `body` is sent as is (the SDKs pretty-print JSON).
     @discardableResult
     public func signed(
         _ method: HTTPRequest.Method, _ uri: String, body: String? = nil, as credential: Credential,
         date: Int64 = Int64(Date().timeIntervalSince1970), algorithm: APIAuth.Algorithm = .hmacSHA1,
-        contentMD5: Bool = false
+        bodyHash: SignedBody = .asClientsDo
     ) async throws -> TestResponse {
         let path = String(uri.split(separator: "?", maxSplits: 1).first ?? "")
         let headers = signedHeaders(
             method: method, path: path, body: body ?? "", credential: credential, date: date,
-            algorithm: algorithm, contentMD5: contentMD5
+            algorithm: algorithm, bodyHash: bodyHash
         )
         return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
     }
@@ -34,7 +52,8 @@ extension TestClientProtocol {
         var headers = HTTPFields()
         for header in APIAuth.signedHeaders(
             method: method.rawValue, path: path, body: bytes, accessID: credential.accessID, secretKey: credential.secretKey,
-            date: Int64(Date().timeIntervalSince1970), contentType: contentType
+            date: Int64(Date().timeIntervalSince1970), bodyHash: SignedBody.asClientsDo.hash(method: method, role: credential.role),
+            contentType: contentType
         ) {
             headers.append(HTTPField(name: HTTPField.Name(header.name)!, value: header.value))
         }
@@ -54,12 +73,13 @@ extension TestClientProtocol {
 public func signedHeaders(
     method: HTTPRequest.Method, path: String, body: String, credential: Credential,
     date: Int64 = Int64(Date().timeIntervalSince1970), algorithm: APIAuth.Algorithm = .hmacSHA1,
-    contentMD5: Bool = false
+    bodyHash: SignedBody = .asClientsDo
 ) -> HTTPFields {
     var fields = HTTPFields()
     for header in APIAuth.signedHeaders(
         method: method.rawValue, path: path, body: Array(body.utf8), accessID: credential.accessID,
-        secretKey: credential.secretKey, date: date, algorithm: algorithm, includeContentMD5: contentMD5
+        secretKey: credential.secretKey, date: date, algorithm: algorithm,
+        bodyHash: bodyHash.hash(method: method, role: credential.role)
     ) {
         fields.append(HTTPField(name: HTTPField.Name(header.name)!, value: header.value))
     }

@@ -31,26 +31,42 @@ struct SigningOptions: ParsableArguments {
         return (accessID, secretKey)
     }
 
+    /// The signing headers; a POST, PUT or PATCH covers its body with X-Authorization-Content-SHA256,
+    /// as the api_auth gem does and server credentials must (any credential may).
     func headers(method: String, path: String, body: Data) throws -> [(name: String, value: String)] {
         let (accessID, secretKey) = try credentials()
+        let method = method.uppercased()
         return APIAuth.signedHeaders(
-            method: method.uppercased(), path: path, body: body, accessID: accessID, secretKey: secretKey,
-            date: Int64(Date().timeIntervalSince1970), algorithm: sha256 ? .hmacSHA256 : .hmacSHA1
+            method: method, path: path, body: body, accessID: accessID, secretKey: secretKey,
+            date: Int64(Date().timeIntervalSince1970), algorithm: sha256 ? .hmacSHA256 : .hmacSHA1,
+            bodyHash: APIAuth.methodsWithBody.contains(method) ? .sha256 : nil
         )
     }
 }
 
 struct Sign: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the headers that sign a request (Date, Content-Type, Authorization), one per line."
+        abstract: "Print the headers that sign a request (Date, Content-Type, Authorization, and for POST, PUT and PATCH "
+            + "X-Authorization-Content-SHA256 of the body), one per line."
     )
 
     @Argument(help: "HTTP method, e.g. POST.") var method: String
     @Argument(help: "Request path, e.g. /api/v1/device_tokens.") var path: String
+    @Option(help: "The exact body that will be sent (its SHA-256 is signed).") var data: String?
+    @Option(help: "A file holding the exact body that will be sent.") var dataFile: String?
     @OptionGroup var signing: SigningOptions
 
+    func validate() throws {
+        if data != nil, dataFile != nil { throw ValidationError("Give --data or --data-file, not both.") }
+    }
+
     func run() async throws {
-        for header in try signing.headers(method: method, path: path, body: Data()) {
+        var body = Data((data ?? "").utf8)
+        if let dataFile {
+            guard let bytes = FileManager.default.contents(atPath: dataFile) else { throw ValidationError("--data-file: cannot read \(dataFile).") }
+            body = bytes
+        }
+        for header in try signing.headers(method: method, path: path, body: body) {
             print("\(header.name): \(header.value)")
         }
     }

@@ -38,7 +38,7 @@ import Testing
             let app = try await service.createApp()
             let response = try await client.signed(
                 .post, "/api/v1/device_tokens", body: Self.sdkBody, as: app.serverCredential,
-                algorithm: .hmacSHA256, contentMD5: true
+                algorithm: .hmacSHA256, bodyHash: .hashed(.md5)
             )
             #expect(response.status == .ok)
         }
@@ -101,10 +101,10 @@ import Testing
             // A Content-MD5 put in after signing: the signature covers it, and is checked before the
             // body is read.
             var wrongMD5 = headers()
-            wrongMD5[HTTPField.Name("Content-MD5")!] = APIAuth.contentMD5(of: Array("other body".utf8))
+            wrongMD5[HTTPField.Name("Content-MD5")!] = APIAuth.BodyHash.md5.value(of: Array("other body".utf8))
             try await expectRefused(wrongMD5, code: "invalid_signature")
             // Body changed after signing with Content-MD5 (the signature covers the MD5).
-            let withMD5 = signedHeaders(method: .post, path: path, body: Self.sdkBody, credential: credential, contentMD5: true)
+            let withMD5 = signedHeaders(method: .post, path: path, body: Self.sdkBody, credential: credential, bodyHash: .hashed(.md5))
             try await expectRefused(withMD5, sentBody: ByteBuffer(string: Self.sdkBody + " "), code: "content_md5_mismatch")
             // No Authorization at all, and one of another scheme.
             var unsigned = headers()
@@ -128,6 +128,69 @@ import Testing
                 .post, "/api/v1/device_tokens", body: Self.sdkBody, as: app.deviceCredential, date: now - 14 * 60
             )
             #expect(response.status == .ok)
+        }
+    }
+
+    /// CONTRACT §6: a backend's POST, PUT or PATCH covers its body, with the current api_auth
+    /// gem's X-Authorization-Content-SHA256 or the older Content-MD5, under either algorithm;
+    /// otherwise one captured request would send any body to its path for fifteen minutes.
+    @Test func serverCredentialsMustSignTheBodyOfPostPutAndPatch() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let server = app.serverCredential
+            let path = "/api/v1/notifications"
+            let body = #"{"message": "to one", "user_aliases": ["alice"]}"#
+            func send(_ headers: HTTPFields, body sent: String = body, method: HTTPRequest.Method = .post, uri: String = path) async throws -> TestResponse {
+                try await client.execute(uri: uri, method: method, headers: headers, body: ByteBuffer(string: sent))
+            }
+
+            // Unhashed, as the SDKs sign: refused for the server credential, naming the fix.
+            let unhashed = try await send(signedHeaders(method: .post, path: path, body: body, credential: server, bodyHash: .unhashed))
+            #expect(unhashed.status == .unauthorized)
+            #expect(unhashed.errorCode == "body_not_signed")
+            #expect(unhashed.json["error"]?["message"]?.stringValue?.contains("X-Authorization-Content-SHA256") == true)
+
+            // Each hash under each algorithm is accepted.
+            for algorithm in [APIAuth.Algorithm.hmacSHA1, .hmacSHA256] {
+                for hash in APIAuth.BodyHash.allCases {
+                    let headers = signedHeaders(method: .post, path: path, body: body, credential: server, algorithm: algorithm, bodyHash: .hashed(hash))
+                    #expect(try await send(headers).status == .accepted, "\(algorithm) \(hash)")
+                }
+            }
+
+            // A captured request replayed with another body (a broadcast): the hash no longer matches.
+            let captured = signedHeaders(method: .post, path: path, body: body, credential: server)
+            #expect(captured[HTTPField.Name("X-Authorization-Content-SHA256")!] != nil)
+            let replayed = try await send(captured, body: #"{"message": "to everyone", "all": true}"#)
+            #expect(replayed.status == .unauthorized)
+            #expect(replayed.errorCode == "content_hash_mismatch")
+            // The hash header swapped for the new body's: the signature covers the hash.
+            var swapped = captured
+            swapped[HTTPField.Name("X-Authorization-Content-SHA256")!] = APIAuth.BodyHash.sha256.value(of: Array(#"{"all": true, "message": "x"}"#.utf8))
+            #expect(try await send(swapped, body: #"{"all": true, "message": "x"}"#).errorCode == "invalid_signature")
+            #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id) AND targeting->>'all' = 'true'") == 0)
+
+            // PUT and PATCH too; GET and DELETE carry no body to cover.
+            let device = try await client.signed(
+                .post, "/api/v1/device_tokens", body: #"{"provider": "apns", "token": "\#(String(repeating: "ab", count: 32))"}"#, as: app.deviceCredential
+            )
+            let id = try #require(device.json["id"]?.intValue)
+            for method in [HTTPRequest.Method.put, .patch] {
+                let uri = "/api/v1/device_tokens/\(id)"
+                let bare = try await send(signedHeaders(method: method, path: uri, body: #"{"name": "x"}"#, credential: server, bodyHash: .unhashed),
+                                          body: #"{"name": "x"}"#, method: method, uri: uri)
+                #expect(bare.errorCode == "body_not_signed", "\(method)")
+                #expect(try await client.signed(method, uri, body: #"{"name": "x"}"#, as: server).status == .ok, "\(method)")
+            }
+            #expect(try await client.signed(.get, "/api/v1/notifications", as: server, bodyHash: .unhashed).status == .ok)
+
+            // Device credentials keep the SDKs' form, and may hash too.
+            let sdk = try await client.signed(.patch, "/api/v1/device_tokens/\(id)", body: #"{"name": "y"}"#, as: app.deviceCredential, bodyHash: .unhashed)
+            #expect(sdk.status == .ok)
+            let hashedDevice = try await client.signed(
+                .patch, "/api/v1/device_tokens/\(id)", body: #"{"name": "z"}"#, as: app.deviceCredential, bodyHash: .hashed(.sha256)
+            )
+            #expect(hashedDevice.status == .ok)
         }
     }
 }

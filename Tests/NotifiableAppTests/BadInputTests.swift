@@ -39,6 +39,9 @@ import Testing
         Case(name: "alias of the wrong type", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "user_alias": ["a"]}}"#, status: .unprocessableContent, code: "invalid_type", field: "device_token.user_alias"),
         Case(name: "NUL in the alias", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "user_alias": "a\u0000b"}}"#, status: .unprocessableContent, code: "invalid_character", field: "device_token.user_alias"),
         Case(name: "NUL inside custom properties", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": {"k": ["ok", "x\u0000"]}}}"#, status: .unprocessableContent, code: "invalid_character", field: "device_token.custom_properties.k.1"),
+        // The SDKs send custom_properties as a string of JSON: its escapes decode to NUL only when it is read.
+        Case(name: "NUL in a key of string-form custom properties", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": "{\"k\\u0000\": 1}"}}"#, status: .unprocessableContent, code: "invalid_character", field: "device_token.custom_properties"),
+        Case(name: "NUL in a value of string-form custom properties", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": "{\"k\": [\"a\\u0000\"]}"}}"#, status: .unprocessableContent, code: "invalid_character", field: "device_token.custom_properties"),
         Case(name: "NUL in a platform property's key", body: #"{"provider": "apns", "token": "\#(hex)", "a\u0000": 1}"#, status: .unprocessableContent, code: "invalid_character", field: "a\u{0}"),
         Case(name: "FCM token with spaces", body: #"{"provider": "fcm", "token": "a b"}"#, status: .unprocessableContent, code: "invalid_token", field: "token"),
     ]
@@ -92,6 +95,16 @@ import Testing
             #expect(badToken.errorField == "token")
             let malformed = try await client.signed(.patch, "/api/v1/device_tokens/\(id)", body: "{", as: credential)
             #expect(malformed.status == .badRequest)
+            // String-form custom properties holding NUL, through PATCH and PUT: 422, never PostgreSQL's 22P05 as a 500.
+            for method in [HTTPRequest.Method.patch, .put] {
+                let nul = try await client.signed(
+                    method, "/api/v1/device_tokens/\(id)", body: #"{"device_token": {"custom_properties": "{\"a\\u0000\": \"b\"}"}}"#,
+                    as: credential
+                )
+                #expect(nul.status == .unprocessableContent, "\(method): \(String(buffer: nul.body))")
+                #expect(nul.errorCode == "invalid_character")
+                #expect(nul.errorField == "device_token.custom_properties")
+            }
             for badID in ["abc", "0", "-1", "99999999999999999999999"] {
                 let response = try await client.signed(.delete, "/api/v1/device_tokens/\(badID)", as: credential)
                 #expect(response.status == .notFound, "id \(badID)")

@@ -29,15 +29,18 @@ import Testing
                 \(Hex.token(7)),apns,ivan,,,"{not json"
                 \(Hex.token(8)),apns
                 \(staying.uppercased()),apns,jo,,,
+                \(Hex.token(9)),apns,kim,,,"{""k"":""a\\u0000""}"
 
                 """)
             let result = try await cli.run("devices", "import", "--app", "\(app)", file.path)
             #expect(result.status == 0, "\(result.output)")
             for line in [
-                "Read 11 rows", "imported (new):     2", "updated:            1", "reassigned:         1",
-                "anonymised:         1", "superseded:         1", "rejected:           5",
+                "Read 12 rows", "imported (new):     2", "updated:            1", "reassigned:         1",
+                "anonymised:         1", "superseded:         1", "rejected:           6",
                 "invalid_token: 1 (lines 7)", "invalid_provider: 1 (lines 8)", "invalid_language: 1 (lines 9)",
                 "invalid_custom_properties: 1 (lines 10)", "wrong_field_count: 1 (lines 11)",
+                // A NUL that only string-form properties' escapes reveal: the row is skipped, the rest imported.
+                "invalid_character: 1 (lines 13)",
             ] {
                 #expect(result.output.contains(line), "missing \(line) in \(result.output)")
             }

@@ -19,14 +19,14 @@ import Testing
 
     @Test func canonicalStringJoinsPartsWithCommas() {
         let built = APIAuth.canonicalString(
-            method: "POST", contentType: "application/json; charset=utf-8", contentMD5: "",
+            method: "POST", contentType: "application/json; charset=utf-8", contentHash: "",
             requestURI: "/api/v1/device_tokens", date: "Sun, 22 Nov 2026 06:01:44 GMT"
         )
         #expect(built == Self.canonical)
     }
 
     @Test func canonicalStringUpperCasesMethod() {
-        let built = APIAuth.canonicalString(method: "put", contentType: "", contentMD5: "", requestURI: "/x", date: "d")
+        let built = APIAuth.canonicalString(method: "put", contentType: "", contentHash: "", requestURI: "/x", date: "d")
         #expect(built == "PUT,,,/x,d")
     }
 
@@ -72,12 +72,14 @@ import Testing
         #expect(!APIAuth.constantTimeEquals("", "a"))
     }
 
-    @Test func contentMD5OfHello() {
-        #expect(APIAuth.contentMD5(of: Array("hello".utf8)) == "XUFAKrxLKna5cZ2REBfFkg==")
-    }
-
-    @Test func contentMD5OfEmptyBody() {
-        #expect(APIAuth.contentMD5(of: [UInt8]()) == "1B2M2Y8AsgTpgAmY7PhCfg==")
+    @Test func bodyHashesOfHelloAndOfNothing() {
+        #expect(APIAuth.BodyHash.md5.value(of: Array("hello".utf8)) == "XUFAKrxLKna5cZ2REBfFkg==")
+        #expect(APIAuth.BodyHash.md5.value(of: [UInt8]()) == "1B2M2Y8AsgTpgAmY7PhCfg==")
+        // base64 of SHA-256, as api_auth's X-Authorization-Content-SHA256 carries it.
+        #expect(APIAuth.BodyHash.sha256.value(of: Array("hello".utf8)) == "LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ=")
+        #expect(APIAuth.BodyHash.sha256.value(of: [UInt8]()) == "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")
+        #expect(APIAuth.BodyHash.sha256.headerName == "X-Authorization-Content-SHA256")
+        #expect(APIAuth.BodyHash.md5.headerName == "Content-MD5")
     }
 
     @Test func signedHeadersReproduceKnownAnswer() throws {
@@ -92,16 +94,17 @@ import Testing
         #expect(values["Authorization"] == "APIAuth myid:rHqIVN94l3teXl2h3e16WgYQlso=")
     }
 
-    @Test(arguments: [APIAuth.Algorithm.hmacSHA1, .hmacSHA256])
-    func signedHeadersVerifyAgainstCanonicalString(_ algorithm: APIAuth.Algorithm) throws {
+    @Test(arguments: [APIAuth.Algorithm.hmacSHA1, .hmacSHA256], APIAuth.BodyHash.allCases)
+    func signedHeadersVerifyAgainstCanonicalString(_ algorithm: APIAuth.Algorithm, _ bodyHash: APIAuth.BodyHash) throws {
         let body = Array(#"{"provider":"fcm"}"#.utf8)
         let headers = APIAuth.signedHeaders(
             method: "put", path: "/api/v1/device_tokens/7", body: body, accessID: "access",
-            secretKey: "s3cret", date: 1_700_000_000, algorithm: algorithm, includeContentMD5: true
+            secretKey: "s3cret", date: 1_700_000_000, algorithm: algorithm, bodyHash: bodyHash
         )
         let values = Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
-        let md5 = try #require(values["Content-MD5"])
-        #expect(md5 == APIAuth.contentMD5(of: body))
+        let hash = try #require(values[bodyHash.headerName])
+        #expect(hash == bodyHash.value(of: body))
+        #expect(values.count == 4)
         let date = try #require(values["Date"])
         #expect(HTTPDate.parse(date) == 1_700_000_000)
         let contentType = try #require(values["Content-Type"])
@@ -111,7 +114,7 @@ import Testing
         #expect(auth.accessID == "access")
 
         let canonical = APIAuth.canonicalString(
-            method: "PUT", contentType: contentType, contentMD5: md5, requestURI: "/api/v1/device_tokens/7", date: date
+            method: "PUT", contentType: contentType, contentHash: hash, requestURI: "/api/v1/device_tokens/7", date: date
         )
         let expected = APIAuth.signature(of: canonical, secretKey: "s3cret", algorithm: algorithm)
         #expect(APIAuth.constantTimeEquals(auth.signature, expected))
