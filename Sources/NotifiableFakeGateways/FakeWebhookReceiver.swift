@@ -34,6 +34,8 @@ public final class FakeWebhookReceiver: Sendable {
     /// What the connections' handlers and the test share.
     private final class Shared: Sendable {
         let state = Mutex<(status: Int, retryAfter: String?, delay: Duration, received: [Received])>((200, nil, .zero, []))
+        /// When set, answers announce a long body and send one byte of it per interval.
+        let trickle = Mutex<Duration?>(nil)
     }
 
     public static func start() async throws -> FakeWebhookReceiver {
@@ -58,6 +60,12 @@ public final class FakeWebhookReceiver: Sendable {
     /// Answers every request from now on with `status` (and `Retry-After` when given), `delay` after it arrived.
     public func answer(_ status: Int, retryAfter: String? = nil, after delay: Duration = .zero) {
         shared.state.withLock { $0.status = status; $0.retryAfter = retryAfter; $0.delay = delay }
+    }
+
+    /// Answers from now on with its head and then a body of 100,000 bytes, one byte every
+    /// `interval`: a receiver that is slow to finish its answer rather than to start it.
+    public func trickle(byteEvery interval: Duration?) {
+        shared.trickle.withLock { $0 = interval }
     }
 
     public var received: [Received] { shared.state.withLock { $0.received } }
@@ -89,10 +97,21 @@ public final class FakeWebhookReceiver: Sendable {
                     ))
                     return (state.status, state.retryAfter, state.delay)
                 }
-                var headers = HTTPHeaders([("Content-Length", "0")])
+                let trickle = shared.trickle.withLock { $0 }
+                var headers = HTTPHeaders([("Content-Length", trickle == nil ? "0" : "100000")])
                 if let retryAfter { headers.add(name: "Retry-After", value: retryAfter) }
                 let response = HTTPResponseHead(version: head.version, status: .init(statusCode: status), headers: headers)
                 self.head = nil
+                if let trickle {
+                    context.writeAndFlush(wrapOutboundOut(.head(response)), promise: nil)
+                    let nanoseconds = trickle.components.seconds * 1_000_000_000 + trickle.components.attoseconds / 1_000_000_000
+                    let channel = context.channel
+                    channel.eventLoop.scheduleRepeatedTask(initialDelay: .nanoseconds(nanoseconds), delay: .nanoseconds(nanoseconds)) { task in
+                        guard channel.isActive else { task.cancel(); return }
+                        channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: "x"))), promise: nil)
+                    }
+                    return
+                }
                 let write = { [self] in
                     context.write(self.wrapOutboundOut(.head(response)), promise: nil)
                     context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)

@@ -264,6 +264,49 @@ import Testing
         }
     }
 
+    /// A receiver that sends its answer's head and then trickles the body: the deadline covers the
+    /// whole exchange, and another app's webhook is served meanwhile, not after.
+    @Test func aReceiverTricklingItsAnswerHoldsOnlyItsOwnBatchAndOnlyUntilTheDeadline() async throws {
+        try await Self.withReceiver { slow in
+            try await Self.withReceiver { prompt in
+                try await withFakeAPNs { gateway in
+                    try await Self.withService(requestTimeout: .seconds(3)) { client, service in
+                        slow.trickle(byteEvery: .milliseconds(200))
+                        let slowApp = try await service.createApp(name: "Slow receiver")
+                        let promptApp = try await service.createApp(name: "Prompt receiver")
+                        for app in [slowApp, promptApp] { try await service.connectAPNs(appID: app.app.id, to: gateway) }
+                        let slowHook = try await Self.register(client, service, appID: slowApp.app.id, url: slow.url, events: #"["sent"]"#)
+                        let promptHook = try await Self.register(client, service, appID: promptApp.app.id, url: prompt.url, events: #"["sent"]"#)
+
+                        let slowDevice = try await E2EDeliveryTests.register(client, slowApp.deviceCredential, token: Self.token(0xA1))
+                        let slowID = try await E2EDeliveryTests.send(client, slowApp.serverCredential, #"{"message": "x", "device_ids": [\#(slowDevice)]}"#)
+                        #expect(try await E2EDeliveryTests.settled(service, slowID))
+                        // The slow receiver has the batch's head answered and is trickling.
+                        #expect(try await service.eventually { !slow.received.isEmpty })
+                        let trickleStarted = Date()
+
+                        let promptDevice = try await E2EDeliveryTests.register(client, promptApp.deviceCredential, token: Self.token(0xB1))
+                        let promptID = try await E2EDeliveryTests.send(client, promptApp.serverCredential, #"{"message": "y", "device_ids": [\#(promptDevice)]}"#)
+                        #expect(try await E2EDeliveryTests.settled(service, promptID))
+                        #expect(try await service.eventually { !Self.acceptedEvents(prompt, secret: promptHook.secret, webhookID: promptHook.id).isEmpty })
+                        // Served while the slow one was still within its deadline, not after its round.
+                        #expect(Date().timeIntervalSince(trickleStarted) < 3, "the prompt receiver waited for the slow one")
+
+                        // The slow attempt ends at its deadline, as a failure to retry.
+                        let batches = "/admin/apps/\(slowApp.app.id)/webhooks/\(slowHook.id)/batches"
+                        let failed = try await service.eventually {
+                            let batch = try await client.admin(.get, batches, service: service).json["data"]?[0]
+                            return batch?["state"]?.stringValue == "retrying" && batch?["last_error"]?.stringValue?.contains("deadline") == true
+                        }
+                        let listed = String(buffer: try await client.admin(.get, batches, service: service).body)
+                        #expect(failed, "\(listed)")
+                        #expect(Date().timeIntervalSince(trickleStarted) < 3 + 5, "the attempt outlived its deadline")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func operatorsAreToldWhatIsWrongAndSeeOnlyTheirAppsWebhooks() async throws {
         try await Self.withService { client, service in
             let app = try await service.createApp()

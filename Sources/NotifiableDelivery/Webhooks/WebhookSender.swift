@@ -45,27 +45,36 @@ public struct WebhookSender: Sendable {
         request.headers.add(name: "X-Notifiable-Webhook-Id", value: String(batch.webhookID))
         request.headers.add(name: "X-Notifiable-Batch-Id", value: String(batch.id))
         request.body = .bytes(ByteBuffer(bytes: batch.body))
+        let client = client, now = now, prepared = request
         do {
-            let timeout = TimeAmount.nanoseconds(Int64(RetryPolicy.seconds(requestTimeout) * 1e9))
-            let response = try await client.execute(request, timeout: timeout)
-            let status = Int(response.status.code)
-            let retryAfter = FCMResponseClassifier.parseRetryAfter(response.headers.first(name: "Retry-After"), now: now())
-            let snippet = await Self.snippet(of: response.body)
-            if (200..<300).contains(status) { return .delivered(status: status) }
-            return .failed(status: status, error: "HTTP \(status)" + (snippet.isEmpty ? "" : ": \(snippet)"), retryAfter: retryAfter)
+            // One deadline for the whole exchange, the answer's body included: AsyncHTTPClient's
+            // own timeout ends at the head, and a receiver trickling its body held an attempt for
+            // ten minutes. At the deadline the exchange is cancelled, and its connection with it.
+            return try await withDeadline(requestTimeout) {
+                let response = try await client.execute(prepared, deadline: .distantFuture)
+                let status = Int(response.status.code)
+                let retryAfter = FCMResponseClassifier.parseRetryAfter(response.headers.first(name: "Retry-After"), now: now())
+                let snippet = (try? await Self.snippet(of: response.body)) ?? ""
+                if (200..<300).contains(status) { return .delivered(status: status) }
+                return .failed(status: status, error: "HTTP \(status)" + (snippet.isEmpty ? "" : ": \(snippet)"), retryAfter: retryAfter)
+            }
+        } catch is DeadlineExceeded {
+            return .failed(
+                status: nil, error: "no complete answer within the \(RetryPolicy.seconds(requestTimeout)) s deadline", retryAfter: nil
+            )
         } catch {
             return .failed(status: nil, error: TransportFailure.reason(error, peer: "the receiver"), retryAfter: nil)
         }
     }
 
-    /// The start of an answer's body, for operators reading why a batch failed.
-    private static func snippet(of body: HTTPClientResponse.Body) async -> String {
+    /// The start of an answer's body, for operators reading why a batch failed: its first 200
+    /// bytes, the rest not read at all.
+    private static func snippet(of body: HTTPClientResponse.Body) async throws -> String {
         var bytes: [UInt8] = []
-        do {
-            for try await chunk in body where bytes.count < 200 {
-                bytes += chunk.readableBytesView.prefix(200 - bytes.count)
-            }
-        } catch {}
+        for try await chunk in body {
+            bytes += chunk.readableBytesView.prefix(200 - bytes.count)
+            if bytes.count >= 200 { break }
+        }
         return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

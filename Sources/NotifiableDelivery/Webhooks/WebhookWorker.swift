@@ -47,36 +47,64 @@ public final class WebhookWorker: Service {
         logger.info("webhook worker stopped")
     }
 
+    /// What a slot of the loop's task group reports when it ends.
+    private enum Finished: Sendable {
+        case batch
+        case tick
+    }
+
+    /// Keeps up to `concurrency` batches in flight and claims another as soon as one ends, so a
+    /// slow receiver holds one slot for at most its deadline and never the others' batches; a
+    /// tick every poll interval keeps forming, claiming and lease rescue going while every slot
+    /// is busy.
     private func loop(_ sender: WebhookSender) async {
-        var lastRescue = ContinuousClock.now
-        while !isStopping {
-            do {
-                if ContinuousClock.now - lastRescue > configuration.lease / 4 {
-                    _ = try await step("rescuing webhook leases") { [queue] in try await queue.rescueExpiredLeases() }
-                    _ = try await step("pruning delivered webhook events") { [queue, configuration] in
-                        try await queue.pruneDelivered(retention: configuration.retention)
+        await withTaskGroup(of: Finished.self) { group in
+            var inFlight = 0
+            var ticking = false
+            var lastRescue = ContinuousClock.now
+            while !isStopping {
+                do {
+                    if ContinuousClock.now - lastRescue > configuration.lease / 4 {
+                        _ = try await step("rescuing webhook leases") { [queue] in try await queue.rescueExpiredLeases() }
+                        _ = try await step("pruning delivered webhook events") { [queue, configuration] in
+                            try await queue.pruneDelivered(retention: configuration.retention)
+                        }
+                        lastRescue = .now
                     }
-                    lastRescue = .now
-                }
-                _ = try await step("forming webhook batches") { [queue, configuration] in
-                    try await queue.formBatches(batchSize: configuration.batchSize)
-                }
-                let claimed = try await step("claiming webhook batches") { [queue, configuration] in
-                    try await queue.claim(limit: configuration.concurrency, lease: configuration.lease)
-                }
-                guard !claimed.isEmpty else {
-                    await doorbell.wait(atMost: configuration.pollInterval)
-                    continue
-                }
-                await withTaskGroup(of: Void.self) { group in
+                    _ = try await step("forming webhook batches") { [queue, configuration] in
+                        try await queue.formBatches(batchSize: configuration.batchSize)
+                    }
+                    let free = configuration.concurrency - inFlight
+                    let claimed = free > 0
+                        ? try await step("claiming webhook batches") { [queue, configuration] in
+                            try await queue.claim(limit: free, lease: configuration.lease)
+                        }
+                        : []
                     for batch in claimed {
-                        group.addTask { await self.deliver(batch, with: sender) }
+                        group.addTask { await self.deliver(batch, with: sender); return .batch }
                     }
+                    inFlight += claimed.count
+                    if inFlight == 0 {
+                        await doorbell.wait(atMost: configuration.pollInterval)
+                        continue
+                    }
+                    if !ticking {
+                        ticking = true
+                        group.addTask { [doorbell, configuration] in await doorbell.wait(atMost: configuration.pollInterval); return .tick }
+                    }
+                    switch await group.next() {
+                    case .batch?: inFlight -= 1
+                    case .tick?: ticking = false
+                    case nil: break
+                    }
+                } catch {
+                    logger.error("webhook loop failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
+                    try? await Task.sleep(for: .seconds(1))
                 }
-            } catch {
-                logger.error("webhook loop failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
-                try? await Task.sleep(for: .seconds(1))
             }
+            // Stopping: the group waits for the batches in flight, each within its deadline, to be
+            // recorded; a tick still waiting is woken.
+            await doorbell.ring()
         }
     }
 
