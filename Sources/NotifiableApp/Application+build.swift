@@ -33,7 +33,14 @@ public func buildApplication(
 
     var app = Application(
         responder: DatabaseOutageResponder(inner: router.buildResponder(), availability: availability),
-        server: .http1(configuration: .init(additionalChannelHandlers: [MalformedRequestAnswer()])),
+        // The idle timeout closes a connection that has not completed a request head (or sat idle
+        // after an answer) for that long: Hummingbird counts activity in whole HTTP parts, so bytes
+        // trickled into a head never reset it.
+        server: .http1(configuration: .init(
+            additionalChannelHandlers: [MalformedRequestAnswer()],
+            idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
+                + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
+        )),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "NotifiableServer"),
         services: services,
         logger: logger

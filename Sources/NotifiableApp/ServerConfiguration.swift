@@ -35,6 +35,10 @@ public struct ServerConfiguration: Sendable {
     public var worker = DeliveryWorkerConfiguration()
     public var webhooks = WebhookWorkerConfiguration()
     public var apnsRequestTimeout: Duration = .seconds(15)
+    /// How long a connection may go without sending a complete request head, or sit idle between
+    /// requests, before it is closed: a client holding connections open cannot use up the
+    /// server's descriptors.
+    public var idleTimeout: Duration = .seconds(30)
 
     public init(databaseURL: String, masterKey: MasterKey) {
         self.databaseURL = databaseURL
@@ -110,6 +114,7 @@ public struct ServerConfiguration: Sendable {
         if let failures = try reader.integer("NOTIFIABLE_WEBHOOK_PAUSE_AFTER", in: 1...1000) { configuration.webhooks.pauseAfter = failures }
         if let delay = try reader.integer("NOTIFIABLE_SYNC_SIGNAL_DELAY_MS", in: 0...60_000) { configuration.syncSignalDelay = .milliseconds(delay) }
         if let timeout = try reader.integer("NOTIFIABLE_APNS_TIMEOUT_SECONDS", in: 1...300) { configuration.apnsRequestTimeout = .seconds(timeout) }
+        if let idle = try reader.integer("NOTIFIABLE_IDLE_TIMEOUT_SECONDS", in: 1...3600) { configuration.idleTimeout = .seconds(idle) }
         // A lease shorter than a send could outlive would hand in-flight deliveries to another
         // worker and push them twice.
         guard configuration.worker.lease > configuration.apnsRequestTimeout * 2 else {

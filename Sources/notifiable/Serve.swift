@@ -20,6 +20,7 @@ struct Serve: AsyncParsableCommand {
         if noMigrate { configuration.migrateOnStart = false }
         if noWorkers { configuration.runsWorkers = false }
         let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
+        DescriptorLimit.raiseToHardLimit(logger: logger)
         bootstrapMetrics(configuration.metrics)
         let app = try buildApplication(configuration, logger: logger)
         try await app.runService()

@@ -21,6 +21,7 @@ struct Work: AsyncParsableCommand {
     func run() async throws {
         let configuration = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
         let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
+        DescriptorLimit.raiseToHardLimit(logger: logger)
         bootstrapMetrics(configuration.metrics)
         let postgresSettings = try postgresConfiguration(configuration)
         if !noMigrate && configuration.migrateOnStart {

@@ -1,0 +1,52 @@
+import Foundation
+import HummingbirdTesting
+import NotifiableTesting
+import Testing
+
+/// A client that opens connections and sends nothing, or trickles a request head, or keeps a
+/// connection idle after an answer, holds a descriptor each: the server closes such connections
+/// after the idle timeout (NOTIFIABLE_IDLE_TIMEOUT_SECONDS; 1 s here), and answers others meanwhile.
+@Suite struct IdleConnectionTests {
+    @Test func connectionsThatSendNoCompleteRequestHeadOrSitIdleAreClosed() async throws {
+        try await withTestService(.live, configure: { $0.idleTimeout = .seconds(1) }) { client, _ in
+            let port = try #require(client.port)
+            let head = Array("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: \(String(repeating: "p", count: 40))\r\n\r\n".utf8)
+            async let silent = RawConnection.run(port: port, sending: [], limit: 10)
+            // One byte of a head every 200 ms: it would take 20 s to complete.
+            async let trickling = RawConnection.run(port: port, sending: head.map { (0.2, [$0]) }, limit: 10)
+            // A whole request, answered, then nothing: an idle keep-alive connection.
+            async let idle = RawConnection.run(port: port, sending: [(0, head)], limit: 10)
+            // Meanwhile the server answers as usual.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await client.execute(uri: "/health/live", method: .get).status == .ok)
+
+            let (silentEnd, tricklingEnd, idleEnd) = await (silent, trickling, idle)
+            for (name, ending) in [("silent", silentEnd), ("trickling", tricklingEnd), ("idle after an answer", idleEnd)] {
+                let closed = try #require(ending.closedAfter, "\(name): still open after 10 s")
+                #expect(closed >= 0.9 && closed < 4, "\(name): closed after \(closed) s")
+            }
+            #expect(String(decoding: idleEnd.received, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+            #expect(tricklingEnd.received.isEmpty)
+        }
+    }
+}
+
+/// `serve` raises its soft limit on open descriptors to the hard limit and says so.
+@Suite struct DescriptorLimitTests {
+    @Test func serveRaisesTheSoftDescriptorLimitAndLogsIt() async throws {
+        try await TestDatabase.withFreshDatabase { url in
+            let environment = ProcessInfo.processInfo.environment.merging([
+                "DATABASE_URL": url, "NOTIFIABLE_MASTER_KEY": TestDatabase.masterKey.base64, "LOG_LEVEL": "info",
+                "NOTIFIABLE_MIGRATIONS_DIR": TestDatabase.migrationsDirectory.path, "PORT": String(Int.random(in: 40_000...60_000)),
+            ]) { _, new in new }
+            // A soft limit of 256 under a higher hard one; serve runs 3 s and is stopped.
+            let (_, output) = try await runProgram(
+                URL(fileURLWithPath: "/bin/sh"),
+                ["-c", #"ulimit -Sn 256 && ulimit -Hn 4096 && exec timeout -s TERM 3 "$0" serve --no-workers"#, NotifiableProcess.executable.path],
+                environment: environment
+            )
+            #expect(output.contains("raised the open-file limit to the hard limit"), "\(output)")
+            #expect(output.contains("from=256") && output.contains("to=4096"), "\(output)")
+        }
+    }
+}
