@@ -57,6 +57,16 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         )
     }
 
+    /// Too many failed sign-ins from this client of late (`SignInThrottle`).
+    static func tooManyFailedAttempts(retryAfter seconds: Int) -> APIError {
+        var error = APIError(
+            status: .tooManyRequests, code: "too_many_failed_attempts",
+            message: "Too many wrong tokens from this client; try again in \(seconds) s (Retry-After)."
+        )
+        error.headers[.retryAfter] = String(seconds)
+        return error
+    }
+
     /// The database cannot be reached for now (restarting, failing over, out of connections).
     static var databaseUnavailable: APIError {
         var error = APIError(

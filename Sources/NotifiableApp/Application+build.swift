@@ -68,6 +68,8 @@ public func buildRouter(
     let fcmSettings = FCMSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
 
     let router = Router(context: NotifiableRequestContext.self)
+    // Outermost, so every answer carries them, error answers included.
+    router.add(middleware: SecurityHeadersMiddleware())
     // The log sees every answer, error answers included, because errors become responses inside it.
     router.add(middleware: RequestLogMiddleware())
     // Outside the error middleware too, so error answers count with their status.
@@ -99,19 +101,27 @@ public func buildRouter(
         notifications: NotificationStore(client: postgres, logger: logger), userNotifications: userNotifications,
         verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api)
-    RichContentController(contents: NotificationContents(client: postgres, logger: logger)).addRoutes(to: api)
+    RichContentController(
+        contents: NotificationContents(client: postgres, logger: logger), devices: devices, verifiedAliases: VerifiedAliasGate(verifier: userTokens)
+    ).addRoutes(to: api)
 
-    let admin = router.group("admin").addIfPresent(databaseGate).add(middleware: AdminAuthMiddleware(token: configuration.adminToken))
+    let throttle = SignInThrottle()
+    let admin = router.group("admin").addIfPresent(databaseGate).add(middleware: AdminAuthMiddleware(
+        token: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies
+    ))
     AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)
     AppsAdminController(
         apps: apps, credentials: credentials, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings
     ).addRoutes(to: admin)
-    WebhooksAdminController(webhooks: WebhookRegistry(client: postgres, keys: configuration.keys, logger: logger)).addRoutes(to: admin)
+    WebhooksAdminController(
+        webhooks: WebhookRegistry(client: postgres, keys: configuration.keys, logger: logger), targets: configuration.webhooks.targets
+    ).addRoutes(to: admin)
     GatewaySettingsAdminController(apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
     SandboxAdminController(apps: apps, pushes: SandboxPushes(client: postgres, logger: logger)).addRoutes(to: admin)
 
     DashboardController(
-        session: configuration.adminToken.map(DashboardSession.init), adminToken: configuration.adminToken, apps: apps, devices: devices,
+        session: configuration.adminToken.map { DashboardSession(adminToken: $0, sessions: DashboardSessions(client: postgres, logger: logger)) },
+        adminToken: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies, apps: apps, devices: devices,
         notifications: NotificationStore(client: postgres, logger: logger), queue: DeliveryQueue(client: postgres, logger: logger),
         queries: DashboardQueries(client: postgres, logger: logger)
     ).addRoutes(to: router)

@@ -22,6 +22,8 @@ public struct NotifiableRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var caller: Caller?
     public var user: VerifiedUser?
+    /// The peer's IP address, when the request came over a socket.
+    public let remoteAddress: String?
 
     /// The largest request body accepted, on every route.
     public static let maxBodyBytes = 64 * 1024
@@ -40,6 +42,7 @@ public struct NotifiableRequestContext: RequestContext {
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
+        self.remoteAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// The authenticated caller; only routes behind the APIAuth middleware may ask.

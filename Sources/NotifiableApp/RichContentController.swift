@@ -8,6 +8,8 @@ import NotifiableStore
 /// the notification was sent to, with ETag, caching and byte ranges.
 struct RichContentController {
     let contents: NotificationContents
+    let devices: DeviceRegistry
+    let verifiedAliases: VerifiedAliasGate
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
         group.put("notifications/:id/content", use: upload)
@@ -76,6 +78,13 @@ struct RichContentController {
         }
         guard let content = try await contents.content(notificationID: id, appID: caller.appID, deviceID: deviceID) else {
             throw APIError.notFound("Notification \(id) has no content for this device.")
+        }
+        // Where the app requires verified aliases, a device with a user reads that user's content
+        // only with the user's token, as its opened report does: device credentials and a guessed
+        // device id are not enough.
+        if caller.role == .device, caller.requiresVerifiedAlias, let deviceID,
+           let alias = try await devices.device(id: deviceID, appID: caller.appID)?.userAlias {
+            try await verifiedAliases.admit(caller, actingFor: alias, token: VerifiedAliasGate.presentedToken(request))
         }
         let etag = Self.etag(content.summary)
         var headers: HTTPFields = [

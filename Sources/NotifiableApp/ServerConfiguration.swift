@@ -39,6 +39,9 @@ public struct ServerConfiguration: Sendable {
     /// requests, before it is closed: a client holding connections open cannot use up the
     /// server's descriptors.
     public var idleTimeout: Duration = .seconds(30)
+    /// Addresses of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (the
+    /// client's address for sign-in throttling, HTTPS for the session cookie's Secure attribute).
+    public var trustedProxies: Set<String> = []
 
     public init(databaseURL: String, masterKey: MasterKey) {
         self.databaseURL = databaseURL
@@ -115,6 +118,12 @@ public struct ServerConfiguration: Sendable {
         if let delay = try reader.integer("NOTIFIABLE_SYNC_SIGNAL_DELAY_MS", in: 0...60_000) { configuration.syncSignalDelay = .milliseconds(delay) }
         if let timeout = try reader.integer("NOTIFIABLE_APNS_TIMEOUT_SECONDS", in: 1...300) { configuration.apnsRequestTimeout = .seconds(timeout) }
         if let idle = try reader.integer("NOTIFIABLE_IDLE_TIMEOUT_SECONDS", in: 1...3600) { configuration.idleTimeout = .seconds(idle) }
+        if let publicOnly = try reader.boolean("NOTIFIABLE_WEBHOOK_PUBLIC_TARGETS_ONLY") {
+            configuration.webhooks.targets = WebhookTargets(refusesInternalAddresses: publicOnly)
+        }
+        if let proxies = reader.optional("NOTIFIABLE_TRUSTED_PROXIES") {
+            configuration.trustedProxies = Set(proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
         // A lease shorter than a send could outlive would hand in-flight deliveries to another
         // worker and push them twice.
         guard configuration.worker.lease > configuration.apnsRequestTimeout * 2 else {

@@ -1,12 +1,14 @@
 import Foundation
 import Hummingbird
 import NotifiableCore
+import NotifiableDelivery
 import NotifiableStore
 
 /// Operators register an app's webhooks, see them (never their secrets), resume a paused
 /// one, and read the batches sent with their attempts.
 struct WebhooksAdminController {
     let webhooks: WebhookRegistry
+    let targets: WebhookTargets
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
         group.post("apps/:id/webhooks", use: create)
@@ -42,6 +44,9 @@ struct WebhooksAdminController {
             subscription = try WebhookSubscription(url: url, eventNames: eventNames)
         } catch {
             throw APIError.validation(error)
+        }
+        if let refusal = await targets.refusal(of: subscription.url) {
+            throw APIError(status: .unprocessableContent, code: "internal_webhook_target", message: "url: \(refusal).", field: "url")
         }
         guard let (webhook, secret) = try await webhooks.create(appID: appID, subscription) else {
             throw APIError.notFound("There is no app \(appID).")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 import NotifiableApp
 import NotifiableCore
@@ -29,6 +30,10 @@ extension Apps {
                     throw ArgumentParser.ValidationError("\(error.field?.hasPrefix("events") == true ? "--event" : "--url"): \(error.message)")
                 }
                 let id = app
+                let configuration = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
+                if let refusal = await configuration.webhooks.targets.refusal(of: subscription.url) {
+                    throw ArgumentParser.ValidationError("--url: \(refusal).")
+                }
                 guard let (webhook, secret) = try await withStores({ try await $0.webhooks.create(appID: id, subscription) }) else {
                     throw ArgumentParser.ValidationError("There is no app \(id).")
                 }

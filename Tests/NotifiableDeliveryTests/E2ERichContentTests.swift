@@ -79,6 +79,54 @@ import Testing
         }
     }
 
+    /// With verified aliases required, a device that has a user reads that user's content only
+    /// with the user's token: device credentials and a guessed device id are not enough.
+    @Test func underVerifiedAliasesTheContentNeedsItsUsersToken() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                func mint(_ alias: String) async throws -> String {
+                    let minted = try await client.signed(.post, "/api/v1/users/\(alias)/tokens", as: app.serverCredential)
+                    return try #require(minted.json["token"]?.stringValue, "\(String(buffer: minted.body))")
+                }
+                func fetch(_ uri: String, token: String?) async throws -> TestResponse {
+                    var headers = signedHeaders(method: .get, path: String(uri.split(separator: "?")[0]), body: "", credential: app.deviceCredential)
+                    if let token { headers[HTTPField.Name("X-Notifiable-User-Token")!] = token }
+                    return try await client.execute(uri: uri, method: .get, headers: headers, body: nil)
+                }
+                let token = E2EDeliveryTests.token(0xC5)
+                let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: token, alias: "kim")
+                let anonymous = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0xC6))
+                let switched = try await client.admin(.patch, "/admin/apps/\(app.app.id)", body: #"{"require_verified_alias": true}"#, service: service)
+                #expect(switched.status == .ok)
+
+                let sent = try await client.signed(
+                    .post, "/api/v1/notifications", body: #"{"title": "Private", "device_ids": [\#(device), \#(anonymous)], "rich": true}"#,
+                    as: app.serverCredential
+                )
+                let id = try #require(sent.json["id"]?.intValue)
+                let uploaded = try await client.signed(.put, "/api/v1/notifications/\(id)/content", bytes: [1, 2, 3], contentType: "image/png", as: app.serverCredential)
+                #expect(uploaded.status == .created)
+                #expect(try await E2EDeliveryTests.settled(service, id))
+
+                let uri = "/api/v1/notifications/\(id)/content?device_token_id=\(device)"
+                let bare = try await fetch(uri, token: nil)
+                #expect(bare.status == .forbidden)
+                #expect(bare.errorCode == "user_token_required")
+                let others = try await fetch(uri, token: try await mint("lee"))
+                #expect(others.status == .forbidden)
+                #expect(others.errorCode == "user_token_mismatch")
+                let own = try await fetch(uri, token: try await mint("kim"))
+                #expect(own.status == .ok)
+                #expect(Array(own.body.readableBytesView) == [1, 2, 3])
+                // A device without a user has no one to prove, and the backend is trusted.
+                #expect(try await fetch("/api/v1/notifications/\(id)/content?device_token_id=\(anonymous)", token: nil).status == .ok)
+                #expect(try await client.signed(.get, "/api/v1/notifications/\(id)/content", as: app.serverCredential).status == .ok)
+            }
+        }
+    }
+
     @Test func uploadsAreCheckedAndBoundedAtOneMebibyte() async throws {
         try await withTestService { client, service in
             let app = try await service.createApp()

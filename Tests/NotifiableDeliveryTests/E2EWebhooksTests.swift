@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdTesting
 import NotifiableApp
 import NotifiableCore
+@testable import NotifiableDelivery
 import NotifiableFakeGateways
 import NotifiableStore
 import NotifiableTesting
@@ -305,6 +306,45 @@ import Testing
                 }
             }
         }
+    }
+
+    /// NOTIFIABLE_WEBHOOK_PUBLIC_TARGETS_ONLY: webhooks to loopback, link-local and private
+    /// addresses are refused when made (a name is resolved first) and before every POST.
+    @Test func withPublicTargetsOnlyInternalAddressesAreRefused() async throws {
+        var configuration = try TestDatabase.serverConfiguration()
+        configuration.webhooks.targets = WebhookTargets(refusesInternalAddresses: true)
+        let strict = configuration
+        try await withTestService(configure: { $0 = strict }) { client, service in
+            let app = try await service.createApp()
+            for url in ["http://127.0.0.1:9/h", "http://localhost:8080/hooks", "http://[::1]/h", "http://169.254.169.254/latest", "https://10.0.0.5/h"] {
+                let refused = try await client.admin(.post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "\#(url)"}"#, service: service)
+                #expect(refused.status == .unprocessableContent, "\(url): \(String(buffer: refused.body))")
+                #expect(refused.errorCode == "internal_webhook_target", "\(url)")
+                #expect(refused.errorField == "url")
+            }
+            let unresolvable = try await client.admin(.post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "https://no-such-host.invalid/h"}"#, service: service)
+            #expect(unresolvable.errorCode == "internal_webhook_target")
+            let outside = try await client.admin(.post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "https://93.184.215.14/hooks"}"#, service: service)
+            #expect(outside.status == .created, "\(String(buffer: outside.body))")
+        }
+        // Off (the default), loopback is a target like any other; a port out of range never is.
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let local = try await client.admin(.post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "http://127.0.0.1:9/h"}"#, service: service)
+            #expect(local.status == .created)
+            for port in ["0", "65536", "99999"] {
+                let bad = try await client.admin(.post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "http://example.com:\#(port)/h"}"#, service: service)
+                #expect(bad.status == .unprocessableContent, "port \(port): \(String(buffer: bad.body))")
+                #expect(bad.errorCode == "invalid_url", "port \(port)")
+            }
+        }
+        // Before each POST the sender asks the same question, so a webhook made before the setting was
+        // on, or a name that has come to resolve inside the network, is not POSTed to.
+        let targets = WebhookTargets(refusesInternalAddresses: true)
+        let localhost = await targets.refusal(of: "http://localhost:9/h") ?? ""
+        #expect(localhost.contains("at 127.0.0.1") || localhost.contains("at ::1"), "\(localhost)")
+        #expect(await targets.refusal(of: "http://8.8.8.8/h") == nil)
+        #expect(await WebhookTargets(refusesInternalAddresses: false).refusal(of: "http://127.0.0.1/h") == nil)
     }
 
     @Test func operatorsAreToldWhatIsWrongAndSeeOnlyTheirAppsWebhooks() async throws {

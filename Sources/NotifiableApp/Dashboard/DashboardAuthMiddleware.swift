@@ -8,7 +8,7 @@ struct DashboardAuthMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let session else { return DashboardPages.closed() }
-        guard let cookie = request.cookies[DashboardSession.cookieName]?.value, session.isValid(cookie) else {
+        guard let cookie = request.cookies[DashboardSession.cookieName]?.value, try await session.isValid(cookie) else {
             return Response(status: .seeOther, headers: [.location: "/dashboard/login"])
         }
         return try await next(request, context)

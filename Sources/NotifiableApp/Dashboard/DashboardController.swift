@@ -8,6 +8,8 @@ import NotifiableStore
 struct DashboardController {
     let session: DashboardSession?
     let adminToken: String?
+    let throttle: SignInThrottle
+    let trustedProxies: Set<String>
     let apps: AppRegistry
     let devices: DeviceRegistry
     let notifications: NotificationStore
@@ -18,9 +20,14 @@ struct DashboardController {
         let open = router.group("dashboard")
         open.get("login") { _, _ in session == nil ? DashboardPages.closed() : DashboardPages.login() }
         open.post("login", use: login)
-        open.post("logout") { _, _ in
+        open.post("logout") { request, context in
+            // Ended here, not only forgotten by this browser: a copy of the cookie stops working too.
+            if let session, let cookie = request.cookies[DashboardSession.cookieName]?.value { try await session.end(cookie) }
             var response = Response(status: .seeOther, headers: [.location: "/dashboard/login"])
-            response.setCookie(Cookie(name: DashboardSession.cookieName, value: "", maxAge: 0, path: "/dashboard", httpOnly: true, sameSite: .strict))
+            response.setCookie(Cookie(
+                name: DashboardSession.cookieName, value: "", maxAge: 0, path: "/dashboard", secure: origin(request, context).isHTTPS,
+                httpOnly: true, sameSite: .strict
+            ))
             return response
         }
         let pages = router.group("dashboard").add(middleware: DashboardAuthMiddleware(session: session))
@@ -40,17 +47,29 @@ struct DashboardController {
 
     @Sendable func login(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         guard let session, let adminToken else { return DashboardPages.closed() }
+        let origin = origin(request, context)
+        if let wait = throttle.retryAfter(origin.address) {
+            var refused = DashboardPages.login(error: "Too many wrong tokens from here; try again in \(wait) s.")
+            refused.status = .tooManyRequests
+            refused.headers[.retryAfter] = String(wait)
+            return refused
+        }
         var request = request
         let form = try await FormBody.read(&request)
         guard let token = form["token"], APIAuth.constantTimeEquals(token, adminToken) else {
+            throttle.failed(origin.address, logger: context.logger, what: "dashboard sign-in")
             return DashboardPages.login(error: "That is not the admin token.")
         }
         var response = Response(status: .seeOther, headers: [.location: "/dashboard"])
         response.setCookie(Cookie(
-            name: DashboardSession.cookieName, value: session.issue(), maxAge: Int(DashboardSession.lifetime), path: "/dashboard",
-            httpOnly: true, sameSite: .strict
+            name: DashboardSession.cookieName, value: try await session.issue(client: origin.address), maxAge: Int(DashboardSession.lifetime),
+            path: "/dashboard", secure: origin.isHTTPS, httpOnly: true, sameSite: .strict
         ))
         return response
+    }
+
+    private func origin(_ request: Request, _ context: NotifiableRequestContext) -> ClientOrigin {
+        ClientOrigin.of(request, context: context, trustedProxies: trustedProxies)
     }
 
     @Sendable func appNotifications(_ request: Request, context: NotifiableRequestContext) async throws -> Response {

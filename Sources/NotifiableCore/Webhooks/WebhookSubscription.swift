@@ -20,6 +20,9 @@ public struct WebhookSubscription: Sendable, Equatable {
                 code: "invalid_url", message: "url must be an absolute http:// or https:// URL of at most \(Self.maxURLLength) characters.", field: "url"
             )
         }
+        if let port = components.port, !(1...65535).contains(port) {
+            throw ValidationError(code: "invalid_url", message: "url's port \(port) is not a port; use 1 to 65535, or none.", field: "url")
+        }
         guard components.user == nil, components.password == nil else {
             throw ValidationError(code: "invalid_url", message: "url must not carry a user name or password.", field: "url")
         }

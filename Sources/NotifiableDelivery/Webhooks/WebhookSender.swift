@@ -15,11 +15,16 @@ public struct WebhookSender: Sendable {
 
     let client: HTTPClient
     let requestTimeout: Duration
+    let targets: WebhookTargets
     let now: @Sendable () -> Date
 
-    public init(client: HTTPClient, requestTimeout: Duration, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        client: HTTPClient, requestTimeout: Duration, targets: WebhookTargets = WebhookTargets(refusesInternalAddresses: false),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.client = client
         self.requestTimeout = requestTimeout
+        self.targets = targets
         self.now = now
     }
 
@@ -34,6 +39,9 @@ public struct WebhookSender: Sendable {
     public func send(_ batch: ClaimedWebhookBatch) async -> Outcome {
         guard let secret = batch.secret else {
             return .failed(status: nil, error: "the webhook's secret cannot be opened with the configured master keys", retryAfter: nil)
+        }
+        if let refusal = await targets.refusal(of: batch.url) {
+            return .failed(status: nil, error: "not sent: \(refusal)", retryAfter: nil)
         }
         var request = HTTPClientRequest(url: batch.url)
         request.method = .POST

@@ -36,7 +36,7 @@ public final class WebhookWorker: Service {
     public func run() async throws {
         try await beforeStart()
         let client = WebhookSender.makeHTTPClient()
-        let sender = WebhookSender(client: client, requestTimeout: configuration.requestTimeout)
+        let sender = WebhookSender(client: client, requestTimeout: configuration.requestTimeout, targets: configuration.targets)
         await withGracefulShutdownHandler {
             await loop(sender)
         } onGracefulShutdown: {

@@ -17,6 +17,8 @@ public struct WebhookWorkerConfiguration: Sendable {
     /// Longest wait for one database step before it is abandoned (see `databaseStep`).
     public var databaseStepDeadline: Duration = .seconds(30)
     /// Backoff between attempts (its `maxAttempts` is not used: pausing ends the retries).
+    /// Where webhooks may be sent (NOTIFIABLE_WEBHOOK_PUBLIC_TARGETS_ONLY).
+    public var targets = WebhookTargets(refusesInternalAddresses: false)
     public var retryPolicy = RetryPolicy(maxAttempts: .max, baseDelay: .seconds(5), maxDelay: .seconds(3600), jitter: 0.2)
 
     public init() {}

@@ -1,0 +1,51 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Slows guessing of the admin token: a client whose attempts failed `limit` times within
+/// `window` is refused (429 with Retry-After) until the oldest of them leaves the window, even
+/// with the right token. Kept in the process: each API process counts its own, so N processes
+/// allow N times the attempts, still far too few for a token of 128 bits or more.
+final class SignInThrottle: Sendable {
+    let limit: Int
+    let window: TimeInterval
+    private let failures = Mutex<[String: [Date]]>([:])
+
+    init(limit: Int = 10, window: TimeInterval = 60) {
+        self.limit = limit
+        self.window = window
+    }
+
+    /// Seconds `client` must wait before trying again; nil when it may try now.
+    func retryAfter(_ client: String, now: Date = Date()) -> Int? {
+        failures.withLock { all in
+            let recent = (all[client] ?? []).filter { now.timeIntervalSince($0) < window }
+            all[client] = recent.isEmpty ? nil : recent
+            guard recent.count >= limit, let oldest = recent.first else { return nil }
+            return max(1, Int((window - now.timeIntervalSince(oldest)).rounded(.up)))
+        }
+    }
+
+    /// Counts a failed attempt; answers how many `client` has within the window.
+    @discardableResult
+    func fail(_ client: String, now: Date = Date()) -> Int {
+        failures.withLock { all in
+            var recent = (all[client] ?? []).filter { now.timeIntervalSince($0) < window }
+            recent.append(now)
+            // Bounded memory whoever calls: the oldest beyond the limit no longer matter.
+            if recent.count > limit { recent.removeFirst(recent.count - limit) }
+            all[client] = recent
+            if all.count > 100_000 { all = all.filter { !$0.value.isEmpty && now.timeIntervalSince($0.value.last!) < window } }
+            return recent.count
+        }
+    }
+
+    /// Counts a failed attempt and logs, at warning, the one that makes `client` wait.
+    func failed(_ client: String, logger: Logger, what: String) {
+        if fail(client) == limit {
+            logger.warning("repeated failed sign-ins; refusing the client for a while", metadata: [
+                "client": "\(client)", "failures": "\(limit)", "window_seconds": "\(Int(window))", "credential": "\(what)",
+            ])
+        }
+    }
+}
