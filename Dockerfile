@@ -1,8 +1,11 @@
-# Builds the notifiable executable and runs it on a slim image.
+# Builds the notifiable executable and runs it on a slim image, as a user without privileges.
 FROM swift:6.3-bookworm AS build
 WORKDIR /src
 COPY Package.swift ./
-RUN swift package resolve
+# The exact versions the project is tested with (deploy/Package.resolved, kept equal to the test
+# build's by ContainerFilesTests): every image build resolves the same, or fails saying why.
+COPY deploy/Package.resolved ./Package.resolved
+RUN swift package resolve --force-resolved-versions
 COPY Sources ./Sources
 COPY Tests ./Tests
 RUN swift build -c release --product notifiable --static-swift-stdlib \
@@ -22,5 +25,6 @@ COPY Migrations /app/Migrations
 USER notifiable
 ENV HOST=0.0.0.0 PORT=8080 NOTIFIABLE_MIGRATIONS_DIR=/app/Migrations
 EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["/app/notifiable", "health"]
 ENTRYPOINT ["/app/notifiable"]
 CMD ["serve"]

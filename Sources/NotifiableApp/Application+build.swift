@@ -82,7 +82,8 @@ public func buildRouter(
         queueGauges: QueueGauges(
             queue: DeliveryQueue(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
             factory: configuration.metrics.factory
-        )
+        ),
+        token: configuration.metricsToken
     ).addRoutes(to: router)
 
     let userTokens = UserTokenVerifier(settings: UserTokenSettings(client: postgres, logger: logger), keys: configuration.keys, now: { Date() })

@@ -42,6 +42,8 @@ public struct ServerConfiguration: Sendable {
     /// Addresses of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (the
     /// client's address for sign-in throttling, HTTPS for the session cookie's Secure attribute).
     public var trustedProxies: Set<String> = []
+    /// When set, `GET /metrics` needs `Authorization: Bearer <token>`.
+    public var metricsToken: String?
 
     public init(databaseURL: String, masterKey: MasterKey) {
         self.databaseURL = databaseURL
@@ -121,6 +123,7 @@ public struct ServerConfiguration: Sendable {
         if let publicOnly = try reader.boolean("NOTIFIABLE_WEBHOOK_PUBLIC_TARGETS_ONLY") {
             configuration.webhooks.targets = WebhookTargets(refusesInternalAddresses: publicOnly)
         }
+        configuration.metricsToken = reader.optional("NOTIFIABLE_METRICS_TOKEN")
         if let proxies = reader.optional("NOTIFIABLE_TRUSTED_PROXIES") {
             configuration.trustedProxies = Set(proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }

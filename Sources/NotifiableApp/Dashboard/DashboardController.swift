@@ -85,12 +85,7 @@ struct DashboardController {
 
     /// The push defaults form: Android style, default time to live, iOS flags.
     @Sendable func changePushDefaults(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
-        let cookie = request.cookies[DashboardSession.cookieName]?.value ?? ""
-        var request = request
-        let form = try await FormBody.read(&request)
-        guard let session, let token = form["csrf"], session.isValidCSRF(token, session: cookie) else {
-            return HTML.page("Refused", "<p class=\"bad\">The form was stale or not sent from this dashboard; nothing was changed.</p>", status: .forbidden)
-        }
+        guard let form = try await formOfThisSession(request) else { return Self.staleForm("nothing was changed") }
         guard let app = try await app(context) else { return notFound("There is no such app.") }
         guard let style = form["android_style"].flatMap(AndroidStyle.init(rawValue:)),
               let ttl = form["default_ttl_seconds"].flatMap({ Int64($0) }), PushDefaults.timeToLiveRange.contains(ttl)
@@ -107,6 +102,19 @@ struct DashboardController {
             contentAvailable: form["default_content_available"] == "on"
         ))
         return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(app.id)?saved=1"])
+    }
+
+    /// A state-changing request's form, when it carries this session's CSRF token; nil otherwise.
+    private func formOfThisSession(_ request: Request) async throws -> [String: String]? {
+        let cookie = request.cookies[DashboardSession.cookieName]?.value ?? ""
+        var request = request
+        let form = try await FormBody.read(&request)
+        guard let session, let token = form["csrf"], session.isValidCSRF(token, session: cookie) else { return nil }
+        return form
+    }
+
+    private static func staleForm(_ consequence: String) -> Response {
+        HTML.page("Refused", "<p class=\"bad\">The form was stale or not sent from this dashboard; \(consequence).</p>", status: .forbidden)
     }
 
     private func csrf(_ request: Request) -> String {
@@ -147,12 +155,7 @@ struct DashboardController {
     }
 
     @Sendable func requeue(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
-        let cookie = request.cookies[DashboardSession.cookieName]?.value ?? ""
-        var request = request
-        let form = try await FormBody.read(&request)
-        guard let session, let token = form["csrf"], session.isValidCSRF(token, session: cookie) else {
-            return HTML.page("Refused", "<p class=\"bad\">The form was stale or not sent from this dashboard; nothing was re-queued.</p>", status: .forbidden)
-        }
+        guard try await formOfThisSession(request) != nil else { return Self.staleForm("nothing was re-queued") }
         let count = try await queue.requeueDead(appID: nil, ids: nil)
         return Response(status: .seeOther, headers: [.location: "/dashboard/queue?requeued=\(count)"])
     }

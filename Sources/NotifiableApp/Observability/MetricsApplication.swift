@@ -10,6 +10,7 @@ public func buildMetricsApplication(
     _ configuration: ServerConfiguration, port: Int, postgres: PostgresClient, logger: Logger
 ) -> some ApplicationProtocol {
     let router = Router(context: NotifiableRequestContext.self)
+    router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: HTTPMetricsMiddleware(factory: configuration.metrics.factory))
     router.add(middleware: ErrorMiddleware())
     router.get("health/live") { _, _ in JSONResponse(HealthController.Status(status: "ok")) }
@@ -18,7 +19,8 @@ public func buildMetricsApplication(
         queueGauges: QueueGauges(
             queue: DeliveryQueue(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
             factory: configuration.metrics.factory
-        )
+        ),
+        token: configuration.metricsToken
     ).addRoutes(to: router)
     return Application(
         router: router,
