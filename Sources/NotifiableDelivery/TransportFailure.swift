@@ -4,9 +4,9 @@ import NIOSSL
 
 /// Short words for a failure to get any HTTP answer from a gateway (timeout, connection refused or lost,
 /// TLS), for delivery reasons and logs.
-enum TransportFailure {
+public enum TransportFailure {
     /// `peer` names the other side ("APNs", "FCM") where the words say who closed a connection.
-    static func reason(_ error: any Error, peer: String) -> String {
+    public static func reason(_ error: any Error, peer: String) -> String {
         if let error = error as? HTTPClientError {
             switch error {
             case .connectTimeout: return "connect timeout"

@@ -11,6 +11,14 @@ public enum DatabaseURL {
         public let description: String
     }
 
+    /// Where the URL points, for messages: `host:port/database` (or the socket directory), never
+    /// the user's password.
+    public static func redacted(_ text: String) -> String {
+        guard let parts = try? Parts(text) else { return "(a DATABASE_URL that does not parse)" }
+        if let socketPath = parts.socketPath { return "\(socketPath)/\(parts.database ?? "")" }
+        return "\(parts.host):\(parts.port)/\(parts.database ?? "")"
+    }
+
     /// The pool's configuration.
     public static func configuration(from text: String) throws -> PostgresClient.Configuration {
         let parts = try Parts(text)

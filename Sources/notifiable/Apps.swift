@@ -55,7 +55,7 @@ struct Apps: AsyncParsableCommand {
                     apns: try await stores.apns.summary(appID: id), fcm: try await stores.fcm.summary(appID: id)
                 )
             }
-            guard let text else { throw ValidationError("There is no app \(id).") }
+            guard let text else { throw CommandFailure("There is no app \(id).") }
             print(text)
         }
     }
@@ -112,7 +112,7 @@ struct Apps: AsyncParsableCommand {
                 guard let policy, let app = try await stores.apps.update(id: id, changes) else { return nil }
                 return (app, policy)
             }
-            guard let result else { throw ValidationError("There is no app \(id).") }
+            guard let result else { throw CommandFailure("There is no app \(id).") }
             let (updated, policy) = result
             let defaults = updated.pushDefaults
             print("App \(updated.id) \"\(updated.name)\" delivers in \(updated.deliveryMode.rawValue) mode.")
@@ -133,7 +133,7 @@ struct Apps: AsyncParsableCommand {
         func run() async throws {
             guard yes else { throw ValidationError("Deleting app \(app) removes all its data for good; add --yes to confirm.") }
             let id = app
-            guard try await withStores({ try await $0.apps.delete(id: id) }) else { throw ValidationError("There is no app \(id).") }
+            guard try await withStores({ try await $0.apps.delete(id: id) }) else { throw CommandFailure("There is no app \(id).") }
             print("Deleted app \(id).")
         }
     }
@@ -158,7 +158,19 @@ struct Stores: Sendable {
 func withStores<T: Sendable>(_ body: @Sendable (Stores) async throws -> T) async throws -> T {
     let configuration = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
     let logger = bootstrapLogging(level: .notice)
-    return try await withPostgresClient(try postgresConfiguration(configuration), logger: logger) { client in
+    var postgres = try postgresConfiguration(configuration)
+    postgres.options.connectTimeout = .seconds(5)
+    return try await withPostgresClient(postgres, logger: logger) { client in
+        // A command waits a few seconds for the database, not the pool's minute of retries.
+        do {
+            try await withDeadline(.seconds(8)) { for try await _ in try await client.query("SELECT 1", logger: logger) {} }
+        } catch {
+            throw CommandFailure(
+                "Cannot reach the database at \(DatabaseURL.redacted(configuration.databaseURL)) (DATABASE_URL): "
+                    + (error is DeadlineExceeded ? "no answer within 8 s" : databaseErrorText(error))
+                    + ". Check that PostgreSQL runs there and that DATABASE_URL names it."
+            )
+        }
         try await migrate(configuration, postgres: client, logger: logger)
         return try await body(Stores(
             apps: AppRegistry(client: client, keys: configuration.keys, logger: logger),

@@ -23,7 +23,7 @@ extension Apps {
         func run() async throws {
             let id = app, role = role, grace = Duration.seconds(graceHours * 3600)
             guard let rotation = try await withStores({ try await $0.apps.rotate(appID: id, role: role, grace: grace) }) else {
-                throw ValidationError("There is no app \(id).")
+                throw CommandFailure("There is no app \(id).")
             }
             if json {
                 print(AdminJSON.rotation(rotation))
@@ -51,7 +51,7 @@ extension Apps {
         func run() async throws {
             let id = app, accessID = accessID
             guard try await withStores({ try await $0.apps.revoke(appID: id, accessID: accessID) }) else {
-                throw ValidationError("App \(id) has no working credential \(accessID).")
+                throw CommandFailure("App \(id) has no working credential \(accessID).")
             }
             print("Revoked \(accessID).")
         }

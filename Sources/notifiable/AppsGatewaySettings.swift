@@ -34,7 +34,7 @@ extension Apps {
                 throw commandLineError(error)
             }
             let appID = app
-            guard try await withStores({ try await $0.apns.save(settings, appID: appID) }) else { throw ValidationError("There is no app \(appID).") }
+            guard try await withStores({ try await $0.apns.save(settings, appID: appID) }) else { throw CommandFailure("There is no app \(appID).") }
             print("App \(appID) sends to APNs at \(settings.baseURL) as \(settings.bundleID).")
         }
     }
@@ -46,7 +46,7 @@ extension Apps {
 
         func run() async throws {
             let appID = app
-            guard try await withStores({ try await $0.apns.remove(appID: appID) }) else { throw ValidationError("App \(appID) has no APNs settings.") }
+            guard try await withStores({ try await $0.apns.remove(appID: appID) }) else { throw CommandFailure("App \(appID) has no APNs settings.") }
             print("Removed app \(appID)'s APNs settings.")
         }
     }
@@ -73,7 +73,7 @@ extension Apps {
                 throw commandLineError(error)
             }
             let appID = app
-            guard try await withStores({ try await $0.fcm.save(settings, appID: appID) }) else { throw ValidationError("There is no app \(appID).") }
+            guard try await withStores({ try await $0.fcm.save(settings, appID: appID) }) else { throw CommandFailure("There is no app \(appID).") }
             print("App \(appID) sends to FCM at \(settings.baseURL) for project \(settings.projectID) as \(settings.clientEmail).")
         }
     }
@@ -85,7 +85,7 @@ extension Apps {
 
         func run() async throws {
             let appID = app
-            guard try await withStores({ try await $0.fcm.remove(appID: appID) }) else { throw ValidationError("App \(appID) has no FCM settings.") }
+            guard try await withStores({ try await $0.fcm.remove(appID: appID) }) else { throw CommandFailure("App \(appID) has no FCM settings.") }
             print("Removed app \(appID)'s FCM settings.")
         }
     }
@@ -95,6 +95,6 @@ func readFile(_ path: String, option: String) throws -> String {
     do {
         return try String(contentsOfFile: path, encoding: .utf8)
     } catch {
-        throw ValidationError("\(option): cannot read \(path): \(error.localizedDescription)")
+        throw CommandFailure("\(option): cannot read \(path): \(error.localizedDescription)")
     }
 }

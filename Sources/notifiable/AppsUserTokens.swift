@@ -14,7 +14,7 @@ extension Apps {
         func run() async throws {
             let id = app
             guard let policy = try await withStores({ try await $0.userTokens.rotateKey(appID: id) }) else {
-                throw ValidationError("There is no app \(id).")
+                throw CommandFailure("There is no app \(id).")
             }
             print(json
                 ? AdminJSON.userTokenRotation(policy)

@@ -35,7 +35,7 @@ extension Apps {
                     throw ArgumentParser.ValidationError("--url: \(refusal).")
                 }
                 guard let (webhook, secret) = try await withStores({ try await $0.webhooks.create(appID: id, subscription) }) else {
-                    throw ArgumentParser.ValidationError("There is no app \(id).")
+                    throw CommandFailure("There is no app \(id).")
                 }
                 print(json
                     ? AdminJSON.webhook(webhook, secret: secret)
@@ -51,7 +51,7 @@ extension Apps {
             func run() async throws {
                 let id = app
                 guard let webhooks = try await withStores({ try await $0.webhooks.list(appID: id) }) else {
-                    throw ArgumentParser.ValidationError("There is no app \(id).")
+                    throw CommandFailure("There is no app \(id).")
                 }
                 print(AdminJSON.webhooks(webhooks))
             }
@@ -66,7 +66,7 @@ extension Apps {
             func run() async throws {
                 let (appID, id) = (app, webhook)
                 guard let resumed = try await withStores({ try await $0.webhooks.resume(appID: appID, id: id) }) else {
-                    throw ArgumentParser.ValidationError("App \(appID) has no webhook \(id).")
+                    throw CommandFailure("App \(appID) has no webhook \(id).")
                 }
                 print(AdminJSON.webhook(resumed, secret: nil))
             }
@@ -81,7 +81,7 @@ extension Apps {
             func run() async throws {
                 let (appID, id) = (app, webhook)
                 guard try await withStores({ try await $0.webhooks.delete(appID: appID, id: id) }) else {
-                    throw ArgumentParser.ValidationError("App \(appID) has no webhook \(id).")
+                    throw CommandFailure("App \(appID) has no webhook \(id).")
                 }
                 print("Deleted webhook \(id).")
             }
@@ -101,7 +101,7 @@ extension Apps {
             func run() async throws {
                 let (appID, id, limit) = (app, webhook, limit)
                 guard let batches = try await withStores({ try await $0.webhooks.batches(appID: appID, webhookID: id, beforeID: nil, limit: limit) }) else {
-                    throw ArgumentParser.ValidationError("App \(appID) has no webhook \(id).")
+                    throw CommandFailure("App \(appID) has no webhook \(id).")
                 }
                 print(AdminJSON.webhookBatches(batches))
             }

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NotifiableCore
+import NotifiableDelivery
 
 struct Call: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,6 +24,8 @@ struct Call: AsyncParsableCommand {
     @Option(help: "Print only this top-level field of the JSON answer (e.g. id), for use in scripts.") var get: String?
     @Option(help: "Repeat the request (every 0.2 s, for up to --timeout seconds) until the answer contains this text.") var until: String?
     @Option(help: "Seconds --until waits at most.") var timeout: Double = 15
+    @Flag(name: [.customShort("i"), .long], help: "Print the status line (HTTP 200) before the answer, as curl -i does; otherwise it goes to standard error.")
+    var include = false
     @OptionGroup var signing: SigningOptions
 
     func run() async throws {
@@ -39,7 +42,8 @@ struct Call: AsyncParsableCommand {
             }
             if case .string(let text) = value { print(text) } else { print(String(decoding: try JSONEncoder().encode(value), as: UTF8.self)) }
         } else {
-            print("HTTP \(status)")
+            // The answer alone on standard output, so it can be piped to jq.
+            if include { print("HTTP \(status)") } else { FileHandle.standardError.write(Data("HTTP \(status)\n".utf8)) }
             print(answer)
         }
         if status >= 400 { throw ExitCode(1) }
@@ -67,8 +71,20 @@ struct Call: AsyncParsableCommand {
             }
         }
         if !body.isEmpty { request.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-        let answer = try await response.body.collect(upTo: 16 * 1024 * 1024)
-        return (response.status.code, String(buffer: answer))
+        do {
+            let response = try await Self.client.execute(request, timeout: .seconds(30))
+            let answer = try await response.body.collect(upTo: 16 * 1024 * 1024)
+            return (response.status.code, String(buffer: answer))
+        } catch {
+            throw CommandFailure(
+                "No answer from \(base): \(TransportFailure.reason(error, peer: "the server")). Is the server running there? "
+                    + "Give its address with --url or NOTIFIABLE_URL."
+            )
+        }
     }
+
+    /// Gives up connecting after 3 s: a server that is down is said at once, not after the request's 30 s.
+    private static let client = HTTPClient(
+        eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(3)))
+    )
 }

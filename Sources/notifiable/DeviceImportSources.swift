@@ -39,15 +39,15 @@ struct FileImportSource: DeviceImportSource {
 
     init(url: URL, format: DeviceFileFormat, from position: ImportCheckpoint.Position) throws {
         self.format = format
-        total = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.uint64Value ?? 0
         reader = try ImportRecordReader(url: url, csv: format == .csv)
+        total = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.uint64Value ?? 0
         if format == .csv {
             // The header is read again on every run: a resumed import seeks past it afterwards.
-            guard let header = try reader.next() else { throw ArgumentParser.ValidationError("\(url.path) is empty: it needs a header row.") }
+            guard let header = try reader.next() else { throw CommandFailure("\(url.path) is empty: it needs a header row.") }
             columns = try DeviceImportRows.csvHeader(header.fields)
         }
         guard position.offset <= total else {
-            throw ArgumentParser.ValidationError("\(url.path) is shorter than when the checkpoint was saved; pass --restart to import it from the start.")
+            throw CommandFailure("\(url.path) is shorter than when the checkpoint was saved; pass --restart to import it from the start.")
         }
         if position.offset > reader.offset { try reader.seek(to: position.offset, line: position.line) }
     }

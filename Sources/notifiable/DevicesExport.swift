@@ -19,7 +19,7 @@ extension Devices {
             let format = format ?? output.flatMap(DeviceFileFormat.init(fileName:)) ?? .csv
             let (appID, output, pageSize) = (app, output, pageSize)
             let count = try await withStores { stores -> Int in
-                guard try await stores.apps.app(id: appID) != nil else { throw ValidationError("There is no app \(appID).") }
+                guard try await stores.apps.app(id: appID) != nil else { throw CommandFailure("There is no app \(appID).") }
                 let registry = DeviceRegistry(client: stores.client, logger: .init(label: "notifiable.export"))
                 var sink = try ExportSink(path: output)
                 if format == .csv { sink.append(DeviceExportText.csvHeader) }
@@ -50,7 +50,7 @@ struct ExportSink {
 
     init(path: String?) throws {
         if let path {
-            guard FileManager.default.createFile(atPath: path, contents: nil) else { throw ValidationError("Cannot write \(path).") }
+            guard FileManager.default.createFile(atPath: path, contents: nil) else { throw CommandFailure("Cannot write \(path): check that its folder exists and is writable.") }
             handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         } else {
             handle = FileHandle.standardOutput

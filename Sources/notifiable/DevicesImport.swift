@@ -75,14 +75,14 @@ struct ImportRun: Sendable {
     }
 
     func run(_ stores: Stores) async throws {
-        guard try await stores.apps.app(id: appID) != nil else { throw ValidationError("There is no app \(appID).") }
+        guard try await stores.apps.app(id: appID) != nil else { throw CommandFailure("There is no app \(appID).") }
         let logger = { var logger = Logger(label: "notifiable.import"); logger.logLevel = .notice; return logger }()
         let importer = DeviceImport(client: stores.client, logger: logger)
 
         var checkpoint = ImportCheckpoint(source: sourceName, appID: appID)
         if !restart, let saved = try ImportCheckpoint.load(stateURL) {
             guard saved.source == sourceName, saved.appID == appID else {
-                throw ValidationError("The checkpoint \(stateURL.path) belongs to another import (\(saved.source), app \(saved.appID)); pass --restart or --state-file.")
+                throw CommandFailure("The checkpoint \(stateURL.path) belongs to another import (\(saved.source), app \(saved.appID)); pass --restart or --state-file.")
             }
             checkpoint = saved
             if let flight = saved.inFlight {

@@ -111,7 +111,7 @@ struct FakeAPNs: AsyncParsableCommand {
         do {
             pem = try String(contentsOfFile: parts[2], encoding: .utf8)
         } catch {
-            throw ValidationError("--trust: cannot read \(parts[2]): \(error.localizedDescription)")
+            throw CommandFailure("--trust: cannot read \(parts[2]): \(error.localizedDescription)")
         }
         do {
             _ = try FakeAPNsGateway.publicKey(pem: pem)

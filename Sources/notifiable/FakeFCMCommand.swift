@@ -79,7 +79,7 @@ struct FakeFCM: AsyncParsableCommand {
                 let written = FileManager.default.createFile(
                     atPath: serviceAccountOut, contents: Data(json.utf8), attributes: [.posixPermissions: 0o600]
                 )
-                guard written else { throw ValidationError("--service-account-out: cannot write \(serviceAccountOut).") }
+                guard written else { throw CommandFailure("--service-account-out: cannot write \(serviceAccountOut).") }
             }
             if let certificateOut {
                 try gateway.certificatePEM.write(toFile: certificateOut, atomically: true, encoding: .utf8)
@@ -114,7 +114,7 @@ struct FakeFCM: AsyncParsableCommand {
         do {
             json = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw ValidationError("--trust: cannot read \(path): \(error.localizedDescription)")
+            throw CommandFailure("--trust: cannot read \(path): \(error.localizedDescription)")
         }
         do {
             _ = try FakeFCMGateway.serviceAccountClientEmail(json: json)

@@ -37,7 +37,7 @@ struct ImportCheckpoint: Codable, Equatable {
         do {
             return try JSONDecoder().decode(ImportCheckpoint.self, from: data)
         } catch {
-            throw ValidationError("The checkpoint \(url.path) is unreadable (\(error)); remove it or pass --restart.")
+            throw CommandFailure("The checkpoint \(url.path) is unreadable (\(error)); remove it or pass --restart.")
         }
     }
 
@@ -49,7 +49,7 @@ struct ImportCheckpoint: Codable, Equatable {
         let temporary = url.appendingPathExtension("tmp")
         try encoder.encode(self).write(to: temporary)
         guard rename(temporary.path, url.path) == 0 else {
-            throw ValidationError("Could not save the checkpoint \(url.path): \(String(cString: strerror(errno))).")
+            throw CommandFailure("Could not save the checkpoint \(url.path): \(String(cString: strerror(errno))).")
         }
     }
 }

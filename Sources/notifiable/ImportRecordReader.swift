@@ -26,7 +26,11 @@ struct ImportRecordReader {
     static let chunkSize = 1 << 20
 
     init(url: URL, csv: Bool, offset: UInt64 = 0, line: Int = 1) throws {
-        handle = try FileHandle(forReadingFrom: url)
+        do {
+            handle = try FileHandle(forReadingFrom: url)
+        } catch {
+            throw CommandFailure("Cannot read \(url.path): \(FileManager.default.fileExists(atPath: url.path) ? "permission denied or not a file" : "no such file").")
+        }
         try handle.seek(toOffset: offset)
         self.csv = csv
         bufferOffset = offset

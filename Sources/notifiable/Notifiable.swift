@@ -8,6 +8,7 @@ struct Notifiable: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notifiable",
         abstract: "NotifiableServer: a self-hosted push notification service.",
+        version: BuildInfo.version,
         subcommands: [
             Serve.self, Work.self, Migrate.self, Apps.self, Devices.self, Notifications.self, Queue.self,
             Keys.self, Sign.self, Call.self, Health.self, FakeAPNs.self, FakeFCM.self,

@@ -44,8 +44,8 @@ struct Notifications: AsyncParsableCommand {
         /// The request body the options stand for.
         func body() throws -> JSONValue {
             if let file {
-                guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("Cannot read \(file).") }
-                guard let body = try? JSONValue.decode(data) else { throw ValidationError("\(file) is not valid JSON.") }
+                guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure("Cannot read \(file).") }
+                guard let body = try? JSONValue.decode(data) else { throw CommandFailure("\(file) is not valid JSON.") }
                 return body
             }
             var object: [String: JSONValue] = [:]
@@ -74,7 +74,7 @@ struct Notifications: AsyncParsableCommand {
             let (request, digest) = try parsed()
             let appID = app
             let text = try await withStores { stores -> String in
-                guard try await stores.apps.app(id: appID) != nil else { throw ValidationError("There is no app \(appID).") }
+                guard try await stores.apps.app(id: appID) != nil else { throw CommandFailure("There is no app \(appID).") }
                 let notifications = NotificationStore(client: stores.client, logger: Logger(label: "notifiable.notifications"))
                 // The store wakes the workers (NOTIFY) once the notification is committed.
                 let (notification, created) = try await notifications.create(

@@ -63,7 +63,7 @@ struct Sign: AsyncParsableCommand {
     func run() async throws {
         var body = Data((data ?? "").utf8)
         if let dataFile {
-            guard let bytes = FileManager.default.contents(atPath: dataFile) else { throw ValidationError("--data-file: cannot read \(dataFile).") }
+            guard let bytes = FileManager.default.contents(atPath: dataFile) else { throw CommandFailure("--data-file: cannot read \(dataFile).") }
             body = bytes
         }
         for header in try signing.headers(method: method, path: path, body: body) {
