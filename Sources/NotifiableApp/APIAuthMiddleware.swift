@@ -91,7 +91,8 @@ struct APIAuthMiddleware: RouterMiddleware {
             appID: credential.appID, role: credential.role, accessID: authorization.accessID,
             requiresVerifiedAlias: credential.requiresVerifiedAlias
         )
-        context.logger[metadataKey: "app_id"] = "\(credential.appID)"
+        context.logger[metadataKey: "app_id"] = .stringConvertible(credential.appID)
+        context.logFacts.appID = credential.appID
         return try await next(request, context)
     }
 

@@ -5,35 +5,39 @@ import NotifiableStore
 
 /// Outermost middleware: every failure leaves as a JSON error. Errors the service does not
 /// know are logged in full and answered with a plain 500 that reveals nothing.
-struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = NotifiableRequestContext
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let answer: APIError
         do {
             return try await next(request, context)
         } catch let error as APIError {
-            return try error.response(from: request, context: context)
+            answer = error
         } catch let error as ValidationError {
-            return try APIError.validation(error).response(from: request, context: context)
+            answer = APIError.validation(error)
         } catch is NIOTooManyBytesError {
-            return try APIError.bodyTooLarge.response(from: request, context: context)
+            answer = APIError.bodyTooLarge
         } catch let error as HTTPError {
-            return try Self.translate(error).response(from: request, context: context)
+            answer = Self.translate(error)
         } catch where isDatabaseUnavailable(error) {
             context.logger.warning("request failed: the database is unreachable", metadata: [
                 "error": "\(databaseErrorText(error))", "method": "\(request.method)", "path": "\(request.uri.path)",
             ])
-            return try APIError.databaseUnavailable.response(from: request, context: context)
+            answer = APIError.databaseUnavailable
         } catch where isMissingReference(error) {
             context.logger.info("request refers to a row deleted meanwhile", metadata: [
                 "error": "\(databaseErrorText(error))", "method": "\(request.method)", "path": "\(request.uri.path)",
             ])
-            return try APIError.notFound("What this request refers to no longer exists; it was deleted meanwhile.")
-                .response(from: request, context: context)
+            answer = APIError.notFound("What this request refers to no longer exists; it was deleted meanwhile.")
         } catch {
             context.logger.error("request failed", metadata: [
                 "error": "\(String(reflecting: error))", "method": "\(request.method)", "path": "\(request.uri.path)",
             ])
-            return try APIError.internalError.response(from: request, context: context)
+            answer = APIError.internalError
         }
+        context.logFacts.errorCode = answer.code
+        return try answer.response(from: request, context: context)
     }
 
     /// Hummingbird's own errors (no such route, wrong method, …) in the service's JSON form.

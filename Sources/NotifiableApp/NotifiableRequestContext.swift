@@ -24,6 +24,8 @@ public struct NotifiableRequestContext: RequestContext {
     public var user: VerifiedUser?
     /// The peer's IP address, when the request came over a socket.
     public let remoteAddress: String?
+    /// What the request's log line says beside its method, path and status.
+    public let logFacts = RequestLogFacts()
 
     /// The largest request body accepted, on every route.
     public static let maxBodyBytes = 64 * 1024

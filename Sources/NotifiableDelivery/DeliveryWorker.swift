@@ -25,6 +25,7 @@ public final class DeliveryWorker: Service {
     private let metrics: DeliveryMetrics
     private let logger: Logger
     private let doorbell = Doorbell()
+    private let lostDeliveries = LostDeliveryWarnings()
     /// Expires users' copies of stateful notifications and prunes their change feeds.
     private let userNotifications: UserNotifications
     /// Rung only to stop: maintenance keeps its own pace, not the pace of work arriving.
@@ -111,6 +112,7 @@ public final class DeliveryWorker: Service {
                         for await result in group { results.append(result) }
                         return results
                     }
+                    lostDeliveries.check(results, of: claimed, logger: logger)
                     await recordings.next()
                     recordings.addTask {
                         await self.recordUntilStored(results)

@@ -64,3 +64,22 @@ extension E2EWorkerProcessTests {
         }
     }
 }
+
+/// Deliveries that go dead leave one warning per notification, not one per device and not none.
+@Suite struct LostDeliveryLogTests {
+    @Test func aNotificationWhoseDeliveriesGoDeadIsLoggedOnceWithTheReason() async throws {
+        let capture = LogCapture()
+        try await withTestService(workers: true, logger: capture.logger(level: .info)) { client, service in
+            // No FCM settings: every Android delivery goes dead at once.
+            let app = try await service.createApp()
+            try await service.insertDevices(appID: app.app.id, count: 30, tokenSeed: 0x1057, userAlias: "nobody-reaches", provider: .fcm)
+            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "lost", "user_aliases": ["nobody-reaches"]}"#)
+            #expect(try await E2EDeliveryTests.settled(service, id))
+            #expect(try await service.deliveries(of: id, in: "dead") == 30)
+        }
+        let warnings = capture.text.split(separator: "\n").filter { $0.contains("deliveries of a notification went dead") }
+        #expect(warnings.count == 1, "\(warnings)")
+        #expect(warnings.first?.hasPrefix("warning") == true)
+        #expect(warnings.first?.contains("reason=") == true && warnings.first?.contains("FCM") == true, "\(warnings)")
+    }
+}

@@ -5,7 +5,8 @@ import Synchronization
 
 /// Writes each log entry as one JSON object on one line:
 /// `{"timestamp":"2026-11-22T13:45:01.123Z","level":"info","label":"notifiable","message":"request","metadata":{…}}`.
-/// Metadata keeps its shape (strings, arrays, objects); string-convertible values become strings.
+/// Metadata keeps its shape (strings, arrays, objects); numbers and booleans given as such
+/// (`.stringConvertible(404)`) stay numbers and booleans; other values become strings.
 public struct JSONLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
@@ -79,7 +80,7 @@ enum JSONLogText {
     static func appendValue(_ value: Logger.Metadata.Value, to out: inout String) {
         switch value {
         case .string(let text): JSONText.appendQuoted(text, to: &out)
-        case .stringConvertible(let convertible): JSONText.appendQuoted(convertible.description, to: &out)
+        case .stringConvertible(let convertible): appendScalar(convertible, to: &out)
         case .dictionary(let dictionary): appendMetadata(dictionary, to: &out)
         case .array(let values):
             out += "["
@@ -88,6 +89,20 @@ enum JSONLogText {
                 appendValue(element, to: &out)
             }
             out += "]"
+        }
+    }
+}
+
+extension JSONLogText {
+    /// Numbers and booleans as JSON numbers and booleans (`"status":404`, `"ms":3.2`), so a log
+    /// pipeline can compare and sum them; anything else as its description, quoted.
+    static func appendScalar(_ value: any CustomStringConvertible & Sendable, to out: inout String) {
+        switch value {
+        case let number as any BinaryInteger: out += number.description
+        case let number as Double where number.isFinite: out += number.description
+        case let number as Float where number.isFinite: out += number.description
+        case let flag as Bool: out += flag ? "true" : "false"
+        default: JSONText.appendQuoted(value.description, to: &out)
         }
     }
 }
