@@ -163,7 +163,10 @@ public func makeWebhookWorker(
     _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger,
     beforeStart: @escaping @Sendable () async throws -> Void = {}
 ) -> WebhookWorker {
-    WebhookWorker(postgres: postgres, keys: configuration.keys, configuration: configuration.webhooks, logger: logger, beforeStart: beforeStart)
+    WebhookWorker(
+        postgres: postgres, keys: configuration.keys, configuration: configuration.webhooks,
+        metrics: WebhookMetrics(factory: configuration.metrics.factory), logger: logger, beforeStart: beforeStart
+    )
 }
 
 /// Applies pending migrations from the configured folder.

@@ -1,11 +1,14 @@
 import CoreMetrics
 import NotifiableCore
+import Synchronization
 
 /// What the worker counts, through swift-metrics: whichever factory it is given (the process's
 /// Prometheus registry in `notifiable serve`, a registry of its own in each test).
 ///
-/// - `notifiable_deliveries_total{provider,outcome}`: one per send attempt's outcome; outcomes
-///   exclude each other (a dead token counts as `token_invalidated`, not also as `failed`).
+/// - `notifiable_deliveries_total{app_id,provider,outcome}`: one per send attempt's outcome;
+///   outcomes exclude each other (a token the gateway called dead, and that was invalidated,
+///   counts as `token_invalidated`, not also as `failed`). A series appears with an app's first
+///   attempt; apps are few, devices and users never become labels.
 /// - `notifiable_delivery_retries_total{provider}`: sends that were a retry (attempt 2 or later).
 /// - `notifiable_gateway_request_duration_seconds{provider,mode}`: time spent in the sender for
 ///   one push, `mode` `live` or `sandbox` (the built-in fake gateways).
@@ -22,6 +25,7 @@ public struct DeliveryMetrics: Sendable {
     public static let gatewayDurationLabel = "notifiable_gateway_request_duration_seconds"
 
     private struct OutcomeKey: Hashable {
+        let appID: Int64
         let provider: Provider
         let outcome: Outcome
     }
@@ -31,7 +35,13 @@ public struct DeliveryMetrics: Sendable {
         let sandbox: Bool
     }
 
-    private let outcomes: [OutcomeKey: CoreMetrics.Counter]
+    private let factory: any MetricsFactory
+    private let outcomes = OutcomeCounters()
+
+    /// The per-app counters, made on first use and shared by copies of these metrics.
+    private final class OutcomeCounters: Sendable {
+        let counters = Mutex<[OutcomeKey: CoreMetrics.Counter]>([:])
+    }
     private let retries: [Provider: CoreMetrics.Counter]
     private let invalidations: [Provider: CoreMetrics.Counter]
     private let gatewayDurations: [DurationKey: CoreMetrics.Timer]
@@ -41,17 +51,12 @@ public struct DeliveryMetrics: Sendable {
     /// Every series is made up front, so each shows (as 0) from the first scrape and `rate()`
     /// sees its first increase.
     public init(factory: any MetricsFactory) {
-        var outcomes: [OutcomeKey: CoreMetrics.Counter] = [:]
+        self.factory = factory
         var retries: [Provider: CoreMetrics.Counter] = [:]
         var invalidations: [Provider: CoreMetrics.Counter] = [:]
         var gatewayDurations: [DurationKey: CoreMetrics.Timer] = [:]
         for provider in Provider.allCases {
             let name = provider.rawValue
-            for outcome in Outcome.allCases {
-                outcomes[OutcomeKey(provider: provider, outcome: outcome)] = CoreMetrics.Counter(
-                    label: "notifiable_deliveries_total", dimensions: [("provider", name), ("outcome", outcome.rawValue)], factory: factory
-                )
-            }
             retries[provider] = CoreMetrics.Counter(label: "notifiable_delivery_retries_total", dimensions: [("provider", name)], factory: factory)
             invalidations[provider] = CoreMetrics.Counter(label: "notifiable_token_invalidations_total", dimensions: [("provider", name)], factory: factory)
             for sandbox in [false, true] {
@@ -60,7 +65,6 @@ public struct DeliveryMetrics: Sendable {
                 )
             }
         }
-        self.outcomes = outcomes
         self.retries = retries
         self.invalidations = invalidations
         self.gatewayDurations = gatewayDurations
@@ -71,8 +75,18 @@ public struct DeliveryMetrics: Sendable {
     /// Counts nothing.
     public static var disabled: DeliveryMetrics { DeliveryMetrics(factory: NOOPMetricsHandler.instance) }
 
-    func attempted(provider: Provider, attempt: Int, outcome: Outcome) {
-        outcomes[OutcomeKey(provider: provider, outcome: outcome)]?.increment()
+    func attempted(appID: Int64, provider: Provider, attempt: Int, outcome: Outcome) {
+        let key = OutcomeKey(appID: appID, provider: provider, outcome: outcome)
+        let counter = outcomes.counters.withLock { counters in
+            if let known = counters[key] { return known }
+            let made = CoreMetrics.Counter(
+                label: "notifiable_deliveries_total",
+                dimensions: [("app_id", String(appID)), ("provider", provider.rawValue), ("outcome", outcome.rawValue)], factory: factory
+            )
+            counters[key] = made
+            return made
+        }
+        counter.increment()
         if attempt > 1 { retries[provider]?.increment() }
     }
 

@@ -279,7 +279,7 @@ public final class DeliveryWorker: Service {
         case .failed: tokenDead ? .tokenInvalidated : .failed
         case .dead: .dead
         }
-        metrics.attempted(provider: delivery.provider, attempt: delivery.attempt, outcome: outcome)
+        metrics.attempted(appID: delivery.appID, provider: delivery.provider, attempt: delivery.attempt, outcome: outcome)
         return result
     }
 
@@ -305,8 +305,35 @@ public final class DeliveryWorker: Service {
                 deliveryID: delivery.id, attempt: delivery.attempt, state: .sent, gatewayID: gatewayID, sandbox: true, sandboxPush: push
             ), false)
         }
-        if case .tokenDead = outcome { return (await result(of: outcome, for: delivery, sentAt: now), true) }
+        if case .tokenDead(let reason, let at) = outcome {
+            // Counted as token_invalidated only when the device was invalidated, so the outcome and
+            // notifiable_token_invalidations_total agree (a device registered again since the
+            // verdict keeps its token, and its delivery counts as failed).
+            let invalidated = await invalidate(delivery, reason: reason, at: at ?? now)
+            return (DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .failed, reason: reason), invalidated)
+        }
         return (await result(of: outcome, for: delivery, sentAt: now), false)
+    }
+
+    /// Marks the device invalid after a gateway's "token dead" verdict dated `at`; true when it
+    /// was (false when it registered again since, or the database did not take it).
+    private func invalidate(_ delivery: ClaimedDelivery, reason: String, at: Date) async -> Bool {
+        do {
+            let invalidated = try await step("invalidating a device") { [queue] in
+                try await queue.invalidateDevice(id: delivery.deviceID, token: delivery.token, reason: reason, at: at)
+            }
+            if invalidated {
+                metrics.tokenInvalidated(provider: delivery.provider)
+                logger.info("device token invalidated", metadata: [
+                    "app_id": "\(delivery.appID)", "device_id": "\(delivery.deviceID)",
+                    "token": "\(PushToken.logPrefix(delivery.token))", "reason": "\(reason)",
+                ])
+            }
+            return invalidated
+        } catch {
+            logger.error("could not invalidate device", metadata: ["device_id": "\(delivery.deviceID)", "error": "\(databaseErrorText(error))"])
+            return false
+        }
     }
 
     /// - Parameter sentAt: when this attempt began: a "token dead" verdict without a date of its
@@ -322,21 +349,8 @@ public final class DeliveryWorker: Service {
             return retry(delivery, reason: reason, .immediately)
         case .failed(let reason):
             return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
-        case .tokenDead(let reason, let at):
-            do {
-                let invalidated = try await step("invalidating a device") { [queue] in
-                    try await queue.invalidateDevice(id: delivery.deviceID, token: delivery.token, reason: reason, at: at ?? sentAt)
-                }
-                if invalidated {
-                    metrics.tokenInvalidated(provider: delivery.provider)
-                    logger.info("device token invalidated", metadata: [
-                        "app_id": "\(delivery.appID)", "device_id": "\(delivery.deviceID)",
-                        "token": "\(PushToken.logPrefix(delivery.token))", "reason": "\(reason)",
-                    ])
-                }
-            } catch {
-                logger.error("could not invalidate device", metadata: ["device_id": "\(delivery.deviceID)", "error": "\(databaseErrorText(error))"])
-            }
+        case .tokenDead(let reason, _):
+            // `send` invalidates the device first; here only for completeness.
             return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
         case .misconfigured(let reason, _) where delivery.sandbox:
             // The sandbox's own settings, not the app's: nothing for an operator to fix.

@@ -9,6 +9,9 @@ public struct QueueDepth: Sendable, Equatable {
     /// Seconds the oldest ready delivery has waited past its run time; 0 when none is ready.
     public var oldestReadyAgeSeconds: Double = 0
     public var fanningOut: Int64 = 0
+    /// Apps whose APNs or FCM settings a gateway refused, until they are saved again.
+    public var misconfiguredAPNs: Int64 = 0
+    public var misconfiguredFCM: Int64 = 0
 
     public init(
         available: Int64 = 0, retrying: Int64 = 0, running: Int64 = 0, dead: Int64 = 0,
@@ -37,17 +40,23 @@ extension DeliveryQueue {
                 COALESCE(EXTRACT(EPOCH FROM now() - min(run_at) FILTER (WHERE run_at <= now())), 0)::float8,
                 (SELECT count(*) FROM deliveries WHERE state = 'running'),
                 (SELECT count(*) FROM deliveries WHERE state = 'dead'),
-                (SELECT count(*) FROM notifications WHERE state = 'fanning_out')
+                (SELECT count(*) FROM notifications WHERE state = 'fanning_out'),
+                (SELECT count(*) FROM apns_settings WHERE misconfiguration_reason IS NOT NULL),
+                (SELECT count(*) FROM fcm_settings WHERE misconfiguration_reason IS NOT NULL)
             FROM deliveries WHERE state IN ('available', 'retrying')
             """,
             logger: logger
         )
         var depth = QueueDepth()
-        for try await (available, retrying, age, running, dead, fanningOut) in rows.decode((Int64, Int64, Double, Int64, Int64, Int64).self) {
+        for try await (available, retrying, age, running, dead, fanningOut, apns, fcm) in rows.decode(
+            (Int64, Int64, Double, Int64, Int64, Int64, Int64, Int64).self
+        ) {
             depth = QueueDepth(
                 available: available, retrying: retrying, running: running, dead: dead,
                 oldestReadyAgeSeconds: max(0, age), fanningOut: fanningOut
             )
+            depth.misconfiguredAPNs = apns
+            depth.misconfiguredFCM = fcm
         }
         return depth
     }

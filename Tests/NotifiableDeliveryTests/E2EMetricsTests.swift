@@ -29,7 +29,9 @@ import Testing
                 let samples = try await Self.scrape(client)
                 #expect(samples.value("notifiable_http_requests_total", ["route": "/api/v1/device_tokens", "method": "POST", "status": "200"]) == Double(registrations))
                 #expect(samples.value("notifiable_http_requests_total", ["route": "/api/v1/notifications", "method": "POST", "status": "202"]) == 1)
-                #expect(samples.value("notifiable_deliveries_total", ["provider": "apns", "outcome": "sent"]) == Double(audience))
+                #expect(samples.all("notifiable_deliveries_total", matching: ["provider": "apns", "outcome": "sent"]).total == Double(audience))
+                // Per app: this app's sends under its own id, no other app's.
+                #expect(samples.value("notifiable_deliveries_total", ["app_id": "\(app.app.id)", "provider": "apns", "outcome": "sent"]) == Double(audience))
                 #expect(samples.all("notifiable_deliveries_total", matching: ["outcome": "failed"]).total == 0)
                 #expect(samples.value("notifiable_delivery_retries_total", ["provider": "apns"]) == 0)
                 #expect(samples.value("notifiable_gateway_request_duration_seconds_count", ["provider": "apns", "mode": "live"]) == Double(audience))
@@ -58,12 +60,12 @@ import Testing
 
                 let samples = try await Self.scrape(client)
                 let story = try await service.describeDeliveries(of: id)
-                #expect(samples.value("notifiable_deliveries_total", ["provider": "apns", "outcome": "retrying"]) == 1, "\(story)")
-                #expect(samples.value("notifiable_deliveries_total", ["provider": "apns", "outcome": "sent"]) == 1, "\(story)")
-                #expect(samples.value("notifiable_deliveries_total", ["provider": "apns", "outcome": "token_invalidated"]) == 1, "\(story)")
-                #expect(samples.value("notifiable_deliveries_total", ["provider": "apns", "outcome": "failed"]) == 0)
+                #expect(samples.all("notifiable_deliveries_total", matching: ["provider": "apns", "outcome": "retrying"]).total == 1, "\(story)")
+                #expect(samples.all("notifiable_deliveries_total", matching: ["provider": "apns", "outcome": "sent"]).total == 1, "\(story)")
+                #expect(samples.all("notifiable_deliveries_total", matching: ["provider": "apns", "outcome": "token_invalidated"]).total == 1, "\(story)")
+                #expect(samples.all("notifiable_deliveries_total", matching: ["provider": "apns", "outcome": "failed"]).total == 0)
                 // Every series exists from the worker's start, at zero until counted.
-                #expect(samples.value("notifiable_deliveries_total", ["provider": "fcm", "outcome": "token_invalidated"]) == 0)
+                #expect(samples.all("notifiable_deliveries_total", matching: ["provider": "fcm", "outcome": "token_invalidated"]).total == 0)
                 #expect(samples.value("notifiable_delivery_retries_total", ["provider": "apns"]) == 1)
                 #expect(samples.value("notifiable_token_invalidations_total", ["provider": "apns"]) == 1)
                 #expect(samples.value("notifiable_gateway_request_duration_seconds_count", ["provider": "apns", "mode": "live"]) == 3)

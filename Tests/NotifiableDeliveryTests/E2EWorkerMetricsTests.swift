@@ -52,7 +52,7 @@ extension E2EWorkerProcessTests {
                     if text == nil { try await Task.sleep(for: .milliseconds(100)) }
                 }
                 let samples = try PrometheusSamples(text: try #require(text))
-                #expect(samples.value("notifiable_deliveries_total", ["provider": "apns", "outcome": "sent"]) == Double(devices))
+                #expect(samples.all("notifiable_deliveries_total", matching: ["provider": "apns", "outcome": "sent"]).total == Double(devices))
                 #expect(samples.value("notifiable_queue_deliveries", ["state": "available"]) == 0)
             }
         }

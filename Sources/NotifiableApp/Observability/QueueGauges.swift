@@ -5,7 +5,8 @@ import NotifiableStore
 
 /// Queue depth as gauges, sampled when `/metrics` is scraped, at most once per `interval`:
 /// `notifiable_queue_deliveries{state}` (available, retrying, running, dead),
-/// `notifiable_queue_oldest_ready_age_seconds` and `notifiable_queue_notifications_fanning_out`.
+/// `notifiable_queue_oldest_ready_age_seconds`, `notifiable_queue_notifications_fanning_out`
+/// and `notifiable_apps_misconfigured{provider}`.
 ///
 /// Sampled on scrape rather than by the workers' maintenance loop because `/metrics` lives in
 /// the API process, which may run without workers (`serve --no-workers`), and `notifiable work`
@@ -15,7 +16,7 @@ import NotifiableStore
 actor QueueGauges {
     private let queue: DeliveryQueue
     private let interval: Duration
-    private let available, retrying, running, dead, oldestReadyAge, fanningOut: Gauge
+    private let available, retrying, running, dead, oldestReadyAge, fanningOut, misconfiguredAPNs, misconfiguredFCM: Gauge
     private let failures: CoreMetrics.Counter
     private var sampledAt: ContinuousClock.Instant?
     private var sampling: Task<Void, Never>?
@@ -32,6 +33,8 @@ actor QueueGauges {
         dead = depth("dead")
         oldestReadyAge = Gauge(label: "notifiable_queue_oldest_ready_age_seconds", factory: factory)
         fanningOut = Gauge(label: "notifiable_queue_notifications_fanning_out", factory: factory)
+        misconfiguredAPNs = Gauge(label: "notifiable_apps_misconfigured", dimensions: [("provider", "apns")], factory: factory)
+        misconfiguredFCM = Gauge(label: "notifiable_apps_misconfigured", dimensions: [("provider", "fcm")], factory: factory)
         failures = CoreMetrics.Counter(label: "notifiable_queue_sample_failures_total", factory: factory)
     }
 
@@ -57,6 +60,8 @@ actor QueueGauges {
             dead.record(depth.dead)
             oldestReadyAge.record(depth.oldestReadyAgeSeconds)
             fanningOut.record(depth.fanningOut)
+            misconfiguredAPNs.record(depth.misconfiguredAPNs)
+            misconfiguredFCM.record(depth.misconfiguredFCM)
         } catch {
             failures.increment()
             logger.warning("could not sample the queue for metrics", metadata: ["error": "\(String(reflecting: error))"])

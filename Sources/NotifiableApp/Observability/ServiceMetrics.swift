@@ -35,8 +35,17 @@ public struct ServiceMetrics: Sendable {
         .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(15), .seconds(30),
     ]
 
-    /// The registry in Prometheus's text exposition format.
+    /// The registry in Prometheus's text exposition format, every family with its help text,
+    /// then the release and the process's own metrics.
     public func exposition() -> [UInt8] {
-        registry.emitToBuffer()
+        var text = MetricHelp.adding(to: registry.emitToBuffer())
+        text += Array("""
+            # HELP notifiable_build_info \(MetricHelp.texts["notifiable_build_info"] ?? "")
+            # TYPE notifiable_build_info gauge
+            notifiable_build_info{version="\(BuildInfo.version)"} 1
+
+            """.utf8)
+        text += Array(ProcessMetrics.exposition().utf8)
+        return text
     }
 }

@@ -15,17 +15,19 @@ import Synchronization
 public final class WebhookWorker: Service {
     private let queue: WebhookQueue
     private let configuration: WebhookWorkerConfiguration
+    private let metrics: WebhookMetrics
     private let logger: Logger
     private let doorbell = Doorbell()
     private let stopping = Mutex(false)
     private let beforeStart: @Sendable () async throws -> Void
 
     public init(
-        postgres: PostgresClient, keys: MasterKeyring, configuration: WebhookWorkerConfiguration, logger: Logger,
-        beforeStart: @escaping @Sendable () async throws -> Void = {}
+        postgres: PostgresClient, keys: MasterKeyring, configuration: WebhookWorkerConfiguration, metrics: WebhookMetrics = .disabled,
+        logger: Logger, beforeStart: @escaping @Sendable () async throws -> Void = {}
     ) {
         self.queue = WebhookQueue(client: postgres, keys: keys, logger: logger)
         self.configuration = configuration
+        self.metrics = metrics
         self.logger = logger
         self.beforeStart = beforeStart
     }
@@ -114,6 +116,7 @@ public final class WebhookWorker: Service {
 
     private func deliver(_ batch: ClaimedWebhookBatch, with sender: WebhookSender) async {
         let outcome = await sender.send(batch)
+        if case .delivered = outcome { metrics.sent(delivered: true) } else { metrics.sent(delivered: false) }
         do {
             switch outcome {
             case .delivered(let status):
@@ -125,6 +128,7 @@ public final class WebhookWorker: Service {
                 let paused = try await step("recording a webhook batch") { [queue, configuration] in
                     try await queue.recordFailed(batch, status: status, error: error, runAt: runAt, pauseAfter: configuration.pauseAfter)
                 }
+                if paused { metrics.pausedWebhook() }
                 logger.log(level: paused ? .warning : .info, paused ? "webhook paused after repeated failures" : "webhook batch failed; will retry", metadata: [
                     "webhook_id": "\(batch.webhookID)", "batch_id": "\(batch.id)", "error": "\(error)",
                 ])
