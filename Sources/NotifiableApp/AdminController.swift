@@ -27,7 +27,7 @@ struct AdminController {
         /// Every state is listed, with 0 where no delivery is in it.
         init(_ stats: QueueStats) {
             var counts = stats.counts
-            for state in ["available", "running", "retrying", "sent", "failed", "dead", "cancelled"] where counts[state] == nil {
+            for state in DeliveryState.names where counts[state] == nil {
                 counts[state] = 0
             }
             deliveries = counts

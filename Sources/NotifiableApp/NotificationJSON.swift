@@ -137,7 +137,7 @@ struct DeliveryJSON: Encodable, Sendable {
         reason = record.reason
         gatewayStatus = record.gatewayStatus
         gatewayID = record.gatewayID
-        nextAttemptAt = ["available", "retrying"].contains(record.state) ? Timestamp.iso8601(record.runAt) : nil
+        nextAttemptAt = DeliveryState(rawValue: record.state)?.isWaiting == true ? Timestamp.iso8601(record.runAt) : nil
         createdAt = Timestamp.iso8601(record.createdAt)
         sentAt = record.sentAt.map(Timestamp.iso8601)
         failedAt = record.failedAt.map(Timestamp.iso8601)

@@ -64,7 +64,7 @@ struct NotificationsController {
 
     @Sendable func deliveries(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Page<DeliveryJSON>> {
         let notification = try await owned(context)
-        let states = ["available", "running", "retrying", "sent", "failed", "dead", "cancelled"]
+        let states = DeliveryState.names
         let state = request.uri.queryParameters["state"].map(String.init)
         if let state, !states.contains(state) {
             throw APIError(status: .unprocessableContent, code: "invalid_state", message: "state must be one of \(states.joined(separator: ", ")).", field: "state")

@@ -119,7 +119,7 @@ public struct DeliveryQueue: Sendable {
             // The content, last, is read only for the first row of each notification.
             let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, expiresAt, sandbox, kind) =
                 try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, Date?, Bool, String).self)
-            guard state == "running" else { continue }
+            guard state == DeliveryState.running.rawValue else { continue }
             // One unreadable notification must not hold the rest of the batch until its lease runs out.
             // Sync signals carry content of their own; pushes share their notification's.
             let cached = kind == "push" ? contents[notificationID] : nil

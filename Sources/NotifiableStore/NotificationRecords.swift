@@ -66,14 +66,14 @@ public struct NotificationCounters: Sendable, Equatable {
         targeted += count
         self.delivered += delivered
         self.opened += opened
-        switch state {
-        case "available", "running": pending += count
-        case "retrying": retrying += count
-        case "sent": sent += count
-        case "failed": failed += count
-        case "dead": dead += count
-        case "cancelled": cancelled += count
-        default: break
+        switch DeliveryState(rawValue: state) {
+        case .available?, .running?: pending += count
+        case .retrying?: retrying += count
+        case .sent?: sent += count
+        case .failed?: failed += count
+        case .dead?: dead += count
+        case .cancelled?: cancelled += count
+        case nil: break
         }
     }
 }

@@ -127,7 +127,7 @@ struct DashboardController {
         guard let notification = try await notifications.notification(id: id, appID: app.id) else {
             return notFound("App \(app.id) has no notification \(id).")
         }
-        let states = ["available", "running", "retrying", "sent", "failed", "dead", "cancelled"]
+        let states = DeliveryState.names
         let state = request.uri.queryParameters["state"].map(String.init).flatMap { states.contains($0) ? $0 : nil }
         let limit = 100
         let deliveries = try await notifications.deliveries(notificationID: id, state: state, afterID: try request.cursor(), limit: limit)

@@ -32,7 +32,7 @@ struct DashboardNotificationPage {
                 + "</div>"
         } ?? ""
         let reasonRows = reasons.map { ["<span class=\"\(HTML.escape($0.state))\">\(HTML.escape($0.state))</span>", HTML.escape($0.reason), "<span class=\"num\">\($0.count)</span>"] }
-        let filters = ["all", "available", "running", "retrying", "sent", "failed", "dead", "cancelled"].map { name in
+        let filters = (["all"] + DeliveryState.names).map { name in
             let href = "/dashboard/apps/\(app.id)/notifications/\(notification.id)" + (name == "all" ? "" : "?state=\(name)")
             return (state ?? "all") == name ? "<strong>\(name)</strong>" : HTML.link(href, name)
         }.joined(separator: " · ")

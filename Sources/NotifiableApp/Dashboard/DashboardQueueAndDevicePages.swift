@@ -5,7 +5,7 @@ import NotifiableStore
 
 extension DashboardPages {
     static func queue(_ stats: QueueStats, dead: [DeliveryRecord], csrf: String, requeued: Int?) -> Response {
-        let states = ["available", "running", "retrying", "sent", "failed", "dead", "cancelled"]
+        let states = DeliveryState.names
         let cards = states.map { "<div class=\"card\">\($0)<b>\(stats.counts[$0] ?? 0)</b></div>" }.joined()
         let rows = dead.map { record -> [String] in
             [

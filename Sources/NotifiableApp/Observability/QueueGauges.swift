@@ -27,10 +27,10 @@ actor QueueGauges {
         func depth(_ state: String) -> Gauge {
             Gauge(label: "notifiable_queue_deliveries", dimensions: [("state", state)], factory: factory)
         }
-        available = depth("available")
-        retrying = depth("retrying")
-        running = depth("running")
-        dead = depth("dead")
+        available = depth(DeliveryState.available.rawValue)
+        retrying = depth(DeliveryState.retrying.rawValue)
+        running = depth(DeliveryState.running.rawValue)
+        dead = depth(DeliveryState.dead.rawValue)
         oldestReadyAge = Gauge(label: "notifiable_queue_oldest_ready_age_seconds", factory: factory)
         fanningOut = Gauge(label: "notifiable_queue_notifications_fanning_out", factory: factory)
         misconfiguredAPNs = Gauge(label: "notifiable_apps_misconfigured", dimensions: [("provider", "apns")], factory: factory)
