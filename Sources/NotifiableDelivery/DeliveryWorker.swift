@@ -305,14 +305,48 @@ public final class DeliveryWorker: Service {
                 deliveryID: delivery.id, attempt: delivery.attempt, state: .sent, gatewayID: gatewayID, sandbox: true, sandboxPush: push
             ), false)
         }
-        if case .tokenDead(let reason, let at) = outcome {
-            // Counted as token_invalidated only when the device was invalidated, so the outcome and
-            // notifiable_token_invalidations_total agree (a device registered again since the
-            // verdict keeps its token, and its delivery counts as failed).
-            let invalidated = await invalidate(delivery, reason: reason, at: at ?? now)
-            return (DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .failed, reason: reason), invalidated)
+        let decision = DeliveryDecision.after(
+            outcome, attempt: delivery.attempt, policy: configuration.retryPolicy, now: Date(), expiresAt: delivery.expiresAt,
+            sandbox: delivery.sandbox
+        )
+        return await carryOut(decision, for: delivery, sentAt: now)
+    }
+
+    /// Records what `DeliveryDecision` decided, with its side effects: a dead token invalidates
+    /// the device (and counts as token_invalidated only when it did, so that outcome and
+    /// notifiable_token_invalidations_total agree: a device registered again since the verdict
+    /// keeps its token); refused settings are marked so nothing more is sent for the app.
+    /// - Parameter sentAt: when this attempt began: a "token dead" verdict without a date of its
+    ///   own is no older than that.
+    private func carryOut(_ decision: DeliveryDecision, for delivery: ClaimedDelivery, sentAt: Date) async -> (DeliveryResult, tokenDead: Bool) {
+        let id = delivery.id, attempt = delivery.attempt
+        switch decision {
+        case .sent(let gatewayID):
+            return (DeliveryResult(deliveryID: id, attempt: attempt, state: .sent, gatewayID: gatewayID), false)
+        case .retry(let at, let reason):
+            return (DeliveryResult(deliveryID: id, attempt: attempt, state: .retrying, runAt: at, reason: reason), false)
+        case .failed(let reason):
+            return (DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason), false)
+        case .failedTokenDead(let reason, let at):
+            let invalidated = await invalidate(delivery, reason: reason, at: at ?? sentAt)
+            return (DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason), invalidated)
+        case .dead(let reason):
+            return (DeliveryResult(deliveryID: id, attempt: attempt, state: .dead, reason: reason), false)
+        case .deadMisconfigured(let reason, let version):
+            var newlyMarked = false
+            do {
+                newlyMarked = try await markMisconfigured(delivery.provider, delivery.appID, reason, version)
+            } catch {
+                logger.error("could not mark app misconfigured", metadata: ["app_id": "\(delivery.appID)", "error": "\(databaseErrorText(error))"])
+            }
+            if newlyMarked {
+                // Once per app, not once per delivery: a big notification would flood the log.
+                logger.warning("app's gateway configuration refused; its deliveries go to dead until it is fixed", metadata: [
+                    "app_id": "\(delivery.appID)", "reason": "\(reason)",
+                ])
+            }
+            return (DeliveryResult(deliveryID: id, attempt: attempt, state: .dead, reason: reason), false)
         }
-        return (await result(of: outcome, for: delivery, sentAt: now), false)
     }
 
     /// Marks the device invalid after a gateway's "token dead" verdict dated `at`; true when it
@@ -334,70 +368,5 @@ public final class DeliveryWorker: Service {
             logger.error("could not invalidate device", metadata: ["device_id": "\(delivery.deviceID)", "error": "\(databaseErrorText(error))"])
             return false
         }
-    }
-
-    /// - Parameter sentAt: when this attempt began: a "token dead" verdict without a date of its
-    ///   own is no older than that, so a device that registered again since keeps its token.
-    private func result(of outcome: DeliveryOutcome, for delivery: ClaimedDelivery, sentAt: Date) async -> DeliveryResult {
-        let id = delivery.id, attempt = delivery.attempt
-        switch outcome {
-        case .sent(let gatewayID):
-            return DeliveryResult(deliveryID: id, attempt: attempt, state: .sent, gatewayID: gatewayID)
-        case .retry(let reason, let retryAfter):
-            return retry(delivery, reason: reason, .afterBackoff(retryAfter: retryAfter))
-        case .refreshCredentialsAndRetry(let reason):
-            return retry(delivery, reason: reason, .immediately)
-        case .failed(let reason):
-            return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
-        case .tokenDead(let reason, _):
-            // `send` invalidates the device first; here only for completeness.
-            return DeliveryResult(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
-        case .misconfigured(let reason, _) where delivery.sandbox:
-            // The sandbox's own settings, not the app's: nothing for an operator to fix.
-            return DeliveryResult(deliveryID: id, attempt: attempt, state: .dead, reason: "sandbox: \(reason)")
-        case .misconfigured(let reason, nil):
-            return DeliveryResult(deliveryID: id, attempt: attempt, state: .dead, reason: reason)
-        case .misconfigured(let reason, let version?):
-            var newlyMarked = false
-            do {
-                newlyMarked = try await markMisconfigured(delivery.provider, delivery.appID, reason, version)
-            } catch {
-                logger.error("could not mark app misconfigured", metadata: ["app_id": "\(delivery.appID)", "error": "\(databaseErrorText(error))"])
-            }
-            if newlyMarked {
-                // Once per app, not once per delivery: a big notification would flood the log.
-                logger.warning("app's gateway configuration refused; its deliveries go to dead until it is fixed", metadata: [
-                    "app_id": "\(delivery.appID)", "reason": "\(reason)",
-                ])
-            }
-            return DeliveryResult(deliveryID: id, attempt: attempt, state: .dead, reason: reason)
-        }
-    }
-
-    private enum RetryTiming {
-        /// The policy's backoff, no sooner than the gateway's Retry-After.
-        case afterBackoff(retryAfter: Duration?)
-        /// At once (fresh credentials), still within the attempt budget and before expiry.
-        case immediately
-    }
-
-    private func retry(_ delivery: ClaimedDelivery, reason: String, _ timing: RetryTiming) -> DeliveryResult {
-        let policy = configuration.retryPolicy
-        let now = Date()
-        let next: Date?
-        switch timing {
-        case .afterBackoff(let retryAfter):
-            next = policy.nextAttempt(after: delivery.attempt, retryAfter: retryAfter, now: now, expiresAt: delivery.expiresAt)
-        case .immediately:
-            let withinBudget = delivery.attempt < policy.maxAttempts && (delivery.expiresAt.map { now < $0 } ?? true)
-            next = withinBudget ? now : nil
-        }
-        guard let next else {
-            return DeliveryResult(
-                deliveryID: delivery.id, attempt: delivery.attempt, state: .dead,
-                reason: "gave up after \(delivery.attempt) attempts: \(reason)"
-            )
-        }
-        return DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .retrying, runAt: next, reason: reason)
     }
 }

@@ -1,3 +1,4 @@
+import NotifiableCore
 /// How a worker process paces itself.
 public struct DeliveryWorkerConfiguration: Sendable {
     /// Deliveries claimed at once by one lane.

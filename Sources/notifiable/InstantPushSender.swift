@@ -1,3 +1,4 @@
+import NotifiableCore
 import NotifiableDelivery
 import NotifiableStore
 

@@ -1,3 +1,4 @@
+import NotifiableCore
 import AsyncHTTPClient
 import Foundation
 import NIOCore

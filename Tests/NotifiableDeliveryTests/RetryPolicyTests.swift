@@ -1,3 +1,4 @@
+import NotifiableCore
 import Foundation
 import NotifiableFakeGateways
 import Testing

@@ -1,3 +1,4 @@
+import NotifiableCore
 import Crypto
 import Foundation
 

@@ -1,3 +1,4 @@
+import NotifiableCore
 import Foundation
 
 /// An OAuth2 access token as a token endpoint grants it.

@@ -1,3 +1,4 @@
+import NotifiableCore
 /// How the webhook worker paces itself.
 public struct WebhookWorkerConfiguration: Sendable {
     /// Events in one POST at most.

@@ -62,7 +62,7 @@ public struct RetryPolicy: Sendable, Equatable {
         return nextAttempt(after: attempts, retryAfter: retryAfter, now: now, expiresAt: expiresAt, random: &random)
     }
 
-    static func seconds(_ duration: Duration) -> Double {
+    public static func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
         return Double(seconds) + Double(attoseconds) / 1e18
     }
