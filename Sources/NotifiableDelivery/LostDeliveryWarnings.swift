@@ -1,3 +1,4 @@
+import NotifiableCore
 import Logging
 import NotifiableStore
 import Synchronization

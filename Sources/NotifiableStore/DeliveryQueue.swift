@@ -3,49 +3,6 @@ import Logging
 import NotifiableCore
 import PostgresNIO
 
-/// A delivery a worker has claimed: everything needed to send it, in one row.
-public struct ClaimedDelivery: Sendable {
-    public let id: Int64
-    public let notificationID: Int64
-    public let appID: Int64
-    public let deviceID: Int64
-    /// This claim's attempt number (1 for the first send). Outcomes are recorded only while
-    /// the row still carries it, so a worker whose lease ran out cannot overwrite a newer claim.
-    public let attempt: Int
-    public let provider: Provider
-    public let token: String
-    public let language: String?
-    public let country: String?
-    public let content: NotificationContent
-    public let expiresAt: Date?
-    /// The app delivers in sandbox mode: to the built-in fake gateways, recording each push.
-    public let sandbox: Bool
-    /// Payloads written from `content`, shared with the batch's other deliveries of the same content.
-    /// Whoever makes deliveries shares one only among deliveries of one content and notification id,
-    /// as the claim does; a fresh one is always safe.
-    public let rendered: RenderedPayloads
-
-    public init(
-        id: Int64, notificationID: Int64, appID: Int64, deviceID: Int64, attempt: Int, provider: Provider, token: String,
-        language: String?, country: String?, content: NotificationContent, expiresAt: Date?, sandbox: Bool = false,
-        rendered: RenderedPayloads = RenderedPayloads()
-    ) {
-        self.id = id
-        self.notificationID = notificationID
-        self.appID = appID
-        self.deviceID = deviceID
-        self.attempt = attempt
-        self.provider = provider
-        self.token = token
-        self.language = language
-        self.country = country
-        self.content = content
-        self.expiresAt = expiresAt
-        self.sandbox = sandbox
-        self.rendered = rendered
-    }
-}
-
 /// What became of one claimed delivery.
 public struct DeliveryResult: Sendable, Equatable {
     public enum State: String, Sendable {
