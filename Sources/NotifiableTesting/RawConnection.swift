@@ -25,6 +25,12 @@ public enum RawConnection {
         }
     }
 
+    /// Sends `text` at once, as is (clients refuse to send malformed requests), and answers all the
+    /// server sent until it closed the connection (or `limit` passed).
+    public static func exchange(port: Int, _ text: String, limit: Double = 10) async -> String {
+        String(decoding: await run(port: port, sending: [(0, Array(text.utf8))], limit: limit).received, as: UTF8.self)
+    }
+
     private static func drive(port: Int, chunks: [(delay: Double, bytes: [UInt8])], limit: Double) -> Ending {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -51,8 +57,13 @@ public enum RawConnection {
             if let chunk = pending.first, elapsed >= nextAt {
                 pending = pending.dropFirst()
                 nextAt = elapsed + (pending.first?.delay ?? .infinity)
-                let sent = chunk.bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                if sent < 0 { return Ending(closedAfter: Date().timeIntervalSince(start), received: received) }
+                var offset = 0
+                while offset < chunk.bytes.count {
+                    let sent = chunk.bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    // The server may answer and close before it has read everything sent.
+                    guard sent > 0 else { break }
+                    offset += sent
+                }
             }
             // Wait for data or a close until the next chunk is due (at most 50 ms at a time).
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
