@@ -41,14 +41,14 @@ import Testing
                 let tokens = (1...4).map { String(format: "%064x", 0xDA5 + $0) }
                 var deviceIDs: [Int64] = []
                 for (index, token) in tokens.enumerated() {
-                    deviceIDs.append(try await E2EDeliveryTests.register(client, app.deviceCredential, token: token, alias: "u\(index)", language: index == 0 ? "fr" : nil))
+                    deviceIDs.append(try await Pipeline.register(client, app.deviceCredential, token: token, alias: "u\(index)", language: index == 0 ? "fr" : nil))
                 }
                 gateway.script(token: tokens[2], [.unregistered(since: Date(timeIntervalSince1970: 0).addingTimeInterval(Date().timeIntervalSince1970 + 60))])
                 gateway.script(token: tokens[3], [.reject(status: 400, reason: "PayloadEmpty")])
-                let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"""
+                let id = try await Pipeline.send(client, app.serverCredential, #"""
                     {"title": "Sale", "message": "Today only", "localized": {"fr": {"title": "Soldes"}}, "all": true}
                     """#)
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                #expect(try await Pipeline.settled(service, id))
                 _ = try await client.signed(.post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(deviceIDs[0])}"#, as: app.deviceCredential)
 
                 let (appsStatus, apps) = try await page("/dashboard")
@@ -87,8 +87,8 @@ import Testing
 
                 #expect(!detail.contains("Users' states"), "a notification that is not stateful has none")
                 // A stateful one shows its users' states.
-                let kept = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "Kept", "user_aliases": ["u0", "u1"], "stateful": true}"#)
-                #expect(try await E2EDeliveryTests.settled(service, kept))
+                let kept = try await Pipeline.send(client, app.serverCredential, #"{"title": "Kept", "user_aliases": ["u0", "u1"], "stateful": true}"#)
+                #expect(try await Pipeline.settled(service, kept))
                 _ = try await client.signed(
                     .post, "/api/v1/notifications/\(kept)/opened", body: #"{"device_token_id": \#(deviceIDs[0]), "user": {"alias": "u0"}}"#,
                     as: app.deviceCredential
@@ -97,7 +97,7 @@ import Testing
                 #expect(stateful.contains("Users<b>2</b>"))
                 #expect(stateful.contains("Read<b>1</b>"))
                 #expect(stateful.contains("Activated<b>1</b>"))
-                let tagged = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "Tagged", "tag_expression": "beta && !lang:fr", "near": {"latitude": 51.5, "longitude": -0.12, "radius_m": 5000}}"#)
+                let tagged = try await Pipeline.send(client, app.serverCredential, #"{"title": "Tagged", "tag_expression": "beta && !lang:fr", "near": {"latitude": 51.5, "longitude": -0.12, "radius_m": 5000}}"#)
                 let (_, taggedPage) = try await page("/dashboard/apps/\(app.app.id)/notifications/\(tagged)")
                 #expect(taggedPage.contains("tags beta &amp;&amp; !lang:fr"))
                 #expect(taggedPage.contains("within 5,000 m of 51.5, -0.12") || taggedPage.contains("within 5000 m of 51.5, -0.12"))
@@ -114,8 +114,8 @@ import Testing
         try await withTestService(isolatedDatabase: true) { client, service in
             try await Migrator(client: service.postgres, logger: TestDatabase.logger).migrate(try Migrator.load(from: TestDatabase.migrationsDirectory))
             let app = try await service.createApp()
-            let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: String(repeating: "ee", count: 32), alias: "z")
-            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["z"]}"#)
+            let device = try await Pipeline.register(client, app.deviceCredential, token: String(repeating: "ee", count: 32), alias: "z")
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["z"]}"#)
             try await service.postgres.query(
                 "INSERT INTO deliveries (notification_id, app_id, device_id, state, reason, dead_at) VALUES (\(id), \(app.app.id), \(device), 'dead', 'gave up', now())",
                 logger: TestDatabase.logger

@@ -11,58 +11,22 @@ import Testing
 /// The whole pipeline over real PostgreSQL and a real HTTP/2 fake APNs: API → fan-out →
 /// queue → worker → sender → gateway, and the SDKs' status reports back.
 @Suite struct E2EDeliveryTests {
-    static func token(_ n: Int) -> String { String(format: "%064x", n) }
-
-    static func register(_ client: some TestClientProtocol, _ credential: Credential, token: String, alias: String? = nil,
-                         language: String? = nil, country: String? = nil) async throws -> Int64 {
-        var fields = [#""provider": "apns""#, #""token": "\#(token)""#]
-        if let alias { fields.append(#""user_alias": "\#(alias)""#) }
-        if let language { fields.append(#""language": "\#(language)""#) }
-        if let country { fields.append(#""country": "\#(country)""#) }
-        let response = try await client.signed(.post, "/api/v1/device_tokens", body: "{\"device_token\": {\(fields.joined(separator: ", "))}}", as: credential)
-        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
-    }
-
-    static func send(_ client: some TestClientProtocol, _ credential: Credential, _ body: String) async throws -> Int64 {
-        let response = try await client.signed(.post, "/api/v1/notifications", body: body, as: credential)
-        #expect(response.status == .accepted, "\(String(buffer: response.body))")
-        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
-    }
-
-    static func counters(_ client: some TestClientProtocol, _ credential: Credential, _ id: Int64) async throws -> JSONValue {
-        try await client.signed(.get, "/api/v1/notifications/\(id)", as: credential).json
-    }
-
-    /// Waits until the notification has nothing left in flight. One statement, so both counts
-    /// come from one snapshot (a fan-out committing between two queries would fool it).
-    static func settled(_ service: TestService, _ id: Int64) async throws -> Bool {
-        try await service.eventually {
-            try await service.integer(
-                """
-                SELECT (SELECT count(*) FROM deliveries
-                        WHERE notification_id = \(id) AND state IN ('available', 'running', 'retrying'))
-                     + (SELECT count(*) FROM notifications WHERE id = \(id) AND state = 'fanning_out')
-                """
-            ) == 0
-        }
-    }
-
     @Test func aUsersTwoDevicesGetItOnceEachWithNIDAndTheirLocale() async throws {
         try await withFakeAPNs { gateway in
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let french = Self.token(0xF1), brazilian = Self.token(0xB2), other = Self.token(0x07)
-                _ = try await Self.register(client, app.deviceCredential, token: french, alias: "alice", language: "fr")
-                _ = try await Self.register(client, app.deviceCredential, token: brazilian, alias: "alice", language: "pt", country: "BR")
-                _ = try await Self.register(client, app.deviceCredential, token: other, alias: "bob")
+                let french = Pipeline.token(0xF1), brazilian = Pipeline.token(0xB2), other = Pipeline.token(0x07)
+                _ = try await Pipeline.register(client, app.deviceCredential, token: french, alias: "alice", language: "fr")
+                _ = try await Pipeline.register(client, app.deviceCredential, token: brazilian, alias: "alice", language: "pt", country: "BR")
+                _ = try await Pipeline.register(client, app.deviceCredential, token: other, alias: "bob")
 
-                let id = try await Self.send(client, app.serverCredential, #"""
+                let id = try await Pipeline.send(client, app.serverCredential, #"""
                     {"title": "Hello", "message": "Default", "user_aliases": ["alice"],
                      "localized": {"fr": {"title": "Bonjour", "message": "Défaut"}, "pt-BR": {"title": "Olá"}},
                      "parameters": {"screen": "inbox"}, "badge": 3}
                     """#)
-                #expect(try await Self.settled(service, id))
+                #expect(try await Pipeline.settled(service, id))
 
                 let toFrench = gateway.pushes(to: french), toBrazilian = gateway.pushes(to: brazilian)
                 #expect(toFrench.count == 1)
@@ -78,7 +42,7 @@ import Testing
                 #expect(toFrench.first?.headers["apns-topic"] == "com.example.app")
                 #expect(toFrench.first?.headers["apns-push-type"] == "alert")
 
-                let counters = try await Self.counters(client, app.serverCredential, id)
+                let counters = try await Pipeline.counters(client, app.serverCredential, id)
                 #expect(counters["counters"]?["targeted"]?.intValue == 2)
                 #expect(counters["counters"]?["sent"]?.intValue == 2)
                 #expect(counters["state"]?.stringValue == "completed")
@@ -91,29 +55,29 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let device = try await Self.register(client, app.deviceCredential, token: Self.token(0xD1), alias: "alice")
-                let id = try await Self.send(client, app.serverCredential, #"{"message": "Hi", "device_ids": [\#(device)]}"#)
-                #expect(try await Self.settled(service, id))
+                let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xD1), alias: "alice")
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "Hi", "device_ids": [\#(device)]}"#)
+                #expect(try await Pipeline.settled(service, id))
 
                 for _ in 0..<3 {
                     let delivered = try await client.signed(.post, "/api/v1/notifications/\(id)/delivered", body: #"{"device_token_id": "\#(device)"}"#, as: app.deviceCredential)
                     #expect(delivered.status == .ok)
                 }
-                var counters = try await Self.counters(client, app.serverCredential, id)["counters"]
+                var counters = try await Pipeline.counters(client, app.serverCredential, id)["counters"]
                 #expect(counters?["delivered"]?.intValue == 1)
                 #expect(counters?["opened"]?.intValue == 0)
                 for _ in 0..<2 {
                     let opened = try await client.signed(.post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(device), "user": {"alias": "alice"}}"#, as: app.deviceCredential)
                     #expect(opened.status == .ok)
                 }
-                counters = try await Self.counters(client, app.serverCredential, id)["counters"]
+                counters = try await Pipeline.counters(client, app.serverCredential, id)["counters"]
                 #expect(counters?["delivered"]?.intValue == 1)
                 #expect(counters?["opened"]?.intValue == 1)
 
                 // Unknown notification, another device, another user: 404.
                 let unknown = try await client.signed(.post, "/api/v1/notifications/999999999/opened", body: #"{"device_token_id": \#(device)}"#, as: app.deviceCredential)
                 #expect(unknown.status == .notFound)
-                let stranger = try await Self.register(client, app.deviceCredential, token: Self.token(0xD2), alias: "eve")
+                let stranger = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xD2), alias: "eve")
                 let notTheirs = try await client.signed(.post, "/api/v1/notifications/\(id)/delivered", body: #"{"device_token_id": \#(stranger)}"#, as: app.deviceCredential)
                 #expect(notTheirs.status == .notFound)
                 let wrongUser = try await client.signed(.post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(device), "user": {"alias": "eve"}}"#, as: app.deviceCredential)
@@ -127,13 +91,13 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let token = Self.token(0xA1)
-                let device = try await Self.register(client, app.deviceCredential, token: token, alias: "alice", language: "en")
-                let id = try await Self.send(client, app.serverCredential, #"""
+                let token = Pipeline.token(0xA1)
+                let device = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "alice", language: "en")
+                let id = try await Pipeline.send(client, app.serverCredential, #"""
                     {"message": "Once", "user_aliases": ["alice"], "device_ids": [\#(device)],
                      "filters": [{"field": "language", "op": "=", "value": "en"}]}
                     """#)
-                #expect(try await Self.settled(service, id))
+                #expect(try await Pipeline.settled(service, id))
                 let story = try await service.describeDeliveries(of: id)
                 #expect(gateway.pushes(to: token).count == 1, "\(story)")
                 #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id)") == 1)
@@ -146,19 +110,19 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let dead = Self.token(0x410), alive = Self.token(0x200)
-                let deadID = try await Self.register(client, app.deviceCredential, token: dead, alias: "alice")
-                _ = try await Self.register(client, app.deviceCredential, token: alive, alias: "alice")
+                let dead = Pipeline.token(0x410), alive = Pipeline.token(0x200)
+                let deadID = try await Pipeline.register(client, app.deviceCredential, token: dead, alias: "alice")
+                _ = try await Pipeline.register(client, app.deviceCredential, token: alive, alias: "alice")
                 gateway.script(token: dead, [.unregistered(since: Date())])
 
-                let first = try await Self.send(client, app.serverCredential, #"{"message": "1", "user_aliases": ["alice"]}"#)
-                #expect(try await Self.settled(service, first))
+                let first = try await Pipeline.send(client, app.serverCredential, #"{"message": "1", "user_aliases": ["alice"]}"#)
+                #expect(try await Pipeline.settled(service, first))
                 #expect(try await service.integer("SELECT count(*) FROM devices WHERE id = \(deadID) AND invalidated_at IS NOT NULL") == 1)
                 let failed = try await client.signed(.get, "/api/v1/notifications/\(first)/deliveries?state=failed", as: app.serverCredential)
                 #expect(failed.json["data"]?[0]?["reason"]?.stringValue?.contains("Unregistered") == true)
 
-                let second = try await Self.send(client, app.serverCredential, #"{"message": "2", "user_aliases": ["alice"]}"#)
-                #expect(try await Self.settled(service, second))
+                let second = try await Pipeline.send(client, app.serverCredential, #"{"message": "2", "user_aliases": ["alice"]}"#)
+                #expect(try await Pipeline.settled(service, second))
                 #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(second)") == 1)
                 #expect(gateway.pushes(to: dead).isEmpty)
                 let story = try await service.describeDeliveries(of: first) + " / " + service.describeDeliveries(of: second)
@@ -172,12 +136,12 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let token = Self.token(0x411)
-                let id = try await Self.register(client, app.deviceCredential, token: token, alias: "alice")
+                let token = Pipeline.token(0x411)
+                let id = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "alice")
                 // APNs last knew the token invalid an hour before the app registered it again.
                 gateway.script(token: token, [.unregistered(since: Date().addingTimeInterval(-3600))])
-                let notification = try await Self.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(id)]}"#)
-                #expect(try await Self.settled(service, notification))
+                let notification = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(id)]}"#)
+                #expect(try await Pipeline.settled(service, notification))
                 #expect(try await service.integer("SELECT count(*) FROM devices WHERE id = \(id) AND invalidated_at IS NULL") == 1)
             }
         }
@@ -188,11 +152,11 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let token = Self.token(0x503)
-                let device = try await Self.register(client, app.deviceCredential, token: token)
+                let token = Pipeline.token(0x503)
+                let device = try await Pipeline.register(client, app.deviceCredential, token: token)
                 gateway.script(token: token, [.serviceUnavailable])
-                let id = try await Self.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
-                #expect(try await Self.settled(service, id))
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+                #expect(try await Pipeline.settled(service, id))
                 let story = try await service.describeDeliveries(of: id)
                 #expect(try await service.integer("SELECT attempts FROM deliveries WHERE notification_id = \(id) AND state = 'sent'") == 2, "\(story)")
                 #expect(gateway.pushes(to: token).count == 1)
@@ -205,12 +169,12 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let token = Self.token(0x429)
-                let device = try await Self.register(client, app.deviceCredential, token: token)
+                let token = Pipeline.token(0x429)
+                let device = try await Pipeline.register(client, app.deviceCredential, token: token)
                 // The test policy's own backoff is 50 ms; APNs asks for 2 s.
                 gateway.script(token: token, [.tooManyRequests(retryAfterSeconds: 2)])
-                let id = try await Self.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
-                #expect(try await Self.settled(service, id))
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+                #expect(try await Pipeline.settled(service, id))
                 let waited = try await service.integer(
                     "SELECT (1000 * extract(epoch FROM sent_at - created_at))::int8 FROM deliveries WHERE notification_id = \(id) AND state = 'sent'"
                 )
@@ -225,11 +189,11 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let token = Self.token(0x8503)
-                let device = try await Self.register(client, app.deviceCredential, token: token)
+                let token = Pipeline.token(0x8503)
+                let device = try await Pipeline.register(client, app.deviceCredential, token: token)
                 gateway.script(token: token, Array(repeating: .serviceUnavailable, count: 8))
-                let id = try await Self.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
-                #expect(try await Self.settled(service, id))
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+                #expect(try await Pipeline.settled(service, id))
                 let story = try await service.describeDeliveries(of: id)
                 #expect(try await service.integer("SELECT attempts FROM deliveries WHERE notification_id = \(id) AND state = 'dead'") == 8, "\(story)")
                 #expect(gateway.pushes(to: token).isEmpty)
@@ -242,7 +206,7 @@ import Testing
                     body: ByteBuffer(string: #"{"app_id": \#(app.app.id)}"#)
                 )
                 #expect(requeue.json["requeued"]?.intValue == 1)
-                #expect(try await Self.settled(service, id))
+                #expect(try await Pipeline.settled(service, id))
                 #expect(gateway.pushes(to: token).count == 1)
                 #expect(try await service.deliveries(of: id, in: "sent") == 1)
             }
@@ -254,8 +218,8 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let token = Self.token(0xE1)
-                let device = try await Self.register(client, app.deviceCredential, token: token)
+                let token = Pipeline.token(0xE1)
+                let device = try await Pipeline.register(client, app.deviceCredential, token: token)
                 // Stored directly: the API refuses a notification that has already expired.
                 let request = NotificationRequest(
                     content: NotificationContent(text: LocalizedText(message: "late"), expiresAt: Date().addingTimeInterval(-1)),
@@ -263,7 +227,7 @@ import Testing
                 )
                 let (notification, _) = try await NotificationStore(client: service.postgres, logger: TestDatabase.logger)
                     .create(appID: app.app.id, request: request)
-                #expect(try await Self.settled(service, notification.id))
+                #expect(try await Pipeline.settled(service, notification.id))
                 let story = try await service.describeDeliveries(of: notification.id)
                 #expect(try await service.deliveries(of: notification.id, in: "dead") == 1, "\(story)")
                 #expect(gateway.pushes(to: token).isEmpty)
@@ -339,7 +303,7 @@ import Testing
             // No workers run here, so everything is still pending when it is cancelled.
             let app = try await service.createApp()
             try await service.insertDevices(appID: app.app.id, count: 50, tokenSeed: 0xCA)
-            let id = try await Self.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
             var job = try #require(try await NotificationFanOut(client: service.postgres, logger: TestDatabase.logger).claim(lease: .seconds(5)))
             _ = try await NotificationFanOut(client: service.postgres, logger: TestDatabase.logger).advance(&job, batchSize: 20, lease: .seconds(5))
             #expect(try await service.deliveries(of: id, in: "available") == 20)
@@ -373,10 +337,10 @@ import Testing
     @Test func listingIsNewestFirstPagedAndCarriesEachNotificationsCounters() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x1157))
+            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x1157))
             var ids: [Int64] = []
             for n in 0..<5 {
-                ids.append(try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "\#(n)", "device_ids": [\#(device)]}"#))
+                ids.append(try await Pipeline.send(client, app.serverCredential, #"{"message": "\#(n)", "device_ids": [\#(device)]}"#))
             }
             // Fan out by hand (no workers here) so each has one pending delivery.
             let fanOut = NotificationFanOut(client: service.postgres, logger: TestDatabase.logger)

@@ -30,12 +30,12 @@ import Testing
                 try await service.connectFCM(appID: app.app.id, to: gateway)
                 let token = "fcm-token-french:APA91b" + String(repeating: "x", count: 40)
                 _ = try await Self.register(client, app.deviceCredential, token: token, alias: "alice", provider: "gcm", language: "fr")
-                let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"""
+                let id = try await Pipeline.send(client, app.serverCredential, #"""
                     {"title": "Hello", "message": "Default", "localized": {"fr": {"title": "Bonjour", "message": "Défaut"}},
                      "parameters": {"screen": "inbox", "count": 3}, "priority": "normal", "collapse_id": "inbox", "ttl_seconds": 600,
                      "user_aliases": ["alice"]}
                     """#)
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                #expect(try await Pipeline.settled(service, id))
 
                 let messages = gateway.messages(to: token)
                 #expect(messages.count == 1)
@@ -70,16 +70,16 @@ import Testing
                 let token = "fcm-gone-token"
                 let deviceID = try await Self.register(client, app.deviceCredential, token: token, alias: "bob")
                 gateway.script(token: token, [.unregistered])
-                let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["bob"]}"#)
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["bob"]}"#)
+                #expect(try await Pipeline.settled(service, id))
                 let delivery = try #require(try await Self.deliveries(client, app.serverCredential, id).first)
                 #expect(delivery["state"]?.stringValue == "failed")
                 #expect(delivery["reason"]?.stringValue?.hasPrefix("UNREGISTERED") == true)
                 #expect(try await service.integer("SELECT count(*) FROM devices WHERE id = \(deviceID) AND invalidated_at IS NOT NULL") == 1)
 
                 // Never targeted again.
-                let next = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "again", "user_aliases": ["bob"]}"#)
-                #expect(try await E2EDeliveryTests.settled(service, next))
+                let next = try await Pipeline.send(client, app.serverCredential, #"{"message": "again", "user_aliases": ["bob"]}"#)
+                #expect(try await Pipeline.settled(service, next))
                 #expect(try await Self.deliveries(client, app.serverCredential, next).isEmpty)
                 #expect(gateway.messages(to: token).isEmpty)
             }
@@ -95,8 +95,8 @@ import Testing
                 _ = try await Self.register(client, app.deviceCredential, token: token, alias: "carol")
                 gateway.script(token: token, [.unavailable(retryAfterSeconds: 2)])
                 let start = Date()
-                let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["carol"]}"#)
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["carol"]}"#)
+                #expect(try await Pipeline.settled(service, id))
                 let delivery = try #require(try await Self.deliveries(client, app.serverCredential, id).first)
                 #expect(delivery["state"]?.stringValue == "sent")
                 #expect(delivery["attempts"]?.intValue == 2)
@@ -116,8 +116,8 @@ import Testing
                 // A slow token endpoint widens the window in which every send wants a token.
                 gateway.setTokenLatency(.milliseconds(300))
                 try await service.insertDevices(appID: app.app.id, count: 200, tokenSeed: 0xFC, userAlias: "many", provider: .fcm)
-                let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["many"]}"#)
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["many"]}"#)
+                #expect(try await Pipeline.settled(service, id))
                 #expect(try await service.deliveries(of: id, in: "sent") == 200)
                 // Every device reached; a second push to one happens only where its first answer was
                 // lost to the deadline on a loaded machine and the delivery was tried again.
@@ -137,13 +137,13 @@ import Testing
                 try await service.connectFCM(appID: app.app.id, to: gateway)
                 let token = "fcm-refresh-token"
                 _ = try await Self.register(client, app.deviceCredential, token: token, alias: "dave")
-                let first = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "one", "user_aliases": ["dave"]}"#)
-                #expect(try await E2EDeliveryTests.settled(service, first))
+                let first = try await Pipeline.send(client, app.serverCredential, #"{"message": "one", "user_aliases": ["dave"]}"#)
+                #expect(try await Pipeline.settled(service, first))
                 #expect(gateway.tokensIssued == 1)
 
                 gateway.expireAccessTokens()
-                let second = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "two", "user_aliases": ["dave"]}"#)
-                #expect(try await E2EDeliveryTests.settled(service, second))
+                let second = try await Pipeline.send(client, app.serverCredential, #"{"message": "two", "user_aliases": ["dave"]}"#)
+                #expect(try await Pipeline.settled(service, second))
                 let delivery = try #require(try await Self.deliveries(client, app.serverCredential, second).first)
                 #expect(delivery["state"]?.stringValue == "sent")
                 #expect(delivery["attempts"]?.intValue == 1)
@@ -161,21 +161,21 @@ import Testing
                     try await service.connectFCM(appID: app.app.id, to: fcm)
                     try await service.connectAPNs(appID: app.app.id, to: apns)
                     let iphone = String(repeating: "1a", count: 32), ipad = String(repeating: "2b", count: 32)
-                    _ = try await E2EDeliveryTests.register(client, app.deviceCredential, token: iphone, alias: "erin")
-                    _ = try await E2EDeliveryTests.register(client, app.deviceCredential, token: ipad, alias: "erin")
+                    _ = try await Pipeline.register(client, app.deviceCredential, token: iphone, alias: "erin")
+                    _ = try await Pipeline.register(client, app.deviceCredential, token: ipad, alias: "erin")
                     let pixel = try await Self.register(client, app.deviceCredential, token: "pixel-token", alias: "erin")
                     _ = try await Self.register(client, app.deviceCredential, token: "tablet-token", alias: "erin", provider: "gcm")
                     // The pixel is reached by two rules, and still gets one push.
-                    let id = try await E2EDeliveryTests.send(
+                    let id = try await Pipeline.send(
                         client, app.serverCredential, #"{"message": "everywhere", "user_aliases": ["erin"], "device_ids": [\#(pixel)]}"#
                     )
-                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    #expect(try await Pipeline.settled(service, id))
                     #expect(apns.pushes(to: iphone).count == 1)
                     #expect(apns.pushes(to: ipad).count == 1)
                     #expect(fcm.messages(to: "pixel-token").count == 1)
                     #expect(fcm.messages(to: "tablet-token").count == 1)
                     #expect(apns.acceptedCount + fcm.acceptedCount == 4)
-                    let counters = try await E2EDeliveryTests.counters(client, app.serverCredential, id)
+                    let counters = try await Pipeline.counters(client, app.serverCredential, id)
                     #expect(counters["counters"]?["sent"]?.intValue == 4)
                 }
             }
@@ -189,9 +189,9 @@ import Testing
                 try await service.connectFCM(appID: app.app.id, to: gateway)
                 try await service.insertDevices(appID: app.app.id, count: 20, tokenSeed: 0xBAD, userAlias: "frank", provider: .fcm)
                 gateway.setRandomFailures(rate: 1, seed: 1, outcome: .thirdPartyAuthError)
-                let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["frank"]}"#)
-                #expect(try await E2EDeliveryTests.settled(service, id))
-                let counters = try await E2EDeliveryTests.counters(client, app.serverCredential, id)
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["frank"]}"#)
+                #expect(try await Pipeline.settled(service, id))
+                let counters = try await Pipeline.counters(client, app.serverCredential, id)
                 #expect(counters["counters"]?["dead"]?.intValue == 20)
                 // Fail fast: each delivery asked FCM at most once (no retries, no token refresh).
                 let sentToFCM = gateway.sendRequestCount
@@ -200,9 +200,9 @@ import Testing
                 #expect(settings.json["misconfiguration"]?.stringValue?.contains("THIRD_PARTY_AUTH_ERROR") == true)
 
                 // Once marked, the app's next notification does not reach FCM at all.
-                let next = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "again", "user_aliases": ["frank"]}"#)
-                #expect(try await E2EDeliveryTests.settled(service, next))
-                #expect(try await E2EDeliveryTests.counters(client, app.serverCredential, next)["counters"]?["dead"]?.intValue == 20)
+                let next = try await Pipeline.send(client, app.serverCredential, #"{"message": "again", "user_aliases": ["frank"]}"#)
+                #expect(try await Pipeline.settled(service, next))
+                #expect(try await Pipeline.counters(client, app.serverCredential, next)["counters"]?["dead"]?.intValue == 20)
                 #expect(gateway.sendRequestCount == sentToFCM)
             }
         }

@@ -19,12 +19,12 @@ import Testing
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
                 let registrations = 5, audience = 3
                 for n in 0..<registrations {
-                    _ = try await E2EDeliveryTests.register(
-                        client, app.deviceCredential, token: E2EDeliveryTests.token(0x3E00 + n), alias: n < audience ? "alice" : "bob"
+                    _ = try await Pipeline.register(
+                        client, app.deviceCredential, token: Pipeline.token(0x3E00 + n), alias: n < audience ? "alice" : "bob"
                     )
                 }
-                let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "Hi", "user_aliases": ["alice"]}"#)
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "Hi", "user_aliases": ["alice"]}"#)
+                #expect(try await Pipeline.settled(service, id))
 
                 let samples = try await Self.scrape(client)
                 #expect(samples.value("notifiable_http_requests_total", ["route": "/api/v1/device_tokens", "method": "POST", "status": "200"]) == Double(registrations))
@@ -48,15 +48,15 @@ import Testing
             try await withTestService(workers: true, logger: capture.logger(level: .info)) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let flaky = E2EDeliveryTests.token(0x3E50), gone = E2EDeliveryTests.token(0xDEAD3E51)
-                let first = try await E2EDeliveryTests.register(client, app.deviceCredential, token: flaky)
-                let second = try await E2EDeliveryTests.register(client, app.deviceCredential, token: gone)
+                let flaky = Pipeline.token(0x3E50), gone = Pipeline.token(0xDEAD3E51)
+                let first = try await Pipeline.register(client, app.deviceCredential, token: flaky)
+                let second = try await Pipeline.register(client, app.deviceCredential, token: gone)
                 gateway.script(token: flaky, [.serviceUnavailable, .accept])
                 // Unregistered since after the registration, so the verdict is not stale.
                 try await Task.sleep(for: .milliseconds(5))
                 gateway.script(token: gone, [.unregistered(since: Date())])
-                let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "Hi", "device_ids": [\#(first), \#(second)]}"#)
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "Hi", "device_ids": [\#(first), \#(second)]}"#)
+                #expect(try await Pipeline.settled(service, id))
 
                 let samples = try await Self.scrape(client)
                 let story = try await service.describeDeliveries(of: id)
@@ -72,7 +72,7 @@ import Testing
             }
         }
         #expect(capture.text.contains("device token invalidated"))
-        let gone = E2EDeliveryTests.token(0xDEAD3E51)
+        let gone = Pipeline.token(0xDEAD3E51)
         #expect(capture.text.contains("token=\(gone.prefix(8))…"))
         #expect(!capture.text.contains(gone))
     }

@@ -21,10 +21,10 @@ import Testing
                 let app = try await service.createApp()
                 let other = try await service.createApp(name: "Other")
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let token = E2EDeliveryTests.token(0xC0)
-                let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: token, alias: "kim")
-                let bystander = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0xC1), alias: "lee")
-                let stranger = try await E2EDeliveryTests.register(client, other.deviceCredential, token: E2EDeliveryTests.token(0xC2), alias: "kim")
+                let token = Pipeline.token(0xC0)
+                let device = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "kim")
+                let bystander = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xC1), alias: "lee")
+                let stranger = try await Pipeline.register(client, other.deviceCredential, token: Pipeline.token(0xC2), alias: "kim")
 
                 let sent = try await client.signed(
                     .post, "/api/v1/notifications", body: #"{"title": "New photo", "user_aliases": ["kim"], "rich": true}"#, as: app.serverCredential
@@ -41,7 +41,7 @@ import Testing
                 #expect(uploaded.json["size"]?.intValue == Int64(Self.image.count))
                 #expect(try await client.signed(.put, "/api/v1/notifications/\(id)/content", bytes: [1], contentType: "image/png", as: app.serverCredential).errorCode == "content_already_set")
 
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                #expect(try await Pipeline.settled(service, id))
                 let push = try #require(gateway.pushes(to: token).first)
                 let payload = try JSONValue.decode(push.payload)
                 #expect(payload["rich"] == .bool(true))
@@ -95,9 +95,9 @@ import Testing
                     if let token { headers[HTTPField.Name("X-Notifiable-User-Token")!] = token }
                     return try await client.execute(uri: uri, method: .get, headers: headers, body: nil)
                 }
-                let token = E2EDeliveryTests.token(0xC5)
-                let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: token, alias: "kim")
-                let anonymous = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0xC6))
+                let token = Pipeline.token(0xC5)
+                let device = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "kim")
+                let anonymous = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xC6))
                 let switched = try await client.admin(.patch, "/admin/apps/\(app.app.id)", body: #"{"require_verified_alias": true}"#, service: service)
                 #expect(switched.status == .ok)
 
@@ -108,7 +108,7 @@ import Testing
                 let id = try #require(sent.json["id"]?.intValue)
                 let uploaded = try await client.signed(.put, "/api/v1/notifications/\(id)/content", bytes: [1, 2, 3], contentType: "image/png", as: app.serverCredential)
                 #expect(uploaded.status == .created)
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                #expect(try await Pipeline.settled(service, id))
 
                 let uri = "/api/v1/notifications/\(id)/content?device_token_id=\(device)"
                 let bare = try await fetch(uri, token: nil)

@@ -153,15 +153,15 @@ import Testing
                             language: reader.language, country: reader.country
                         )
                         iOSIDs[reader.name] = try await Self.register(
-                            client, app.deviceCredential, provider: "apns", token: E2EDeliveryTests.token(0x5D0 + index), alias: "reader",
+                            client, app.deviceCredential, provider: "apns", token: Pipeline.token(0x5D0 + index), alias: "reader",
                             language: reader.language, country: reader.country
                         )
                     }
 
                     let before = Int64(Date().timeIntervalSince1970)
-                    let id = try await E2EDeliveryTests.send(client, app.serverCredential, Self.localizedBody)
+                    let id = try await Pipeline.send(client, app.serverCredential, Self.localizedBody)
                     let after = Int64(Date().timeIntervalSince1970.rounded(.up))
-                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    #expect(try await Pipeline.settled(service, id))
                     let story = try await service.describeDeliveries(of: id)
                     #expect(try await service.deliveries(of: id, in: "sent") == Int64(2 * Self.readers.count), "\(story)")
 
@@ -181,7 +181,7 @@ import Testing
                         #expect(ttl.hasSuffix("s") && seconds <= Self.fourWeeks && seconds > Self.fourWeeks - 120, "\(ttl)")
 
                         // iOS: n_id a top-level number, the alert field by field.
-                        let (push, userInfo) = try Self.iOSReads(apns, token: E2EDeliveryTests.token(0x5D0 + index))
+                        let (push, userInfo) = try Self.iOSReads(apns, token: Pipeline.token(0x5D0 + index))
                         #expect(NotifiableIOSSDK.isValidNotification(userInfo), "\(reader.name): \(push.payloadString)")
                         #expect(NotifiableIOSSDK.notificationIDPathComponent(userInfo) == String(id), "\(reader.name): \(push.payloadString)")
                         #expect(
@@ -202,14 +202,14 @@ import Testing
                         body: #"{"device_token_id":"\#(androidIDs[Self.readers[2].name] ?? 0)"}"#, as: app.deviceCredential
                     )
                     #expect(fromAndroid.status == .ok, "\(String(buffer: fromAndroid.body))")
-                    let iPhone = try Self.iOSReads(apns, token: E2EDeliveryTests.token(0x5D0 + 2)).1
+                    let iPhone = try Self.iOSReads(apns, token: Pipeline.token(0x5D0 + 2)).1
                     let iOSID = try #require(NotifiableIOSSDK.notificationIDPathComponent(iPhone))
                     let fromiOS = try await client.signed(
                         .post, "/api/v1/notifications/\(iOSID)/delivered",
                         body: #"{"device_token_id":"\#(iOSIDs[Self.readers[2].name] ?? 0)"}"#, as: app.deviceCredential
                     )
                     #expect(fromiOS.status == .ok, "\(String(buffer: fromiOS.body))")
-                    let counters = try await E2EDeliveryTests.counters(client, app.serverCredential, id)
+                    let counters = try await Pipeline.counters(client, app.serverCredential, id)
                     #expect(counters["counters"]?["delivered"]?.intValue == 2)
                 }
             }
@@ -229,8 +229,8 @@ import Testing
                 // The default: data only, so onMessageReceived runs even in the background.
                 let shown = try await client.admin(.get, "/admin/apps/\(app.app.id)", service: service)
                 #expect(shown.json["android_style"]?.stringValue == "data", "\(String(buffer: shown.body))")
-                let dataOnly = try await E2EDeliveryTests.send(client, app.serverCredential, Self.localizedBody)
-                #expect(try await E2EDeliveryTests.settled(service, dataOnly))
+                let dataOnly = try await Pipeline.send(client, app.serverCredential, Self.localizedBody)
+                #expect(try await Pipeline.settled(service, dataOnly))
                 let (plain, plainRead) = try Self.androidReads(gateway, token: french)
                 #expect(plain.message["notification"] == nil, "\(plain.bodyString)")
                 #expect(plain.android?["notification"] == nil, "\(plain.bodyString)")
@@ -245,8 +245,8 @@ import Testing
                 gateway.reset()
 
                 // Without a collapse_id: the tag is one per notification.
-                let styled = try await E2EDeliveryTests.send(client, app.serverCredential, Self.localizedBody)
-                #expect(try await E2EDeliveryTests.settled(service, styled))
+                let styled = try await Pipeline.send(client, app.serverCredential, Self.localizedBody)
+                #expect(try await Pipeline.settled(service, styled))
                 for (token, title, message) in [(french, "Bonjour", "Default"), (brazilian, "Olá", "Brasil")] {
                     let (accepted, read) = try Self.androidReads(gateway, token: token)
                     #expect(accepted.notificationTitle == title, "\(accepted.bodyString)")
@@ -262,10 +262,10 @@ import Testing
                 }
                 // With one: the sender's collapse_id is the tag and the collapse key.
                 gateway.reset()
-                let collapsing = try await E2EDeliveryTests.send(
+                let collapsing = try await Pipeline.send(
                     client, app.serverCredential, #"{"title": "T", "message": "M", "collapse_id": "inbox", "user_aliases": ["reader"]}"#
                 )
-                #expect(try await E2EDeliveryTests.settled(service, collapsing))
+                #expect(try await Pipeline.settled(service, collapsing))
                 let (tagged, taggedRead) = try Self.androidReads(gateway, token: french)
                 #expect(tagged.android?["notification"]?["tag"]?.stringValue == "inbox", "\(tagged.bodyString)")
                 #expect(tagged.androidCollapseKey == "inbox")
@@ -281,14 +281,14 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let token = E2EDeliveryTests.token(0xE4B)
-                let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: token, alias: "reader")
+                let token = Pipeline.token(0xE4B)
+                let device = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "reader")
 
                 // No ttl: the app's default time to live, four weeks.
                 var before = Int64(Date().timeIntervalSince1970)
-                let lasting = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "stored", "device_ids": [\#(device)]}"#)
+                let lasting = try await Pipeline.send(client, app.serverCredential, #"{"message": "stored", "device_ids": [\#(device)]}"#)
                 var after = Int64(Date().timeIntervalSince1970.rounded(.up))
-                #expect(try await E2EDeliveryTests.settled(service, lasting))
+                #expect(try await Pipeline.settled(service, lasting))
                 var (push, userInfo) = try Self.iOSReads(gateway, token: token)
                 var expiration = try #require(Int64(push.headers["apns-expiration"] ?? ""), "\(push.headers)")
                 #expect(expiration >= before + Self.fourWeeks - 1 && expiration <= after + Self.fourWeeks + 1, "\(expiration), sent at \(before)")
@@ -298,11 +298,11 @@ import Testing
                 // A ttl: now plus that.
                 gateway.reset()
                 before = Int64(Date().timeIntervalSince1970)
-                let hour = try await E2EDeliveryTests.send(
+                let hour = try await Pipeline.send(
                     client, app.serverCredential, #"{"message": "an hour", "ttl_seconds": 3600, "collapse_id": "score", "device_ids": [\#(device)]}"#
                 )
                 after = Int64(Date().timeIntervalSince1970.rounded(.up))
-                #expect(try await E2EDeliveryTests.settled(service, hour))
+                #expect(try await Pipeline.settled(service, hour))
                 (push, userInfo) = try Self.iOSReads(gateway, token: token)
                 expiration = try #require(Int64(push.headers["apns-expiration"] ?? ""), "\(push.headers)")
                 #expect(expiration >= before + 3600 - 1 && expiration <= after + 3600 + 1, "\(expiration), sent at \(before)")
@@ -311,10 +311,10 @@ import Testing
 
                 // "ttl_seconds": 0: try once, never store — but try: sent once with apns-expiration 0.
                 gateway.reset()
-                let once = try await E2EDeliveryTests.send(
+                let once = try await Pipeline.send(
                     client, app.serverCredential, #"{"message": "now or never", "ttl_seconds": 0, "device_ids": [\#(device)]}"#
                 )
-                #expect(try await E2EDeliveryTests.settled(service, once))
+                #expect(try await Pipeline.settled(service, once))
                 let story = try await service.describeDeliveries(of: once)
                 let pushes = gateway.pushes(to: token)
                 #expect(pushes.count == 1, "\(story)")

@@ -17,12 +17,12 @@ import Testing
             let server = Credential(role: .server, accessID: created.json["server_credentials"]?["access_id"]?.stringValue ?? "",
                                     secretKey: created.json["server_credentials"]?["secret_key"]?.stringValue ?? "")
             let token = String(repeating: "ab", count: 32)
-            let deviceID = try await E2EDeliveryTests.register(client, device, token: token, alias: "alice", language: "fr")
-            let id = try await E2EDeliveryTests.send(client, server, #"""
+            let deviceID = try await Pipeline.register(client, device, token: token, alias: "alice", language: "fr")
+            let id = try await Pipeline.send(client, server, #"""
                 {"title": "Hello", "message": "World", "localized": {"fr": {"title": "Bonjour"}}, "parameters": {"order": 42},
                  "user_aliases": ["alice"]}
                 """#)
-            #expect(try await E2EDeliveryTests.settled(service, id))
+            #expect(try await Pipeline.settled(service, id))
 
             let deliveries = try await client.signed(.get, "/api/v1/notifications/\(id)/deliveries", as: server)
             let delivery = try #require(deliveries.json["data"]?[0])
@@ -58,7 +58,7 @@ import Testing
                 .post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": "\#(deviceID)", "user": {"alias": "alice"}}"#, as: device
             )
             #expect(opened.status == .ok || opened.status == .noContent)
-            let counters = try await E2EDeliveryTests.counters(client, server, id)
+            let counters = try await Pipeline.counters(client, server, id)
             #expect(counters["counters"]?["sent"]?.intValue == 1)
             #expect(counters["counters"]?["opened"]?.intValue == 1)
             #expect(counters["counters"]?["delivered"]?.intValue == 1)
@@ -70,11 +70,11 @@ import Testing
             let app = try await service.createApp()
             _ = try await client.admin(.patch, "/admin/apps/\(app.app.id)", body: #"{"delivery_mode": "sandbox"}"#, service: service)
             let deviceID = try await E2EFCMTests.register(client, app.deviceCredential, token: "sandbox-android-token", alias: "zoe", language: "fr")
-            _ = try await E2EDeliveryTests.register(client, app.deviceCredential, token: String(repeating: "9f", count: 32), alias: "zoe")
-            let id = try await E2EDeliveryTests.send(
+            _ = try await Pipeline.register(client, app.deviceCredential, token: String(repeating: "9f", count: 32), alias: "zoe")
+            let id = try await Pipeline.send(
                 client, app.serverCredential, #"{"title": "Hi", "localized": {"fr": {"title": "Salut"}}, "user_aliases": ["zoe"]}"#
             )
-            #expect(try await E2EDeliveryTests.settled(service, id))
+            #expect(try await Pipeline.settled(service, id))
             let pushes = try await client.admin(.get, "/admin/apps/\(app.app.id)/sandbox/pushes?notification_id=\(id)", service: service)
             let all = try #require(pushes.json["data"]?.arrayValue)
             #expect(Set(all.compactMap { $0["provider"]?.stringValue }) == ["apns", "fcm"])
@@ -86,7 +86,7 @@ import Testing
             #expect(android["payload"]?["message"]?["data"]?["title"]?.stringValue == "Salut")
             #expect(android["payload"]?["message"]?["notification"] == nil)
             #expect(android["headers"]?["authorization"] == nil)
-            let counters = try await E2EDeliveryTests.counters(client, app.serverCredential, id)
+            let counters = try await Pipeline.counters(client, app.serverCredential, id)
             #expect(counters["counters"]?["sent"]?.intValue == 2)
         }
     }
@@ -94,9 +94,9 @@ import Testing
     @Test func aLiveAppWithoutSettingsIsNotSentToTheSandbox() async throws {
         try await withTestService(workers: true) { client, service in
             let app = try await service.createApp()
-            _ = try await E2EDeliveryTests.register(client, app.deviceCredential, token: String(repeating: "cd", count: 32), alias: "bob")
-            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["bob"]}"#)
-            #expect(try await E2EDeliveryTests.settled(service, id))
+            _ = try await Pipeline.register(client, app.deviceCredential, token: String(repeating: "cd", count: 32), alias: "bob")
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["bob"]}"#)
+            #expect(try await Pipeline.settled(service, id))
             let deliveries = try await client.signed(.get, "/api/v1/notifications/\(id)/deliveries", as: app.serverCredential)
             #expect(deliveries.json["data"]?[0]?["state"]?.stringValue == "dead")
             #expect(deliveries.json["data"]?[0]?["sandbox"] == .bool(false))

@@ -23,7 +23,7 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let token = E2EDeliveryTests.token(0x5C1)
+                let token = Pipeline.token(0x5C1)
                 _ = try await Self.register(client, app.deviceCredential, token: token)
                 let sendAt = Date().addingTimeInterval(4)
                 let sent = try await client.signed(
@@ -39,7 +39,7 @@ import Testing
                 }
                 let id = try #require(sent.json["id"]?.intValue)
 
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                #expect(try await Pipeline.settled(service, id))
                 // Nothing before its time, on any machine: its audience was resolved, and its push
                 // reached the gateway, only once the time had come.
                 let push = try #require(gateway.pushes(to: token).first)
@@ -59,7 +59,7 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let token = E2EDeliveryTests.token(0x5C2)
+                let token = Pipeline.token(0x5C2)
                 _ = try await Self.register(client, app.deviceCredential, token: token)
                 let sendAt = Date().addingTimeInterval(8)
                 let sent = try await client.signed(
@@ -80,7 +80,7 @@ import Testing
     @Test func aScheduledSendGoesOnceAcrossARestart() async throws {
         try await withFakeAPNs { gateway in
             try await TestDatabase.withFreshDatabase { url in
-                let token = E2EDeliveryTests.token(0x5C3)
+                let token = Pipeline.token(0x5C3)
                 let (id, sendAt) = try await withTestService(onDatabase: url, workers: true) { client, service in
                     let app = try await service.createApp()
                     try await service.connectAPNs(appID: app.app.id, to: gateway)
@@ -96,7 +96,7 @@ import Testing
                 // The first service stopped before the time came; a second one sends it.
                 try #require(Date() < sendAt, "the first service stopped before the send time")
                 try await withTestService(onDatabase: url, workers: true) { _, service in
-                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    #expect(try await Pipeline.settled(service, id))
                     try await Task.sleep(for: .milliseconds(500))
                     #expect(gateway.pushes(to: token).count == 1)
                     #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state = 'sent'") == 1)
@@ -113,9 +113,9 @@ import Testing
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
                 let zones: [(name: String?, token: String)] = [
-                    ("UTC", E2EDeliveryTests.token(0x7001)), ("Pacific/Kiritimati", E2EDeliveryTests.token(0x7002)),
-                    ("America/Los_Angeles", E2EDeliveryTests.token(0x7003)), ("Mars/Olympus_Mons", E2EDeliveryTests.token(0x7004)),
-                    (nil, E2EDeliveryTests.token(0x7005)),
+                    ("UTC", Pipeline.token(0x7001)), ("Pacific/Kiritimati", Pipeline.token(0x7002)),
+                    ("America/Los_Angeles", Pipeline.token(0x7003)), ("Mars/Olympus_Mons", Pipeline.token(0x7004)),
+                    (nil, Pipeline.token(0x7005)),
                 ]
                 var devices: [String: Int64] = [:]
                 for zone in zones { devices[zone.token] = try await Self.register(client, app.deviceCredential, token: zone.token, timeZone: zone.name) }

@@ -33,7 +33,7 @@ import Testing
             .post, "/api/v1/notifications", body: #"{"title": "Hi", "user_aliases": ["\#(alias)"], "stateful": true}"#, as: app.serverCredential
         )
         let id = try #require(sent.json["id"]?.intValue)
-        #expect(try await E2EDeliveryTests.settled(service, id))
+        #expect(try await Pipeline.settled(service, id))
         return (app, deviceA, tokenA, tokenB, id)
     }
 
@@ -57,7 +57,7 @@ import Testing
                         as: app.serverCredential
                     )
                     let id = try #require(sent.json["id"]?.intValue)
-                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    #expect(try await Pipeline.settled(service, id))
                     #expect(apns.pushes(to: tokenA).count == 1)
                     #expect(apns.pushes(to: tokenB).count == 1)
                     #expect(fcm.messages(to: tokenC).count == 1)
@@ -72,7 +72,7 @@ import Testing
                         alice, .patch, "/api/v1/me/notifications/\(id)", body: #"{"read_state": "read", "device_token_id": \#(deviceA)}"#
                     )
                     #expect(read.status == .ok, "\(String(buffer: read.body))")
-                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    #expect(try await Pipeline.settled(service, id))
 
                     #expect(apns.pushes(to: tokenA).count == 1, "the device that made the change is not told")
                     let toB = apns.pushes(to: tokenB).filter(Self.isBackground)
@@ -111,7 +111,7 @@ import Testing
                     let deviceB = try #require(try await client.signed(.get, "/api/v1/device_tokens?user_alias=alice", as: app.deviceCredential)
                         .json.arrayValue?.first { $0["token"]?.stringValue == tokenB }?["id"]?.intValue)
                     #expect(try await client.asUser(alice, .delete, "/api/v1/me/notifications/\(id)?device_token_id=\(deviceB)").status == .noContent)
-                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    #expect(try await Pipeline.settled(service, id))
                     #expect(apns.pushes(to: tokenB).filter(Self.isBackground).count == 1)
                     let deleted = try #require(apns.pushes(to: tokenA).filter(Self.isBackground).first)
                     #expect(try JSONValue.decode(deleted.payload)["n_sync"]?.stringValue == "deleted")
@@ -136,7 +136,7 @@ import Testing
                     )
                     #expect(opened.status == .ok)
                 }
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                #expect(try await Pipeline.settled(service, id))
                 let signals = apns.pushes(to: tokenB).filter(Self.isBackground)
                 try #require(signals.count == 1, "a repeated report changes nothing more")
                 let payload = try JSONValue.decode(signals[0].payload)
@@ -173,7 +173,7 @@ import Testing
                     try await group.waitForAll()
                 }
                 let burst = ContinuousClock.now - started
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                #expect(try await Pipeline.settled(service, id))
                 let signals = apns.pushes(to: tokenB).filter(Self.isBackground)
                 // One signal per collapsing window the burst spanned, and one in flight when it began.
                 let windows = Int((burst / service.configuration.syncSignalDelay).rounded(.up))

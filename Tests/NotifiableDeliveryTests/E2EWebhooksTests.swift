@@ -12,7 +12,7 @@ import Testing
 /// Webhooks end to end: pushes through the fake APNs, status reports through the SDK
 /// endpoints, events POSTed by the worker to a local receiver that checks every signature.
 @Suite struct E2EWebhooksTests {
-    static let token = E2EDeliveryTests.token
+    static let token = Pipeline.token
 
     /// The service with workers over a database of its own, with webhook settings of the test's choosing.
     static func withService<T: Sendable>(
@@ -85,15 +85,15 @@ import Testing
                     try await service.connectAPNs(appID: quiet.app.id, to: gateway)
                     let webhook = try await Self.register(client, service, appID: app.app.id, url: receiver.url)
 
-                    let alice = try await E2EDeliveryTests.register(client, app.deviceCredential, token: Self.token(0xA1), alias: "alice")
-                    let gone = try await E2EDeliveryTests.register(client, app.deviceCredential, token: Self.token(0x60), alias: "bob")
+                    let alice = try await Pipeline.register(client, app.deviceCredential, token: Self.token(0xA1), alias: "alice")
+                    let gone = try await Pipeline.register(client, app.deviceCredential, token: Self.token(0x60), alias: "bob")
                     gateway.script(token: Self.token(0x60), [.unregistered(since: Date())])
-                    let elsewhere = try await E2EDeliveryTests.register(client, quiet.deviceCredential, token: Self.token(0xE1), alias: "alice")
+                    let elsewhere = try await Pipeline.register(client, quiet.deviceCredential, token: Self.token(0xE1), alias: "alice")
 
-                    let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "Hi", "user_aliases": ["alice", "bob"]}"#)
-                    let other = try await E2EDeliveryTests.send(client, quiet.serverCredential, #"{"message": "Hi", "user_aliases": ["alice"]}"#)
-                    #expect(try await E2EDeliveryTests.settled(service, id))
-                    #expect(try await E2EDeliveryTests.settled(service, other))
+                    let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "Hi", "user_aliases": ["alice", "bob"]}"#)
+                    let other = try await Pipeline.send(client, quiet.serverCredential, #"{"message": "Hi", "user_aliases": ["alice"]}"#)
+                    #expect(try await Pipeline.settled(service, id))
+                    #expect(try await Pipeline.settled(service, other))
                     for _ in 0..<2 {
                         let opened = try await client.signed(.post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": "\#(alice)", "user": {"alias": "alice"}}"#, as: app.deviceCredential)
                         #expect(opened.status == .ok)
@@ -156,8 +156,8 @@ import Testing
                     receiver.answer(503, retryAfter: "0")
                     let webhook = try await Self.register(client, service, appID: app.app.id, url: receiver.url, events: #"["sent"]"#)
                     try await service.insertDevices(appID: app.app.id, count: 250, tokenSeed: 0xB0)
-                    let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "Backlog", "all": true}"#)
-                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "Backlog", "all": true}"#)
+                    #expect(try await Pipeline.settled(service, id))
                     // Down: attempts keep failing, nothing is lost.
                     #expect(try await service.eventually { receiver.received.count >= 3 })
                     #expect(try await service.integer("SELECT count(*) FROM webhook_events") == 250)
@@ -198,9 +198,9 @@ import Testing
                     try await service.connectAPNs(appID: app.app.id, to: gateway)
                     receiver.answer(500)
                     let webhook = try await Self.register(client, service, appID: app.app.id, url: receiver.url, events: #"["sent", "opened"]"#)
-                    let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: Self.token(0xC1), alias: "carol")
-                    let first = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "1", "device_ids": [\#(device)]}"#)
-                    #expect(try await E2EDeliveryTests.settled(service, first))
+                    let device = try await Pipeline.register(client, app.deviceCredential, token: Self.token(0xC1), alias: "carol")
+                    let first = try await Pipeline.send(client, app.serverCredential, #"{"message": "1", "device_ids": [\#(device)]}"#)
+                    #expect(try await Pipeline.settled(service, first))
 
                     let base = "/admin/apps/\(app.app.id)/webhooks"
                     #expect(try await service.eventually {
@@ -212,8 +212,8 @@ import Testing
                     // Paused: no more attempts, but events keep accumulating.
                     try await Task.sleep(for: .milliseconds(600))
                     #expect(receiver.received.count == 3)
-                    let second = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "2", "device_ids": [\#(device)]}"#)
-                    #expect(try await E2EDeliveryTests.settled(service, second))
+                    let second = try await Pipeline.send(client, app.serverCredential, #"{"message": "2", "device_ids": [\#(device)]}"#)
+                    #expect(try await Pipeline.settled(service, second))
                     _ = try await client.signed(.post, "/api/v1/notifications/\(second)/opened", body: #"{"device_token_id": \#(device), "user": {"alias": "carol"}}"#, as: app.deviceCredential)
                     #expect(receiver.received.count == 3)
                     #expect(try await client.admin(.get, base, service: service).json["data"]?[0]?["pending_events"]?.intValue == 2)
@@ -245,9 +245,9 @@ import Testing
                     try await service.connectAPNs(appID: app.app.id, to: gateway)
                     receiver.answer(200, after: .seconds(3))
                     let webhook = try await Self.register(client, service, appID: app.app.id, url: receiver.url, events: #"["sent"]"#)
-                    let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: Self.token(0xF0))
-                    let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
-                    #expect(try await E2EDeliveryTests.settled(service, id))
+                    let device = try await Pipeline.register(client, app.deviceCredential, token: Self.token(0xF0))
+                    let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+                    #expect(try await Pipeline.settled(service, id))
                     let batches = "/admin/apps/\(app.app.id)/webhooks/\(webhook.id)/batches"
                     let timedOut = try await service.eventually {
                         let batch = try await client.admin(.get, batches, service: service).json["data"]?[0]
@@ -279,16 +279,16 @@ import Testing
                         let slowHook = try await Self.register(client, service, appID: slowApp.app.id, url: slow.url, events: #"["sent"]"#)
                         let promptHook = try await Self.register(client, service, appID: promptApp.app.id, url: prompt.url, events: #"["sent"]"#)
 
-                        let slowDevice = try await E2EDeliveryTests.register(client, slowApp.deviceCredential, token: Self.token(0xA1))
-                        let slowID = try await E2EDeliveryTests.send(client, slowApp.serverCredential, #"{"message": "x", "device_ids": [\#(slowDevice)]}"#)
-                        #expect(try await E2EDeliveryTests.settled(service, slowID))
+                        let slowDevice = try await Pipeline.register(client, slowApp.deviceCredential, token: Self.token(0xA1))
+                        let slowID = try await Pipeline.send(client, slowApp.serverCredential, #"{"message": "x", "device_ids": [\#(slowDevice)]}"#)
+                        #expect(try await Pipeline.settled(service, slowID))
                         // The slow receiver has the batch's head answered and is trickling.
                         #expect(try await service.eventually { !slow.received.isEmpty })
                         let trickleStarted = Date()
 
-                        let promptDevice = try await E2EDeliveryTests.register(client, promptApp.deviceCredential, token: Self.token(0xB1))
-                        let promptID = try await E2EDeliveryTests.send(client, promptApp.serverCredential, #"{"message": "y", "device_ids": [\#(promptDevice)]}"#)
-                        #expect(try await E2EDeliveryTests.settled(service, promptID))
+                        let promptDevice = try await Pipeline.register(client, promptApp.deviceCredential, token: Self.token(0xB1))
+                        let promptID = try await Pipeline.send(client, promptApp.serverCredential, #"{"message": "y", "device_ids": [\#(promptDevice)]}"#)
+                        #expect(try await Pipeline.settled(service, promptID))
                         #expect(try await service.eventually { !Self.acceptedEvents(prompt, secret: promptHook.secret, webhookID: promptHook.id).isEmpty })
                         // Served while the slow one was still within its deadline, not after its round.
                         #expect(Date().timeIntervalSince(trickleStarted) < 3, "the prompt receiver waited for the slow one")

@@ -73,8 +73,8 @@ extension E2EWorkerProcessTests {
             // No FCM settings: every Android delivery goes dead at once.
             let app = try await service.createApp()
             try await service.insertDevices(appID: app.app.id, count: 30, tokenSeed: 0x1057, userAlias: "nobody-reaches", provider: .fcm)
-            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "lost", "user_aliases": ["nobody-reaches"]}"#)
-            #expect(try await E2EDeliveryTests.settled(service, id))
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "lost", "user_aliases": ["nobody-reaches"]}"#)
+            #expect(try await Pipeline.settled(service, id))
             #expect(try await service.deliveries(of: id, in: "dead") == 30)
         }
         let warnings = capture.text.split(separator: "\n").filter { $0.contains("deliveries of a notification went dead") }

@@ -12,7 +12,7 @@ import Testing
             let app = try await service.createApp()
             func register(_ n: Int, _ position: String) async throws -> Int64 {
                 let response = try await client.signed(
-                    .post, "/api/v1/device_tokens", body: #"{"provider": "apns", "token": "\#(E2EDeliveryTests.token(0x10C0 + n))"\#(position)}"#,
+                    .post, "/api/v1/device_tokens", body: #"{"provider": "apns", "token": "\#(Pipeline.token(0x10C0 + n))"\#(position)}"#,
                     as: app.deviceCredential
                 )
                 return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")

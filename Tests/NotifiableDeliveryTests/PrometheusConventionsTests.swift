@@ -21,9 +21,9 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x9E))
-                let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "device_ids": [\#(device)]}"#)
-                #expect(try await E2EDeliveryTests.settled(service, id))
+                let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x9E))
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "device_ids": [\#(device)]}"#)
+                #expect(try await Pipeline.settled(service, id))
                 _ = try await client.execute(uri: "/no/such/route", method: .get)
                 return String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             }

@@ -32,7 +32,7 @@ import Testing
     static func register(
         _ client: some TestClientProtocol, _ app: AppRegistry.CreatedApp, _ n: Int, provider: String, _ fields: String
     ) async throws -> Int64 {
-        let token = Provider(wireName: provider) == .apns ? E2EDeliveryTests.token(0x7B1_000 + n) : "fcm-property-filter-\(n)"
+        let token = Provider(wireName: provider) == .apns ? Pipeline.token(0x7B1_000 + n) : "fcm-property-filter-\(n)"
         let more = fields.isEmpty ? "" : ", \(fields)"
         let response = try await client.signed(
             .post, "/api/v1/device_tokens",
@@ -119,7 +119,7 @@ import Testing
         var sent: [(String, Set<String>, Int64)] = []
         for (filters, extra, expected) in cases {
             let body = #"{"message": "m", "filters": [\#(filters.joined(separator: ", "))]\#(extra.isEmpty ? "" : ", " + extra)}"#
-            let id = try await E2EDeliveryTests.send(client, population.app.serverCredential, body)
+            let id = try await Pipeline.send(client, population.app.serverCredential, body)
             sent.append((body, expected, id))
         }
         try await QueueRulesTests.fanOut(service)

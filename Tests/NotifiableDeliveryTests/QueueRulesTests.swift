@@ -17,8 +17,8 @@ import Testing
     @Test func aDeliveryWhoseDeviceWentAwayWhileItWasInFlightIsNotSentAgain() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x60E))
-            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x60E))
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
             try await Self.fanOut(service)
             let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
             let claimed = try await queue.claim(limit: 10, lease: .seconds(30))
@@ -42,11 +42,11 @@ import Testing
             let app = try await service.createApp()
             var devices: [Int64] = []
             for index in 0..<3 {
-                devices.append(try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x5A0 + index)))
+                devices.append(try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x5A0 + index)))
             }
             let ids = devices.map(String.init).joined(separator: ", ")
-            let first = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "one", "device_ids": [\#(ids)]}"#)
-            let second = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "two", "device_ids": [\#(ids)]}"#)
+            let first = try await Pipeline.send(client, app.serverCredential, #"{"message": "one", "device_ids": [\#(ids)]}"#)
+            let second = try await Pipeline.send(client, app.serverCredential, #"{"message": "two", "device_ids": [\#(ids)]}"#)
             try await Self.fanOut(service)
             let claimed = try await DeliveryQueue(client: service.postgres, logger: TestDatabase.logger).claim(limit: 10, lease: .seconds(30))
             #expect(claimed.count == 6)
@@ -64,9 +64,9 @@ import Testing
     @Test func aRenewedLeaseIsNotRescuedAndAnAbandonedOneIs() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let first = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x1EA5E1))
-            let second = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x1EA5E2))
-            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(first), \#(second)]}"#)
+            let first = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x1EA5E1))
+            let second = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x1EA5E2))
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(first), \#(second)]}"#)
             try await Self.fanOut(service)
             let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
             let claimed = try await queue.claim(limit: 10, lease: .seconds(1))
@@ -89,8 +89,8 @@ import Testing
     @Test func aCancelledNotificationsRetryingDeliveriesAreNotSentAgain() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0xCA1))
-            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xCA1))
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
             try await Self.fanOut(service)
             let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
             let delivery = try #require(try await queue.claim(limit: 10, lease: .seconds(30)).first)
@@ -104,10 +104,10 @@ import Testing
     @Test func mergingOntoATokenThatAlreadyHadTheNotificationDoesNotSendItAgain() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let tokenX = E2EDeliveryTests.token(0xAA), tokenY = E2EDeliveryTests.token(0xBB)
-            let holder = try await E2EDeliveryTests.register(client, app.deviceCredential, token: tokenX, alias: "alice")
-            let mover = try await E2EDeliveryTests.register(client, app.deviceCredential, token: tokenY, alias: "alice")
-            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "user_aliases": ["alice"]}"#)
+            let tokenX = Pipeline.token(0xAA), tokenY = Pipeline.token(0xBB)
+            let holder = try await Pipeline.register(client, app.deviceCredential, token: tokenX, alias: "alice")
+            let mover = try await Pipeline.register(client, app.deviceCredential, token: tokenY, alias: "alice")
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "user_aliases": ["alice"]}"#)
             try await Self.fanOut(service)
             // Token X already got it; Y's delivery is still waiting.
             try await service.postgres.query(
@@ -129,7 +129,7 @@ import Testing
             let flags = String(repeating: "🇬🇧", count: 200)
             let response = try await client.signed(
                 .post, "/api/v1/device_tokens",
-                body: #"{"provider": "apns", "token": "\#(E2EDeliveryTests.token(0xF1A6))", "name": "\#(flags)"}"#,
+                body: #"{"provider": "apns", "token": "\#(Pipeline.token(0xF1A6))", "name": "\#(flags)"}"#,
                 as: app.deviceCredential
             )
             #expect(response.status == .unprocessableContent)
@@ -149,7 +149,7 @@ import Testing
 
             let app = try await service.createApp()
             try await service.insertDevices(appID: app.app.id, count: 3, tokenSeed: 0xDE97)
-            _ = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
+            _ = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
             let queued = try await client.execute(uri: "/admin/queue", method: .get, headers: [.authorization: "Bearer \(admin)"], body: nil)
             #expect(queued.json["notifications_fanning_out"]?.intValue == 1)
             #expect(queued.json["deliveries"]?["available"]?.intValue == 0)
@@ -173,7 +173,7 @@ import Testing
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
             try await service.insertDevices(appID: app.app.id, count: 30, tokenSeed: 0x1EA5E)
-            _ = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
+            _ = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
             let fanOut = NotificationFanOut(client: service.postgres, logger: TestDatabase.logger)
             var job = try #require(try await fanOut.claim(lease: .seconds(60)))
             #expect(try await fanOut.advance(&job, batchSize: 10, lease: .seconds(60)) == 10)

@@ -11,9 +11,9 @@ import Testing
     @Test func aRetryingSignalThatANewerOneSupersedesIsCancelledAtClaim() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let phone = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x5A), alias: "erin")
-            let tablet = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x5B), alias: "erin")
-            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["erin"], "stateful": true}"#)
+            let phone = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x5A), alias: "erin")
+            let tablet = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x5B), alias: "erin")
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["erin"], "stateful": true}"#)
             try await QueueRulesTests.fanOut(service)
             let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
             let pushes = try await queue.claim(limit: 10, lease: .seconds(30))
@@ -51,9 +51,9 @@ import Testing
     @Test func aNewerSignalWaitsWhileAnOlderOneIsInFlight() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let phone = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x6A), alias: "ivy")
-            _ = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x6B), alias: "ivy")
-            let id = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["ivy"], "stateful": true}"#)
+            let phone = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x6A), alias: "ivy")
+            _ = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x6B), alias: "ivy")
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["ivy"], "stateful": true}"#)
             try await QueueRulesTests.fanOut(service)
             let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
             let pushes = try await queue.claim(limit: 10, lease: .seconds(30))
@@ -77,9 +77,9 @@ import Testing
     @Test func anOpenedReportChangesStateOnlyForTheDevicesVerifiedUser() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let device = try await E2EDeliveryTests.register(client, app.deviceCredential, token: E2EDeliveryTests.token(0x7A), alias: "jo")
-            let first = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["jo"], "stateful": true}"#)
-            let second = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "y", "user_aliases": ["jo"], "stateful": true}"#)
+            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x7A), alias: "jo")
+            let first = try await Pipeline.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["jo"], "stateful": true}"#)
+            let second = try await Pipeline.send(client, app.serverCredential, #"{"title": "y", "user_aliases": ["jo"], "stateful": true}"#)
             try await QueueRulesTests.fanOut(service)
             func state(_ id: Int64) async throws -> String {
                 let row = try await service.postgres.query(

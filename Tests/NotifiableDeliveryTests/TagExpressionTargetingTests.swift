@@ -17,7 +17,7 @@ import Testing
         let tagList = tags.map { "\"\($0)\"" }.joined(separator: ", ")
         let response = try await client.signed(
             .post, "/api/v1/device_tokens",
-            body: #"{"device_token": {"provider": "apns", "token": "\#(E2EDeliveryTests.token(0x7A6_000 + n))"\#(aliasField), "tags": [\#(tagList)]}}"#,
+            body: #"{"device_token": {"provider": "apns", "token": "\#(Pipeline.token(0x7A6_000 + n))"\#(aliasField), "tags": [\#(tagList)]}}"#,
             as: app.deviceCredential
         )
         return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
@@ -74,18 +74,18 @@ import Testing
             ]
             var sent: [(String, Set<String>, Int64)] = []
             for (expression, expected) in table {
-                let id = try await E2EDeliveryTests.send(
+                let id = try await Pipeline.send(
                     client, app.serverCredential, #"{"message": "m", "tag_expression": \#(Self.quoted(expression))}"#
                 )
                 sent.append((expression, expected, id))
             }
             // Unioned with the other rules, like them: carol by alias, dave and frank by tags.
-            let union = try await E2EDeliveryTests.send(
+            let union = try await Pipeline.send(
                 client, app.serverCredential, #"{"message": "m", "user_aliases": ["carol"], "tag_expression": "group:alpha"}"#
             )
             sent.append(("user_aliases carol + group:alpha", ["carol", "dave", "frank"], union))
             // All: every device, whatever the expression says.
-            let all = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "all": true, "tag_expression": "nobody"}"#)
+            let all = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "all": true, "tag_expression": "nobody"}"#)
             sent.append(("all + nobody", Set(devices.keys), all))
 
             try await QueueRulesTests.fanOut(service)
@@ -120,9 +120,9 @@ import Testing
             let dense = try await Self.ids(service, "SELECT id FROM devices WHERE app_id = \(app.app.id) AND 'dense' = ANY(tags)")
             #expect(dense.count == 300)
 
-            let rareID = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "tag_expression": "rare"}"#)
-            let denseID = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "tag_expression": "dense || rare"}"#)
-            let noneID = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"message": "m", "tag_expression": "!dense && !rare"}"#)
+            let rareID = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "tag_expression": "rare"}"#)
+            let denseID = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "tag_expression": "dense || rare"}"#)
+            let noneID = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "tag_expression": "!dense && !rare"}"#)
             try await QueueRulesTests.fanOut(service)
 
             #expect(try await Self.targeted(service, rareID) == rare)

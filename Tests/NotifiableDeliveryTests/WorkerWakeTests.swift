@@ -10,13 +10,13 @@ import Testing
             try await withTestService(workers: true, configure: { $0.worker.pollInterval = .seconds(120) }) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                let token = E2EDeliveryTests.token(0x1157)
-                let deviceID = try await E2EDeliveryTests.register(client, app.deviceCredential, token: token)
+                let token = Pipeline.token(0x1157)
+                let deviceID = try await Pipeline.register(client, app.deviceCredential, token: token)
                 // Every loop has polled once and gone to sleep for the long interval.
                 try await Task.sleep(for: .seconds(1))
 
                 let sent = ContinuousClock.now
-                _ = try await E2EDeliveryTests.send(client, app.serverCredential, #"{"title": "Now", "device_ids": [\#(deviceID)]}"#)
+                _ = try await Pipeline.send(client, app.serverCredential, #"{"title": "Now", "device_ids": [\#(deviceID)]}"#)
                 let arrived = try await service.eventually(timeout: .seconds(10)) { !gateway.pushes(to: token).isEmpty }
                 #expect(arrived, "the push waited for the 120 s poll: the worker was not woken")
                 #expect(ContinuousClock.now - sent < .seconds(10))

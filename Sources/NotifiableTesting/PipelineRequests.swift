@@ -1,0 +1,50 @@
+import Foundation
+import HummingbirdTesting
+import NotifiableCore
+import Testing
+
+/// The steps of a push that end-to-end tests take again and again, as a client would: register a
+/// device, send a notification, read its counters, wait until nothing is left in flight.
+public enum Pipeline {
+    /// A 64-hex-digit APNs token made from `n`.
+    public static func token(_ n: Int) -> String { String(format: "%064x", n) }
+
+    /// Registers an APNs device with the device credentials; answers its id.
+    public static func register(
+        _ client: some TestClientProtocol, _ credential: Credential, token: String, alias: String? = nil,
+        language: String? = nil, country: String? = nil
+    ) async throws -> Int64 {
+        var fields = [#""provider": "apns""#, #""token": "\#(token)""#]
+        if let alias { fields.append(#""user_alias": "\#(alias)""#) }
+        if let language { fields.append(#""language": "\#(language)""#) }
+        if let country { fields.append(#""country": "\#(country)""#) }
+        let response = try await client.signed(.post, "/api/v1/device_tokens", body: "{\"device_token\": {\(fields.joined(separator: ", "))}}", as: credential)
+        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
+    }
+
+    /// Sends a notification (expects 202); answers its id.
+    public static func send(_ client: some TestClientProtocol, _ credential: Credential, _ body: String) async throws -> Int64 {
+        let response = try await client.signed(.post, "/api/v1/notifications", body: body, as: credential)
+        #expect(response.status == .accepted, "\(String(buffer: response.body))")
+        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
+    }
+
+    /// `GET /api/v1/notifications/:id`'s answer.
+    public static func counters(_ client: some TestClientProtocol, _ credential: Credential, _ id: Int64) async throws -> JSONValue {
+        try await client.signed(.get, "/api/v1/notifications/\(id)", as: credential).json
+    }
+
+    /// Waits until the notification has nothing left in flight. One statement, so both counts
+    /// come from one snapshot (a fan-out committing between two queries would fool it).
+    public static func settled(_ service: TestService, _ id: Int64) async throws -> Bool {
+        try await service.eventually {
+            try await service.integer(
+                """
+                SELECT (SELECT count(*) FROM deliveries
+                        WHERE notification_id = \(id) AND state IN ('available', 'running', 'retrying'))
+                     + (SELECT count(*) FROM notifications WHERE id = \(id) AND state = 'fanning_out')
+                """
+            ) == 0
+        }
+    }
+}
