@@ -12,9 +12,14 @@ extension NotificationContent {
     /// `data`, which the Android SDK reads case-insensitively), and FCM's reserved data keys
     /// (`from`, `message_type`, `google…`, `gcm…`).
     public static func isReservedParameter(_ key: String) -> Bool {
+        key.lowercased() == "aps" || isFCMReservedDataKey(key) || isAndroidSDKKey(key)
+    }
+
+    /// Whether FCM HTTP v1 refuses `key` in a message's data: `from`, `message_type`, and any key
+    /// starting with `google` or `gcm`, in any case (docs/compatibility.md §9).
+    public static func isFCMReservedDataKey(_ key: String) -> Bool {
         let lower = key.lowercased()
-        return ["aps", "from", "message_type"].contains(lower) || lower.hasPrefix("google") || lower.hasPrefix("gcm")
-            || isAndroidSDKKey(key)
+        return lower == "from" || lower == "message_type" || lower.hasPrefix("google") || lower.hasPrefix("gcm")
     }
 
     /// Whether the Android SDK reads `key` as `n_id`, `title` or `message`: it matches them with

@@ -58,8 +58,8 @@ public enum FCMMessage {
     /// Whether FCM reserves a data key: `from`, `notification`, `message_type`, and anything that starts
     /// with `google` or `gcm`.
     public static func isReservedDataKey(_ key: String) -> Bool {
-        let lower = key.lowercased()
-        return ["from", "notification", "message_type"].contains(lower) || lower.hasPrefix("google") || lower.hasPrefix("gcm")
+        // `notification` too, as before; FCM v1 does not list it (docs/compatibility.md §9): an open question.
+        key.lowercased() == "notification" || NotificationContent.isFCMReservedDataKey(key)
     }
 
     /// The request body, compact JSON with sorted keys.
