@@ -2,9 +2,9 @@
 FROM swift:6.3-bookworm AS build
 WORKDIR /src
 COPY Package.swift ./
-# The exact versions the project is tested with (deploy/Package.resolved, kept equal to the test
+# The exact versions the project is tested with (deploy/pinned-versions.resolved, kept equal to the test
 # build's by ContainerFilesTests): every image build resolves the same, or fails saying why.
-COPY deploy/Package.resolved ./Package.resolved
+COPY deploy/pinned-versions.resolved ./Package.resolved
 RUN swift package resolve --force-resolved-versions
 COPY Sources ./Sources
 COPY Tests ./Tests

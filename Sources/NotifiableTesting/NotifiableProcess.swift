@@ -29,19 +29,26 @@ public final class NotifiableProcess: @unchecked Sendable {
     public var exitStatus: Int32 { process.terminationStatus }
 
     /// SIGKILL: the process gets no chance to finish anything.
-    public func kill9() {
+    public func kill9() async {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        await waitUntilExit()
     }
 
     /// SIGTERM, then waits for the process to exit.
-    public func terminate() {
+    public func terminate() async {
         process.terminate()
-        process.waitUntilExit()
+        await waitUntilExit()
     }
 
-    public func waitUntilExit() {
-        process.waitUntilExit()
+    /// Waits on a thread of its own: a worker draining its batch can take seconds to exit, and
+    /// blocking one of the few threads that run Swift tasks meanwhile stalls every other test.
+    public func waitUntilExit() async {
+        await withCheckedContinuation { continuation in
+            Thread { [process] in
+                process.waitUntilExit()
+                continuation.resume()
+            }.start()
+        }
     }
 
     /// The most memory the process has held so far (VmHWM), in KiB; nil when unreadable.

@@ -42,7 +42,7 @@ import Testing
         #expect(!file.contains("notifiable:notifiable@"))
     }
 
-    /// The image build uses deploy/Package.resolved with --force-resolved-versions: it must name
+    /// The image build uses deploy/pinned-versions.resolved with --force-resolved-versions: it must name
     /// exactly the versions this build resolved, or images would be built from others.
     @Test func theImagesPinnedVersionsAreTheTestedOnes() throws {
         func pins(_ path: String) throws -> [String: String] {
@@ -53,11 +53,11 @@ import Testing
             }
             return pins
         }
-        let tested = try pins("Package.resolved"), image = try pins("deploy/Package.resolved")
+        let tested = try pins("Package.resolved"), image = try pins("deploy/pinned-versions.resolved")
         #expect(!image.isEmpty)
-        #expect(image == tested, "update deploy/Package.resolved from Package.resolved")
+        #expect(image == tested, "update deploy/pinned-versions.resolved from Package.resolved")
         let dockerfile = try String(contentsOf: Self.root.appendingPathComponent("Dockerfile"), encoding: .utf8)
-        #expect(dockerfile.contains("COPY deploy/Package.resolved ./Package.resolved"))
+        #expect(dockerfile.contains("COPY deploy/pinned-versions.resolved ./Package.resolved"))
         #expect(dockerfile.contains("--force-resolved-versions"))
         #expect(dockerfile.contains("USER notifiable"))
         let ignored = try String(contentsOf: Self.root.appendingPathComponent(".dockerignore"), encoding: .utf8)

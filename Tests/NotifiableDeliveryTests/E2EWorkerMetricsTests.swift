@@ -40,20 +40,13 @@ extension E2EWorkerProcessTests {
                     ]),
                     output: try FileHandle(forWritingTo: logFile)
                 )
-                defer { worker.terminate() }
-                let sent = try await service.eventually(timeout: .seconds(60)) {
-                    try await service.deliveries(of: notification.id, in: "sent") == Int64(devices)
+                do {
+                    try await Self.checkMetrics(of: notification.id, devices: devices, port: port, service: service)
+                } catch {
+                    await worker.terminate()
+                    throw error
                 }
-                #expect(sent)
-                let metricsURL = try #require(URL(string: "http://127.0.0.1:\(port)/metrics"))
-                var text: String?
-                for _ in 0..<100 where text == nil {
-                    text = await Self.get(metricsURL)
-                    if text == nil { try await Task.sleep(for: .milliseconds(100)) }
-                }
-                let samples = try PrometheusSamples(text: try #require(text))
-                #expect(samples.all("notifiable_deliveries_total", matching: ["provider": "apns", "outcome": "sent"]).total == Double(devices))
-                #expect(samples.value("notifiable_queue_deliveries", ["state": "available"]) == 0)
+                await worker.terminate()
             }
         }
         let lines = try String(contentsOf: logFile, encoding: .utf8).split(separator: "\n")
@@ -62,6 +55,23 @@ extension E2EWorkerProcessTests {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             #expect(object?["level"] is String && object?["message"] is String && object?["metadata"] is [String: Any], "\(line)")
         }
+    }
+
+    /// Waits until the worker has sent them all, then reads what its /metrics says.
+    static func checkMetrics(of notification: Int64, devices: Int, port: Int, service: TestService) async throws {
+        let sent = try await service.eventually(timeout: .seconds(60)) {
+            try await service.deliveries(of: notification, in: "sent") == Int64(devices)
+        }
+        #expect(sent)
+        let metricsURL = try #require(URL(string: "http://127.0.0.1:\(port)/metrics"))
+        var text: String?
+        for _ in 0..<100 where text == nil {
+            text = await Self.get(metricsURL)
+            if text == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let samples = try PrometheusSamples(text: try #require(text))
+        #expect(samples.all("notifiable_deliveries_total", matching: ["provider": "apns", "outcome": "sent"]).total == Double(devices))
+        #expect(samples.value("notifiable_queue_deliveries", ["state": "available"]) == 0)
     }
 }
 

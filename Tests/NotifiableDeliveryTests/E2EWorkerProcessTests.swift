@@ -55,7 +55,7 @@ import Testing
                     try await service.deliveries(of: notification.id, in: "sent") >= Int64(devices / 5)
                 }
                 #expect(midway)
-                first.kill9()
+                await first.kill9()
                 let sentAtKill = try await service.deliveries(of: notification.id, in: "sent")
                 let leasedAtKill = try await service.deliveries(of: notification.id, in: "running")
 
@@ -63,7 +63,7 @@ import Testing
                 let finished = try await service.eventually(timeout: .seconds(120), every: .milliseconds(100)) {
                     try await service.deliveries(of: notification.id, in: "sent") == Int64(devices)
                 }
-                second.terminate()
+                await second.terminate()
                 #expect(finished)
 
                 // The database: one delivery per device, every one sent once.
@@ -97,7 +97,7 @@ import Testing
             }
             let elapsed = ContinuousClock.now - start
             let peak = worker.peakRSSKilobytes()
-            worker.terminate()
+            await worker.terminate()
             #expect(fannedOut)
             #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(notification.id)") == Int64(devices))
             let peakMB = Double(try #require(peak)) / 1024

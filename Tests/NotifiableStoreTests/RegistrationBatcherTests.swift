@@ -20,7 +20,7 @@ import Testing
     /// One writer whose statement may wait behind a held row for as long as `whileAWriteIsHeld` waits for
     /// the rest to arrive: under the default 10 s deadline a slow machine made the held write give up.
     static func heldBatcher(_ service: TestService) -> RegistrationBatcher {
-        RegistrationBatcher(client: service.postgres, logger: TestDatabase.logger, writers: 1, statementDeadline: .seconds(60))
+        RegistrationBatcher(client: service.postgres, logger: TestDatabase.logger, writers: 1, statementDeadline: .seconds(120))
     }
 
     static func token(_ n: Int) -> String { String(repeating: "0", count: 56) + String(format: "%08x", n) }
@@ -37,7 +37,9 @@ import Testing
             )
             let heldWrite = Task { try await batcher.register(registration(app: app, token: heldToken, alias: "held")) }
             let result = Task { try await arrivals() }
-            let deadline = ContinuousClock.now + .seconds(20)
+            // Generous: the loop ends as soon as they wait, and on a loaded CI machine, running the
+            // whole suite in parallel, four tasks once took more than 20 s to be scheduled.
+            let deadline = ContinuousClock.now + .seconds(90)
             while batcher.waitingCount < expectedWaiting, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))
             }
