@@ -32,7 +32,7 @@ let package = Package(
             dependencies: [
                 "NotifiableApp",
                 "NotifiableDelivery",
-                "NotifiableFakeGateways",
+                "NotifiableSandbox",
                 "NotifiableStore",
                 "NotifiableCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -48,7 +48,7 @@ let package = Package(
             name: "NotifiableApp",
             dependencies: [
                 "NotifiableDelivery",
-                "NotifiableFakeGateways",
+                "NotifiableSandbox",
                 "NotifiableStore",
                 "NotifiableCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -95,7 +95,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "NotifiableFakeGateways",
+            name: "NotifiableSandbox",
             dependencies: [
                 "NotifiableCore",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -122,10 +122,13 @@ let package = Package(
             dependencies: [
                 "NotifiableApp",
                 "NotifiableDelivery",
-                "NotifiableFakeGateways",
+                "NotifiableSandbox",
                 "NotifiableStore",
                 "NotifiableCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -133,7 +136,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifiableCoreTests",
-            dependencies: ["NotifiableCore", "NotifiableFakeGateways"],
+            dependencies: ["NotifiableCore", "NotifiableSandbox"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -142,9 +145,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "NotifiableFakeGatewaysTests",
+            name: "NotifiableSandboxTests",
             dependencies: [
-                "NotifiableFakeGateways",
+                "NotifiableSandbox",
                 "NotifiableCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -156,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "NotifiableDeliveryTests",
             dependencies: [
-                "NotifiableTesting", "NotifiableDelivery", "NotifiableStore", "NotifiableCore", "NotifiableFakeGateways",
+                "NotifiableTesting", "NotifiableDelivery", "NotifiableStore", "NotifiableCore", "NotifiableSandbox",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -177,7 +180,7 @@ let package = Package(
                 "NotifiableApp",
                 "NotifiableStore",
                 "NotifiableCore",
-                "NotifiableFakeGateways",
+                "NotifiableSandbox",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

@@ -80,7 +80,7 @@ public func buildRouter(
     MetricsController(
         metrics: configuration.metrics,
         queueGauges: QueueGauges(
-            queue: DeliveryQueue(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
+            queue: QueueAdministration(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
             factory: configuration.metrics.factory
         ),
         token: configuration.metricsToken
@@ -110,7 +110,7 @@ public func buildRouter(
     let admin = router.group("admin").addIfPresent(databaseGate).add(middleware: AdminAuthMiddleware(
         token: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies
     ))
-    AdminController(queue: DeliveryQueue(client: postgres, logger: logger)).addRoutes(to: admin)
+    QueueAdminController(queue: QueueAdministration(client: postgres, logger: logger)).addRoutes(to: admin)
     AppsAdminController(
         apps: apps, credentials: credentials, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings
     ).addRoutes(to: admin)
@@ -123,7 +123,7 @@ public func buildRouter(
     DashboardController(
         session: configuration.adminToken.map { DashboardSession(adminToken: $0, sessions: DashboardSessions(client: postgres, logger: logger)) },
         adminToken: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies, apps: apps, devices: devices,
-        notifications: NotificationStore(client: postgres, logger: logger), queue: DeliveryQueue(client: postgres, logger: logger),
+        notifications: NotificationStore(client: postgres, logger: logger), queue: QueueAdministration(client: postgres, logger: logger),
         queries: DashboardQueries(client: postgres, logger: logger)
     ).addRoutes(to: router)
     return router
@@ -147,12 +147,6 @@ public func makeDeliveryWorker(
     return DeliveryWorker(
         postgres: postgres, senders: replacingSenders ?? [.apns: apns, .fcm: fcm],
         sandbox: BuiltInSandbox(logger: logger, requestTimeout: configuration.apnsRequestTimeout),
-        markMisconfigured: { provider, appID, reason, version in
-            switch provider {
-            case .apns: try await apnsSettings.markMisconfigured(appID: appID, reason: reason, settingsVersion: version)
-            case .fcm: try await fcmSettings.markMisconfigured(appID: appID, reason: reason, settingsVersion: version)
-            }
-        },
         configuration: configuration.worker, metrics: DeliveryMetrics(factory: configuration.metrics.factory),
         logger: logger, beforeStart: beforeStart
     )

@@ -124,7 +124,7 @@ public struct DashboardQueries: Sendable {
     public func deliveries(deviceID: Int64, appID: Int64, limit: Int) async throws -> [DeliveryRecord] {
         let rows = try await client.query(
             """
-            SELECT \(unescaped: DeliveryQueue.recordColumns)
+            SELECT \(unescaped: DeliveryRecord.columns)
             FROM deliveries q JOIN devices d ON d.id = q.device_id
             WHERE q.device_id = \(deviceID) AND q.app_id = \(appID)
             ORDER BY q.id DESC LIMIT \(limit)
@@ -132,7 +132,7 @@ public struct DashboardQueries: Sendable {
             logger: logger
         )
         var records: [DeliveryRecord] = []
-        for try await row in rows { records.append(try DeliveryQueue.record(from: row)) }
+        for try await row in rows { records.append(try DeliveryRecord.decode(row)) }
         return records
     }
 }

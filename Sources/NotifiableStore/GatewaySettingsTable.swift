@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifiableCore
 import PostgresNIO
 
 /// What the per-app gateway settings tables (`apns_settings`, `fcm_settings`) share: one row per
@@ -10,6 +11,18 @@ struct GatewaySettingsTable: Sendable {
 
     static let apns = GatewaySettingsTable(name: "apns_settings")
     static let fcm = GatewaySettingsTable(name: "fcm_settings")
+
+    /// The table holding `provider`'s settings.
+    init(_ provider: Provider) {
+        self = switch provider {
+        case .apns: .apns
+        case .fcm: .fcm
+        }
+    }
+
+    private init(name: String) {
+        self.name = name
+    }
 
     /// Removes the app's row; false when it had none.
     func remove(appID: Int64, client: PostgresClient, logger: Logger) async throws -> Bool {
@@ -26,11 +39,19 @@ struct GatewaySettingsTable: Sendable {
     func markMisconfigured(
         appID: Int64, reason: String, settingsVersion: Date, client: PostgresClient, logger: Logger
     ) async throws -> Bool {
+        try await client.withConnection { connection in
+            try await markMisconfigured(appID: appID, reason: reason, settingsVersion: settingsVersion, on: connection, logger: logger)
+        }
+    }
+
+    func markMisconfigured(
+        appID: Int64, reason: String, settingsVersion: Date, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Bool {
         var binds = PostgresBindings()
         binds.append(reason)
         binds.append(appID)
         binds.append(settingsVersion.timeIntervalSince1970)
-        return try await client.query(
+        return try await connection.query(
             PostgresQuery(
                 unsafeSQL: """
                     UPDATE \(name) SET misconfigured_at = now(), misconfiguration_reason = $1

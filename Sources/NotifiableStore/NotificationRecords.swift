@@ -78,33 +78,6 @@ public struct NotificationCounters: Sendable, Equatable {
     }
 }
 
-/// One delivery as operators and the API see it.
-public struct DeliveryRecord: Sendable, Equatable {
-    public let id: Int64
-    public let notificationID: Int64
-    public let deviceID: Int64
-    public let userAlias: String?
-    public let provider: Provider
-    public let state: String
-    public let attempts: Int
-    public let reason: String?
-    public let gatewayStatus: Int?
-    public let gatewayID: String?
-    public let runAt: Date
-    public let createdAt: Date
-    public let sentAt: Date?
-    public let failedAt: Date?
-    public let deadAt: Date?
-    public let cancelledAt: Date?
-    public let deliveredAt: Date?
-    public let openedAt: Date?
-    /// Sent to the built-in fake gateway of an app in sandbox mode.
-    public let sandbox: Bool
-    /// `push`, the notification itself, or `sync`, a background push carrying a user's new
-    /// state of a stateful notification to one of the user's devices.
-    public let kind: String
-}
-
 /// A status the SDKs report for a notification on a device.
 public enum DeliveryEvent: String, Sendable {
     case delivered

@@ -156,7 +156,7 @@ public struct NotificationStore: Sendable {
     public func deliveries(notificationID: Int64, state: String?, kind: String? = nil, afterID: Int64?, limit: Int) async throws -> [DeliveryRecord] {
         let rows = try await client.query(
             """
-            SELECT \(unescaped: DeliveryQueue.recordColumns)
+            SELECT \(unescaped: DeliveryRecord.columns)
             FROM deliveries q JOIN devices d ON d.id = q.device_id
             WHERE q.notification_id = \(notificationID) AND q.id > \(afterID ?? 0)
               AND (\(state)::text IS NULL OR q.state = \(state)::text) AND (\(kind)::text IS NULL OR q.kind = \(kind)::text)
@@ -165,7 +165,7 @@ public struct NotificationStore: Sendable {
             logger: logger
         )
         var records: [DeliveryRecord] = []
-        for try await row in rows { records.append(try DeliveryQueue.record(from: row)) }
+        for try await row in rows { records.append(try DeliveryRecord.decode(row)) }
         return records
     }
 

@@ -30,4 +30,16 @@ enum WaitingDeliveries {
             )
         }
     }
+
+    /// Cancels the waiting deliveries of several devices at once, each with its own reason.
+    static func cancel(ofDevices ids: [Int64], reasons: [String], on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            UPDATE deliveries q SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = r.reason
+            FROM unnest(\(ids)::int8[], \(reasons)::text[]) AS r(device_id, reason)
+            WHERE q.device_id = r.device_id AND q.state IN ('available', 'retrying')
+            """,
+            logger: logger
+        )
+    }
 }

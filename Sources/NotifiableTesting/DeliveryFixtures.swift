@@ -2,18 +2,18 @@ import Crypto
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableStore
 import PostgresNIO
 
 /// Runs `body` with a fake APNs gateway on a loopback port, stopped afterwards.
-public func withFakeAPNs<T: Sendable>(_ body: @Sendable (FakeAPNsGateway) async throws -> T) async throws -> T {
-    try await withGateway(try await FakeAPNsGateway.start(), stop: { try await $0.stop() }, body)
+public func withFakeAPNs<T: Sendable>(_ body: @Sendable (SandboxAPNsGateway) async throws -> T) async throws -> T {
+    try await withGateway(try await SandboxAPNsGateway.start(), stop: { try await $0.stop() }, body)
 }
 
 /// Runs `body` with a fake FCM gateway on a loopback port, stopped afterwards.
-public func withFakeFCM<T: Sendable>(_ body: @Sendable (FakeFCMGateway) async throws -> T) async throws -> T {
-    try await withGateway(try await FakeFCMGateway.start(), stop: { try await $0.stop() }, body)
+public func withFakeFCM<T: Sendable>(_ body: @Sendable (SandboxFCMGateway) async throws -> T) async throws -> T {
+    try await withGateway(try await SandboxFCMGateway.start(), stop: { try await $0.stop() }, body)
 }
 
 private func withGateway<Gateway: Sendable, T: Sendable>(
@@ -31,7 +31,7 @@ private func withGateway<Gateway: Sendable, T: Sendable>(
 
 extension TestService {
     /// Points the app at `gateway` with a new signing key that the gateway trusts.
-    public func connectAPNs(appID: Int64, to gateway: FakeAPNsGateway, bundleID: String = "com.example.app") async throws {
+    public func connectAPNs(appID: Int64, to gateway: SandboxAPNsGateway, bundleID: String = "com.example.app") async throws {
         let key = P256.Signing.PrivateKey()
         let keyID = "KEY\(appID)"
         let teamID = "TEAM\(appID)"
@@ -102,7 +102,7 @@ extension TestService {
 extension TestService {
     /// Points the app at `gateway` with a new service account that the gateway trusts (its
     /// `token_uri` is the gateway's token endpoint).
-    public func connectFCM(appID: Int64, to gateway: FakeFCMGateway, projectID: String = "demo-project") async throws {
+    public func connectFCM(appID: Int64, to gateway: SandboxFCMGateway, projectID: String = "demo-project") async throws {
         let json = try gateway.makeServiceAccount(projectID: projectID, clientEmail: "app\(appID)@\(projectID).iam.gserviceaccount.com")
         let settings = FCMSettings(
             serviceAccountJSON: json, projectID: projectID, clientEmail: "app\(appID)@\(projectID).iam.gserviceaccount.com",

@@ -2,7 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Logging
-import NotifiableFakeGateways
+import NotifiableSandbox
 
 struct FakeAPNs: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -32,7 +32,7 @@ struct FakeAPNs: AsyncParsableCommand {
     var failureRate = 0.0
     @Option(help: ArgumentHelp("Seed of the random failures (same seed, same failures).", valueName: "S")) var seed: UInt64 = 0
     @Option(help: "Accept only this apns-topic (repeatable; default: any topic).") var topic: [String] = []
-    @OptionGroup var observation: FakeGatewayFaultOptions
+    @OptionGroup var observation: SandboxGatewayFaultOptions
     @Option(help: "Event loop threads (default: one per core).") var threads: Int?
     @Option(help: "Log level (debug logs each rejection).") var logLevel = "info"
 
@@ -57,7 +57,7 @@ struct FakeAPNs: AsyncParsableCommand {
         logger.logLevel = level
 
         let keys = try trusted.map(Self.parseTrust)
-        let gateway = try await FakeAPNsGateway.start(
+        let gateway = try await SandboxAPNsGateway.start(
             host: host, port: port, threads: threads ?? ProcessInfo.processInfo.activeProcessorCount, logger: logger
         )
         gateway.setRecording(false)
@@ -69,7 +69,7 @@ struct FakeAPNs: AsyncParsableCommand {
         var writer: Task<Void, Never>?
         do {
             if observation.observes {
-                let files = try FakeGatewayStatsFiles(statsPath: observation.statsOut, requestLogPath: observation.requestLog)
+                let files = try SandboxGatewayStatsFiles(statsPath: observation.statsOut, requestLogPath: observation.requestLog)
                 writer = observation.keepWriting(files) { (gateway.stats, gateway.drainRequestLog()) }
             }
             for key in keys { try gateway.trust(teamID: key.teamID, keyID: key.keyID, pem: key.pem) }
@@ -114,7 +114,7 @@ struct FakeAPNs: AsyncParsableCommand {
             throw CommandFailure("--trust: cannot read \(parts[2]): \(error.localizedDescription)")
         }
         do {
-            _ = try FakeAPNsGateway.publicKey(pem: pem)
+            _ = try SandboxAPNsGateway.publicKey(pem: pem)
         } catch {
             throw ValidationError("--trust: \(parts[2]) holds no P-256 public or private key in PEM form.")
         }

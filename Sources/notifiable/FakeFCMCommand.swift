@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
-import NotifiableFakeGateways
+import NotifiableSandbox
 
 struct FakeFCM: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -36,7 +36,7 @@ struct FakeFCM: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Share of valid sends answered 503 UNAVAILABLE, 0 to 1.", valueName: "R"))
     var failureRate = 0.0
     @Option(help: ArgumentHelp("Seed of the random failures (same seed, same failures).", valueName: "S")) var seed: UInt64 = 0
-    @OptionGroup var observation: FakeGatewayFaultOptions
+    @OptionGroup var observation: SandboxGatewayFaultOptions
     @Option(help: "Event loop threads (default: one per core).") var threads: Int?
     @Option(help: "Log level (debug logs each refusal).") var logLevel = "info"
 
@@ -58,7 +58,7 @@ struct FakeFCM: AsyncParsableCommand {
         logger.logLevel = level
 
         let accounts = try trusted.map(Self.readTrusted)
-        let gateway = try await FakeFCMGateway.start(
+        let gateway = try await SandboxFCMGateway.start(
             host: host, port: port, threads: threads ?? ProcessInfo.processInfo.activeProcessorCount, logger: logger
         )
         gateway.setRecording(false)
@@ -69,7 +69,7 @@ struct FakeFCM: AsyncParsableCommand {
         var writer: Task<Void, Never>?
         do {
             if observation.observes {
-                let files = try FakeGatewayStatsFiles(statsPath: observation.statsOut, requestLogPath: observation.requestLog)
+                let files = try SandboxGatewayStatsFiles(statsPath: observation.statsOut, requestLogPath: observation.requestLog)
                 writer = observation.keepWriting(files) { (gateway.stats, gateway.drainRequestLog()) }
             }
             for account in accounts { try gateway.trust(serviceAccountJSON: account) }
@@ -117,7 +117,7 @@ struct FakeFCM: AsyncParsableCommand {
             throw CommandFailure("--trust: cannot read \(path): \(error.localizedDescription)")
         }
         do {
-            _ = try FakeFCMGateway.serviceAccountClientEmail(json: json)
+            _ = try SandboxFCMGateway.serviceAccountClientEmail(json: json)
         } catch {
             throw ValidationError("--trust: \(path): \(error)")
         }

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import NotifiableFakeGateways
+import NotifiableSandbox
 
 /// The fault injection and observation options `fake-apns` and `fake-fcm` share.
-struct FakeGatewayFaultOptions: ParsableArguments {
+struct SandboxGatewayFaultOptions: ParsableArguments {
     @Option(
         name: .customLong("fault"),
         help: ArgumentHelp(
@@ -24,7 +24,7 @@ struct FakeGatewayFaultOptions: ParsableArguments {
 
     func validate() throws {
         do {
-            _ = try FakeGatewayFaultMix.parse(faults, seed: 0)
+            _ = try SandboxGatewayFaultMix.parse(faults, seed: 0)
         } catch {
             throw ValidationError("--fault: \(error)")
         }
@@ -32,16 +32,16 @@ struct FakeGatewayFaultOptions: ParsableArguments {
     }
 
     /// The mix drawn with `seed`, or nil when no --fault was given.
-    func mix(seed: UInt64) throws -> FakeGatewayFaultMix? {
-        faults.isEmpty ? nil : try FakeGatewayFaultMix.parse(faults, seed: seed)
+    func mix(seed: UInt64) throws -> SandboxGatewayFaultMix? {
+        faults.isEmpty ? nil : try SandboxGatewayFaultMix.parse(faults, seed: seed)
     }
 
     var observes: Bool { statsOut != nil || requestLog != nil }
 
     /// Writes the files every interval until cancelled, then once more: the last write holds everything seen.
     func keepWriting(
-        _ files: FakeGatewayStatsFiles,
-        snapshot: @escaping @Sendable () -> (FakeGatewayStats, [FakeGatewayRequestRecord])
+        _ files: SandboxGatewayStatsFiles,
+        snapshot: @escaping @Sendable () -> (SandboxGatewayStats, [SandboxGatewayRequestRecord])
     ) -> Task<Void, Never> {
         let interval = Duration.milliseconds(statsIntervalMs)
         return Task {

@@ -31,7 +31,7 @@ import Testing
             #expect(try await client.signed(.delete, "/api/v1/device_tokens/\(other)", as: device).status == .noContent)
             _ = try await Self.register(client, device, Self.tokenA, alias: "carol")
             let invalidated = try await DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
-                .invalidateDevice(id: other, token: Self.tokenA, reason: "Unregistered", at: nil)
+                .invalidateDevice(id: other, token: Self.tokenA, reason: "Unregistered", at: Date())
             #expect(invalidated)
 
             let queries = DashboardQueries(client: service.postgres, logger: TestDatabase.logger)

@@ -4,7 +4,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableTesting
 import PostgresNIO
 import Testing

@@ -1,7 +1,7 @@
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableStore
 import NotifiableTesting
 import Testing

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 @testable import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import Testing
 
 /// `JSONParser` must accept exactly what `JSONDecoder` into `JSONValue` accepted before it, and give

@@ -1,5 +1,5 @@
 import Foundation
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableTesting
 import Synchronization
 import Testing
@@ -76,7 +76,7 @@ import Testing
                 gateway.setObserving(statistics: true, requestLog: true)
                 gateway.setLatency(.milliseconds(50))
                 // APNs refuses everything as it does under load: that says nothing of the key.
-                gateway.setFaults(try FakeGatewayFaultMix.parse(["unavailable=1"], seed: 1))
+                gateway.setFaults(try SandboxGatewayFaultMix.parse(["unavailable=1"], seed: 1))
                 try await service.insertDevices(appID: app.app.id, count: 50, tokenSeed: 0x5030)
                 let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "busy", "all": true}"#)
                 #expect(try await service.eventually { gateway.requestCount >= 1 })

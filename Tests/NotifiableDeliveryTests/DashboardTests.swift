@@ -3,7 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableStore
 import NotifiableTesting
 import Testing

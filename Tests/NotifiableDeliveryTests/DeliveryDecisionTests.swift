@@ -1,6 +1,6 @@
 import Foundation
 import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import Testing
 
 @testable import NotifiableDelivery

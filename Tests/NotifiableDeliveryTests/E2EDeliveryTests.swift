@@ -3,7 +3,7 @@ import NIOCore
 import HTTPTypes
 import HummingbirdTesting
 import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableStore
 import NotifiableTesting
 import Testing

@@ -2,7 +2,7 @@ import Foundation
 import HummingbirdTesting
 import NIOCore
 import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableStore
 import NotifiableTesting
 import Testing

@@ -1,7 +1,7 @@
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableStore
 import NotifiableTesting
 import Testing
@@ -43,7 +43,7 @@ import Testing
     }
 
     /// The one push `token` got, read by the Android SDK.
-    static func androidReads(_ gateway: FakeFCMGateway, token: String) throws -> (AcceptedFCMMessage, NotifiableAndroidSDK.Message) {
+    static func androidReads(_ gateway: SandboxFCMGateway, token: String) throws -> (AcceptedFCMMessage, NotifiableAndroidSDK.Message) {
         let messages = gateway.messages(to: token)
         #expect(messages.count == 1, "\(token): \(messages.count) messages")
         let accepted = try #require(messages.first, "nothing reached \(token)")
@@ -51,7 +51,7 @@ import Testing
     }
 
     /// The one push `token` got, as the iOS SDK's `userInfo`.
-    static func iOSReads(_ gateway: FakeAPNsGateway, token: String) throws -> (AcceptedPush, [String: JSONValue]) {
+    static func iOSReads(_ gateway: SandboxAPNsGateway, token: String) throws -> (AcceptedPush, [String: JSONValue]) {
         let pushes = gateway.pushes(to: token)
         #expect(pushes.count == 1, "\(token): \(pushes.count) pushes")
         let push = try #require(pushes.first, "nothing reached \(token)")

@@ -1,7 +1,7 @@
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableStore
 import NotifiableTesting
 import Testing
@@ -22,7 +22,7 @@ import Testing
     /// An app on the fake APNs whose user has two iPhones, A and B, and a stateful notification to
     /// that user, pushed to both.
     static func twoDevicesWithAStatefulNotification(
-        _ client: some TestClientProtocol, _ service: TestService, _ apns: FakeAPNsGateway, alias: String, tokens seed: Int
+        _ client: some TestClientProtocol, _ service: TestService, _ apns: SandboxAPNsGateway, alias: String, tokens seed: Int
     ) async throws -> (app: AppRegistry.CreatedApp, deviceA: Int64, tokenA: String, tokenB: String, id: Int64) {
         let app = try await service.createApp()
         try await service.connectAPNs(appID: app.app.id, to: apns)

@@ -3,7 +3,7 @@ import HummingbirdTesting
 import NotifiableApp
 import NotifiableCore
 @testable import NotifiableDelivery
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableStore
 import NotifiableTesting
 import PostgresNIO

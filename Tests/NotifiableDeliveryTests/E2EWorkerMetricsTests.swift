@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableStore
 import NotifiableTesting
 import Testing

@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableTesting
 import Testing
 
@@ -21,7 +21,7 @@ import Testing
         let headers: [(String, String)]
     }
 
-    static func post(_ gateway: FakeAPNsGateway, token n: Int) -> Post {
+    static func post(_ gateway: SandboxAPNsGateway, token n: Int) -> Post {
         let key = P256.Signing.PrivateKey()
         gateway.trust(teamID: teamID, keyID: keyID, publicKey: key.publicKey)
         let jwt = APNsJWT.make(keyID: keyID, teamID: teamID, issuedAt: Date(), privateKey: key)
@@ -35,7 +35,7 @@ import Testing
         return String(repeating: "0", count: 64 - hex.count) + hex
     }
 
-    func withClient(trustingGateway: Bool = true, _ body: @Sendable (FakeAPNsGateway, FCMHTTPClient) async throws -> Void) async throws {
+    func withClient(trustingGateway: Bool = true, _ body: @Sendable (SandboxAPNsGateway, FCMHTTPClient) async throws -> Void) async throws {
         try await withFakeAPNs { gateway in
             let client = try FCMHTTPClient(
                 trustedCAPEM: trustingGateway ? gateway.certificatePEM : nil, logger: Logger(label: "test.fcm-http")

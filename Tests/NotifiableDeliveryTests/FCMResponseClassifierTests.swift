@@ -154,9 +154,9 @@ struct FCMClassifierCase: Sendable, CustomTestStringConvertible {
         #expect(FCMResponseClassifier.classify(transportError: HTTPClientError.deadlineExceeded)
             == .retry(reason: "request deadline exceeded", retryAfter: nil))
         // Sends go over the HTTP/2 client APNs uses; its failures do not speak of APNs.
-        #expect(FCMResponseClassifier.classify(transportError: APNsHTTP2Error.deadlineExceeded)
+        #expect(FCMResponseClassifier.classify(transportError: HTTP2ClientError.deadlineExceeded)
             == .retry(reason: "request deadline exceeded", retryAfter: nil))
-        #expect(FCMResponseClassifier.classify(transportError: APNsHTTP2Error.connectionClosed("eof"))
+        #expect(FCMResponseClassifier.classify(transportError: HTTP2ClientError.connectionClosed("eof"))
             == .retry(reason: "connection closed by FCM", retryAfter: nil))
         #expect(FCMResponseClassifier.classify(transportError: ChannelError.connectTimeout(.seconds(10)))
             == .retry(reason: "connect timeout", retryAfter: nil))

@@ -287,11 +287,11 @@ import Testing
     }
 
     @Test func theSendURLIsBuiltFromTheEndpointAndProject() {
-        #expect(FCMConnections.sendURL(baseURL: "https://fcm.googleapis.com", projectID: "my-app")
+        #expect(FCMConnection.sendURL(baseURL: "https://fcm.googleapis.com", projectID: "my-app")
             == "https://fcm.googleapis.com/v1/projects/my-app/messages:send")
-        #expect(FCMConnections.sendURL(baseURL: "https://127.0.0.1:4443/", projectID: "example.com:legacy")
+        #expect(FCMConnection.sendURL(baseURL: "https://127.0.0.1:4443/", projectID: "example.com:legacy")
             == "https://127.0.0.1:4443/v1/projects/example.com:legacy/messages:send")
-        #expect(FCMConnections.sendURL(baseURL: "https://h", projectID: "a/b c")
+        #expect(FCMConnection.sendURL(baseURL: "https://h", projectID: "a/b c")
             == "https://h/v1/projects/a%2Fb%20c/messages:send")
     }
 }

@@ -1,6 +1,6 @@
 import NotifiableCore
 import Foundation
-import NotifiableFakeGateways
+import NotifiableSandbox
 import Testing
 
 @testable import NotifiableDelivery

@@ -3,7 +3,7 @@ import _CryptoExtras
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
-import NotifiableFakeGateways
+import NotifiableSandbox
 import NotifiableStore
 import NotifiableTesting
 import Testing

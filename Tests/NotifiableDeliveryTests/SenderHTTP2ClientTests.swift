@@ -11,9 +11,9 @@ import Synchronization
 import Testing
 
 @testable import NotifiableDelivery
-@testable import NotifiableFakeGateways
+@testable import NotifiableSandbox
 
-/// ``APNsHTTP2Client`` against the fake APNs gateway over loopback (real TLS, real HTTP/2).
+/// ``HTTP2Client`` against the fake APNs gateway over loopback (real TLS, real HTTP/2).
 @Suite(.serialized, .timeLimit(.minutes(1))) struct SenderHTTP2ClientTests {
     static let teamID = "TEAMH2TEST"
     static let keyID = "KEYH2TEST1"
@@ -85,7 +85,7 @@ import Testing
         // 600 bodies of 215 bytes are twice HTTP/2's initial 65,535-byte connection window: with the usual 16 MiB
         // window the client opens at once, and with a window left at 65,535 bytes, topped up when half is used.
         for window in [1 << 24, 65_535] {
-            var tuning = APNsHTTP2Client.Tuning()
+            var tuning = HTTP2Client.Tuning()
             tuning.connectionWindow = window
             try await withClient(connections: 1, tuning: tuning) { gateway, client, jwt in
             gateway.setRandomFailures(rate: 1, seed: 1, outcome: .reject(status: 400, reason: String(repeating: "X", count: 200)))
@@ -106,14 +106,14 @@ import Testing
                 _ = try await client.send(bad, deadline: .seconds(10))
                 Issue.record("a header value with CR LF was sent")
             } catch {
-                guard case .streamReset = error as? APNsHTTP2Error else {
+                guard case .streamReset = error as? HTTP2ClientError else {
                     Issue.record("unexpected error \(String(reflecting: error))")
                     return
                 }
             }
             var nonASCII = Self.push(token: Self.token(2), jwt: jwt)
             nonASCII.headers.append(("apns-collapse-ïd", "x"))
-            await #expect(throws: APNsHTTP2Error.invalidHeader("apns-collapse-ïd")) {
+            await #expect(throws: HTTP2ClientError.invalidHeader("apns-collapse-ïd")) {
                 _ = try await client.send(nonASCII, deadline: .seconds(10))
             }
 
@@ -151,7 +151,7 @@ import Testing
     }
 
     @Test func aConnectionIsReplacedWhenItHasUsedItsStreams() async throws {
-        var tuning = APNsHTTP2Client.Tuning()
+        var tuning = HTTP2Client.Tuning()
         tuning.maxStreamsPerConnection = 7
         try await withClient(connections: 1, tuning: tuning) { gateway, client, jwt in
             gateway.setRecording(false)
@@ -179,7 +179,7 @@ import Testing
                 _ = try await client.send(Self.push(token: doomed, jwt: jwt), deadline: .seconds(10))
                 Issue.record("a push on a dropped connection succeeded")
             } catch {
-                guard case .connectionClosed = error as? APNsHTTP2Error else {
+                guard case .connectionClosed = error as? HTTP2ClientError else {
                     Issue.record("unexpected error \(String(reflecting: error))")
                     return
                 }
@@ -197,7 +197,7 @@ import Testing
     }
 
     @Test func anIdleConnectionIsClosedAndReopenedWhenNeeded() async throws {
-        var tuning = APNsHTTP2Client.Tuning()
+        var tuning = HTTP2Client.Tuning()
         tuning.idleTimeout = .milliseconds(300)
         try await withClient(connections: 1, tuning: tuning) { gateway, client, jwt in
             for n in 0..<3 {
@@ -221,7 +221,7 @@ import Testing
             gateway.script(token: slow, [.delay(.seconds(10))])
             let clock = ContinuousClock()
             let started = clock.now
-            await #expect(throws: APNsHTTP2Error.deadlineExceeded) {
+            await #expect(throws: HTTP2ClientError.deadlineExceeded) {
                 _ = try await client.send(Self.push(token: slow, jwt: jwt), deadline: .milliseconds(200))
             }
             let elapsed = started.duration(to: clock.now)
@@ -254,7 +254,7 @@ import Testing
     @Test func anUntrustedCertificateFailsTheSend() async throws {
         try await withFakeAPNs { gateway in
             let (_, jwt) = Self.trustNewKey(gateway)
-            let client = try APNsHTTP2Client(
+            let client = try HTTP2Client(
                 baseURL: gateway.baseURL, trustedCAPEM: nil, logger: Logger(label: "test.apns-h2")
             )
             let clock = ContinuousClock()
@@ -274,7 +274,7 @@ import Testing
     @Test func pushesAGoAwaySaysWereNotProcessedGoOutAgainOnANewConnection() async throws {
         // Each connection answers its first 3 pushes, then sends GOAWAY naming the last of them.
         let server = try await ScriptedHTTP2Server.start(answersPerConnection: 3)
-        let client = try APNsHTTP2Client(
+        let client = try HTTP2Client(
             baseURL: "https://127.0.0.1:\(server.port)", trustedCAPEM: server.certificatePEM, connections: 1,
             logger: Logger(label: "test.apns-h2")
         )
@@ -288,7 +288,7 @@ import Testing
 
     @Test func aRefusedStreamIsSentAgain() async throws {
         let server = try await ScriptedHTTP2Server.start(refuseFirst: true)
-        let client = try APNsHTTP2Client(
+        let client = try HTTP2Client(
             baseURL: "https://127.0.0.1:\(server.port)", trustedCAPEM: server.certificatePEM, connections: 1,
             logger: Logger(label: "test.apns-h2")
         )
@@ -316,11 +316,11 @@ import Testing
             }
             .bind(host: "127.0.0.1", port: 0).get()
         let port = try #require(server.localAddress?.port)
-        let client = try APNsHTTP2Client(
+        let client = try HTTP2Client(
             baseURL: "https://127.0.0.1:\(port)", trustedCAPEM: certificate.certificatePEM,
             logger: Logger(label: "test.apns-h2")
         )
-        await #expect(throws: APNsHTTP2Error.http2NotNegotiated(nil)) {  // no protocol in common
+        await #expect(throws: HTTP2ClientError.http2NotNegotiated(nil)) {  // no protocol in common
             _ = try await client.send(Self.push(token: Self.token(1), jwt: "x"), deadline: .seconds(10))
         }
         await client.shutdown()
@@ -333,7 +333,7 @@ import Testing
             .bind(host: "127.0.0.1", port: 0).get()
         let port = try #require(probe.localAddress?.port)
         try await probe.close()
-        let client = try APNsHTTP2Client(
+        let client = try HTTP2Client(
             baseURL: "https://127.0.0.1:\(port)", trustedCAPEM: nil, logger: Logger(label: "test.apns-h2")
         )
         await #expect(throws: (any Error).self) {
@@ -345,7 +345,7 @@ import Testing
     @Test func sendsAfterShutdownThrow() async throws {
         try await withFakeAPNs { gateway in
             let (_, jwt) = Self.trustNewKey(gateway)
-            let client = try APNsHTTP2Client(
+            let client = try HTTP2Client(
                 baseURL: gateway.baseURL, trustedCAPEM: gateway.certificatePEM, logger: Logger(label: "test.apns-h2")
             )
             let response = try await client.send(Self.push(token: Self.token(1), jwt: jwt), deadline: .seconds(10))
@@ -359,10 +359,10 @@ import Testing
             let clock = ContinuousClock()
             let started = clock.now
             await client.shutdown()
-            await #expect(throws: APNsHTTP2Error.shutDown) { _ = try await inFlight.value }
+            await #expect(throws: HTTP2ClientError.shutDown) { _ = try await inFlight.value }
             #expect(started.duration(to: clock.now) < .seconds(2))
 
-            await #expect(throws: APNsHTTP2Error.shutDown) {
+            await #expect(throws: HTTP2ClientError.shutDown) {
                 _ = try await client.send(Self.push(token: Self.token(2), jwt: jwt), deadline: .seconds(10))
             }
             #expect(gateway.pushes(to: Self.token(2)).isEmpty)
@@ -371,26 +371,26 @@ import Testing
     }
 
     @Test func baseURLsAreParsed() throws {
-        let plain = try APNsHTTP2Endpoint(baseURL: "https://api.push.apple.com")
+        let plain = try HTTP2Endpoint(baseURL: "https://api.push.apple.com")
         #expect(plain.host == "api.push.apple.com")
         #expect(plain.port == 443)
         #expect(plain.authority == "api.push.apple.com")
         #expect(plain.serverName == "api.push.apple.com")
 
-        let ported = try APNsHTTP2Endpoint(baseURL: "https://api.sandbox.push.apple.com:2197/")
+        let ported = try HTTP2Endpoint(baseURL: "https://api.sandbox.push.apple.com:2197/")
         #expect(ported.port == 2197)
         #expect(ported.authority == "api.sandbox.push.apple.com:2197")
 
-        let ipv4 = try APNsHTTP2Endpoint(baseURL: "https://127.0.0.1:8443")
+        let ipv4 = try HTTP2Endpoint(baseURL: "https://127.0.0.1:8443")
         #expect(ipv4.serverName == nil)
 
-        let ipv6 = try APNsHTTP2Endpoint(baseURL: "https://[::1]:8443")
+        let ipv6 = try HTTP2Endpoint(baseURL: "https://[::1]:8443")
         #expect(ipv6.host == "::1")
         #expect(ipv6.authority == "[::1]:8443")
         #expect(ipv6.serverName == nil)
 
         for bad in ["http://example.com", "https://", "https://example.com:0", "https://example.com:x", "https://example.com/path"] {
-            #expect(throws: APNsHTTP2Error.invalidBaseURL(bad)) { try APNsHTTP2Endpoint(baseURL: bad) }
+            #expect(throws: HTTP2ClientError.invalidBaseURL(bad)) { try HTTP2Endpoint(baseURL: bad) }
         }
     }
 
@@ -401,23 +401,23 @@ import Testing
         return String(repeating: "0", count: 64 - hex.count) + hex
     }
 
-    static func push(token: String, jwt: String, apnsID: String? = nil) -> APNsWireRequest {
+    static func push(token: String, jwt: String, apnsID: String? = nil) -> HTTP2Request {
         var headers = [
             ("apns-topic", topic), ("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-expiration", "0"),
         ]
         if let apnsID { headers.append(("apns-id", apnsID)) }
         headers.append(("authorization", "bearer \(jwt)"))
-        return APNsWireRequest(deviceToken: token, headers: headers, payload: Array(payload.utf8))
+        return HTTP2Request.apnsPush(deviceToken: token, headers: headers, payload: Array(payload.utf8))
     }
 
-    static func trustNewKey(_ gateway: FakeAPNsGateway) -> (P256.Signing.PrivateKey, String) {
+    static func trustNewKey(_ gateway: SandboxAPNsGateway) -> (P256.Signing.PrivateKey, String) {
         let key = P256.Signing.PrivateKey()
         gateway.trust(teamID: teamID, keyID: keyID, publicKey: key.publicKey)
         return (key, APNsJWT.make(keyID: keyID, teamID: teamID, issuedAt: Date(), privateKey: key))
     }
 
     /// Sends `count` pushes at once; the statuses answered, counted.
-    static func sendConcurrently(_ count: Int, client: APNsHTTP2Client, jwt: String) async throws -> [Int: Int] {
+    static func sendConcurrently(_ count: Int, client: HTTP2Client, jwt: String) async throws -> [Int: Int] {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for n in 0..<count {
                 group.addTask {
@@ -431,12 +431,12 @@ import Testing
     }
 
     func withClient(
-        connections: Int = 2, tuning: APNsHTTP2Client.Tuning = .init(),
-        _ body: @Sendable (FakeAPNsGateway, APNsHTTP2Client, String) async throws -> Void
+        connections: Int = 2, tuning: HTTP2Client.Tuning = .init(),
+        _ body: @Sendable (SandboxAPNsGateway, HTTP2Client, String) async throws -> Void
     ) async throws {
         try await withFakeAPNs { gateway in
             let (_, jwt) = Self.trustNewKey(gateway)
-            let client = try APNsHTTP2Client(
+            let client = try HTTP2Client(
                 baseURL: gateway.baseURL, trustedCAPEM: gateway.certificatePEM, connections: connections,
                 eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: Logger(label: "test.apns-h2"),
                 tuning: tuning

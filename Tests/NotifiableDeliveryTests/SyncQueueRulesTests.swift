@@ -44,7 +44,7 @@ import Testing
             let counters = try await client.signed(.get, "/api/v1/notifications/\(id)", as: app.serverCredential).json["counters"]
             #expect(counters?["targeted"]?.intValue == 2)
             try await queue.record([DeliveryResult(deliveryID: second[0].id, attempt: second[0].attempt, state: .dead)])
-            #expect(try await queue.requeueDead(appID: app.app.id, ids: nil) == 0)
+            #expect(try await QueueAdministration(client: service.postgres, logger: TestDatabase.logger).requeueDead(appID: app.app.id, ids: nil) == 0)
         }
     }
 

@@ -13,7 +13,7 @@ struct DashboardController {
     let apps: AppRegistry
     let devices: DeviceRegistry
     let notifications: NotificationStore
-    let queue: DeliveryQueue
+    let queue: QueueAdministration
     let queries: DashboardQueries
 
     func addRoutes(to router: Router<NotifiableRequestContext>) {

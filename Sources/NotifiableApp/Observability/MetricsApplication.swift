@@ -17,7 +17,7 @@ public func buildMetricsApplication(
     MetricsController(
         metrics: configuration.metrics,
         queueGauges: QueueGauges(
-            queue: DeliveryQueue(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
+            queue: QueueAdministration(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
             factory: configuration.metrics.factory
         ),
         token: configuration.metricsToken

@@ -12,16 +12,16 @@ import NotifiableStore
 /// the API process, which may run without workers (`serve --no-workers`), and `notifiable work`
 /// has no HTTP port to scrape. The interval bounds the cost whatever the number of scrapers
 /// (concurrent scrapes share one query), and nothing is queried while nobody scrapes. The query
-/// itself reads only waiting rows through partial indexes (`DeliveryQueue.depth()`).
+/// itself reads only waiting rows through partial indexes (`QueueAdministration.depth()`).
 actor QueueGauges {
-    private let queue: DeliveryQueue
+    private let queue: QueueAdministration
     private let interval: Duration
     private let available, retrying, running, dead, oldestReadyAge, fanningOut, misconfiguredAPNs, misconfiguredFCM: Gauge
     private let failures: CoreMetrics.Counter
     private var sampledAt: ContinuousClock.Instant?
     private var sampling: Task<Void, Never>?
 
-    init(queue: DeliveryQueue, interval: Duration, factory: any MetricsFactory) {
+    init(queue: QueueAdministration, interval: Duration, factory: any MetricsFactory) {
         self.queue = queue
         self.interval = interval
         func depth(_ state: String) -> Gauge {

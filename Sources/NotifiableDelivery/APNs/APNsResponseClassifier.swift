@@ -95,7 +95,7 @@ public enum APNsResponseClassifier {
     }
 
     static func transportReason(_ error: any Error) -> String {
-        if let error = error as? APNsHTTP2Error {
+        if let error = error as? HTTP2ClientError {
             switch error {
             case .deadlineExceeded: return "request deadline exceeded"
             case .connectTimeout: return "connect timeout"

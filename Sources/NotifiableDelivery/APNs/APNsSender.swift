@@ -4,7 +4,7 @@ import NotifiableCore
 import NotifiableStore
 
 /// Sends deliveries to APNs over HTTP/2 with token-based authentication. The transport is a
-/// dedicated client (`APNsHTTP2Client`) that coalesces writes: against the same local gateway it
+/// dedicated client (`HTTP2Client`) that coalesces writes: against the same local gateway it
 /// sent ~9,500 pushes/s where AsyncHTTPClient, opening a stream channel and flushing per
 /// request, sent ~6,000.
 public final class APNsSender: PushSender {
@@ -17,10 +17,10 @@ public final class APNsSender: PushSender {
         settings: @escaping @Sendable (_ appID: Int64) async throws -> APNsSettings?, logger: Logger,
         requestTimeout: Duration = .seconds(15), settingsMaxAge: Duration = .seconds(30)
     ) {
-        self.connections = APNsConnections(
+        self.connections = .apns(
             settings: settings, maxAge: settingsMaxAge, retireAfter: requestTimeout * 2, logger: logger
         ) { baseURL, ca in
-            try APNsHTTP2Client(baseURL: baseURL, trustedCAPEM: ca, logger: logger)
+            try HTTP2Client(baseURL: baseURL, trustedCAPEM: ca, logger: logger)
         }
         self.requestTimeout = requestTimeout
         self.logger = logger
@@ -71,7 +71,7 @@ public final class APNsSender: PushSender {
         headers.append(("authorization", "bearer \(jwt)"))
         do {
             let response = try await connection.transport.send(
-                APNsWireRequest(deviceToken: delivery.token, headers: headers, payload: payload), deadline: requestTimeout
+                .apnsPush(deviceToken: delivery.token, headers: headers, payload: payload), deadline: requestTimeout
             )
             let outcome = APNsResponseClassifier.classify(
                 status: response.status, body: response.body, retryAfter: response.retryAfter, apnsID: response.apnsID
@@ -105,6 +105,6 @@ public final class APNsSender: PushSender {
     }
 
     public func shutdown() async {
-        await connections.shutdown()
+        for connection in await connections.removeAll() { await connection.transport.shutdown() }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifiableCore
 import NotifiableStore
+import Synchronization
 
 /// What the sender needs to reach FCM for one app: its service account's access tokens, the URL
 /// messages go to, and the HTTP client that carries them.
@@ -21,94 +22,62 @@ struct FCMConnection: Sendable {
     var hasAccepted = AcceptanceFlag()
 }
 
-/// The apps' FCM connections, made on first use and re-read after `maxAge` so that changed settings take
-/// effect without a restart. Reading is single-flight per app: a burst of deliveries for an app that is
-/// not cached reads its settings once and shares one access-token cache.
-///
-/// HTTP clients are shared: one trusts the system's roots and serves every app that names no CA, and one
-/// is made per distinct trusted CA (a test or staging gateway, whose token endpoint it serves too). They
-/// live until `shutdown()`.
-actor FCMConnections {
-    typealias SettingsReader = @Sendable (_ appID: Int64) async throws -> FCMSettings?
-    typealias TransportMaker = @Sendable (_ trustedCAPEM: String?) throws -> any FCMTransport
+/// The apps' FCM connections (see `AppConnections`).
+typealias FCMConnections = AppConnections<FCMSettings, FCMConnection>
 
-    private let settings: SettingsReader
-    private let maxAge: Duration
-    private let requestTimeout: Duration
-    private let logger: Logger
-    private let makeTransport: TransportMaker
-    private var connections: [Int64: FCMConnection] = [:]
-    private var loading: [Int64: Task<Result<FCMConnection, MissingConnection>, Never>] = [:]
-    /// Apps whose settings are to be read before their next delivery; their connections stay, so that
-    /// the access token carries over while the service account is unchanged.
-    /// By trusted CA PEM; "" for the system's roots.
-    private var transports: [String: any FCMTransport] = [:]
-
-    init(
-        settings: @escaping SettingsReader, maxAge: Duration, requestTimeout: Duration, logger: Logger,
-        makeTransport: @escaping TransportMaker
-    ) {
-        self.settings = settings
-        self.maxAge = maxAge
-        self.requestTimeout = requestTimeout
-        self.logger = logger
-        self.makeTransport = makeTransport
-    }
-
-    func connection(appID: Int64) async -> Result<FCMConnection, MissingConnection> {
-        if let cached = connections[appID],
-           MissingConnection.settingsAreFresh(loadedAt: cached.loadedAt, refused: cached.misconfiguration != nil, maxAge: maxAge) {
-            return .success(cached)
+extension AppConnections where Settings == FCMSettings, Connection == FCMConnection {
+    static func fcm(
+        settings: @escaping SettingsReader, maxAge: Duration, transports: FCMTransports, requestTimeout: Duration, logger: Logger
+    ) -> FCMConnections {
+        FCMConnections(gateway: "FCM", settings: settings, maxAge: maxAge, logger: logger) { settings, previous in
+            try FCMConnection(settings, reusing: previous, transports: transports, requestTimeout: requestTimeout)
         }
-        if let load = loading[appID] { return await load.value }
-        let load = Task { await self.load(appID: appID) }
-        loading[appID] = load
-        return await load.value
+    }
+}
+
+/// The HTTP clients FCM connections share: one trusts the system's roots and serves every app that
+/// names no CA, and one is made per distinct trusted CA (a test or staging gateway, whose token
+/// endpoint it serves too). They live until `shutdown()`.
+final class FCMTransports: Sendable {
+    typealias Maker = @Sendable (_ trustedCAPEM: String?) throws -> any FCMTransport
+
+    private let make: Maker
+    /// By trusted CA PEM; "" for the system's roots.
+    private let made = Mutex<[String: any FCMTransport]>([:])
+
+    init(make: @escaping Maker) {
+        self.make = make
     }
 
-    /// FCM refused the app's settings: the app's next deliveries stop here at once, and the
-    /// settings are read again after the short wait a refused configuration gets (by then the
-    /// worker has stored its mark, or an operator saved new settings).
-    func refuse(appID: Int64, reason: String) {
-        connections[appID]?.misconfiguration = reason
-        connections[appID]?.loadedAt = .now
+    func transport(trusting ca: String?) throws -> any FCMTransport {
+        try made.withLock { made in
+            if let existing = made[ca ?? ""] { return existing }
+            let transport: any FCMTransport
+            do {
+                transport = try make(ca)
+            } catch {
+                throw FCMSettingsProblem("trusted CA certificate cannot be used: \(error)")
+            }
+            made[ca ?? ""] = transport
+            return transport
+        }
     }
 
     func shutdown() async {
-        let all = Array(transports.values)
-        transports = [:]
-        connections = [:]
+        let all = made.withLock { made in
+            defer { made = [:] }
+            return Array(made.values)
+        }
         for transport in all { await transport.shutdown() }
     }
+}
 
-    private func load(appID: Int64) async -> Result<FCMConnection, MissingConnection> {
-        defer { loading[appID] = nil }
-        let loaded: FCMSettings?
-        do {
-            loaded = try await settings(appID)
-        } catch {
-            logger.warning("cannot read FCM settings", metadata: ["app_id": "\(appID)", "error": "\(databaseErrorText(error))"])
-            return .failure(.unavailable("FCM settings could not be read: \(databaseErrorText(error))"))
-        }
-        guard let loaded else {
-            connections[appID] = nil
-            return .failure(.notConfigured)
-        }
-        do {
-            let connection = try makeConnection(loaded, reusing: connections[appID])
-            connections[appID] = connection
-            return .success(connection)
-        } catch {
-            logger.error("cannot prepare FCM for app", metadata: ["app_id": "\(appID)", "error": "\(error)"])
-            return .failure(.unusable("fcm_settings_unusable: \(error)"))
-        }
-    }
-
+extension FCMConnection: AppConnection {
     /// The connection for `settings`. The previous one's access tokens carry over when the service
     /// account and CA have not changed, and whether FCM accepted a message when the URL has not.
-    private func makeConnection(_ settings: FCMSettings, reusing previous: FCMConnection?) throws -> FCMConnection {
+    init(_ settings: FCMSettings, reusing previous: FCMConnection?, transports: FCMTransports, requestTimeout: Duration) throws {
         let ca = settings.trustedCAPEM.flatMap { $0.isEmpty ? nil : $0 }
-        let transport = try transport(trusting: ca)
+        let transport = try transports.transport(trusting: ca)
         let tokens: FCMAccessTokens
         if let previous, previous.serviceAccountJSON == settings.serviceAccountJSON, previous.trustedCAPEM == ca {
             tokens = previous.tokens
@@ -122,28 +91,15 @@ actor FCMConnections {
             let endpoint = FCMTokenEndpoint(account: account, transport: transport, timeout: requestTimeout)
             tokens = FCMAccessTokens { () async throws(FCMAccessTokenError) -> FCMAccessToken in try await endpoint.exchange() }
         }
-        var connection = FCMConnection(
+        self.init(
             tokens: tokens, transport: transport,
             sendURL: Self.sendURL(baseURL: settings.baseURL, projectID: settings.projectID),
             serviceAccountJSON: settings.serviceAccountJSON, trustedCAPEM: ca,
             misconfiguration: settings.misconfigurationReason, settingsVersion: settings.updatedAt, loadedAt: .now
         )
-        if let previous, previous.sendURL == connection.sendURL {
-            connection.hasAccepted = previous.hasAccepted
+        if let previous, previous.sendURL == sendURL {
+            hasAccepted = previous.hasAccepted
         }
-        return connection
-    }
-
-    private func transport(trusting ca: String?) throws -> any FCMTransport {
-        if let existing = transports[ca ?? ""] { return existing }
-        let made: any FCMTransport
-        do {
-            made = try makeTransport(ca)
-        } catch {
-            throw FCMSettingsProblem("trusted CA certificate cannot be used: \(error)")
-        }
-        transports[ca ?? ""] = made
-        return made
     }
 
     static func sendURL(baseURL: String, projectID: String) -> String {

@@ -3,7 +3,7 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// `FCMTransport` over the HTTP/2 client APNs uses (``APNsHTTP2Client``): long-lived connections per
+/// `FCMTransport` over the HTTP/2 client APNs uses (``HTTP2Client``): long-lived connections per
 /// origin, each multiplexing up to the server's stream limit, with writes coalesced into one flush per
 /// burst. Through AsyncHTTPClient a worker reached about a third of what one HTTP/2 connection to the
 /// same gateway carries (docs/performance.md); this client is the one APNs already reaches it with.
@@ -14,7 +14,7 @@ public final class FCMHTTP2Transport: FCMTransport {
     public static let defaultConnectionsPerOrigin = 2
 
     private enum Route {
-        case http2(APNsHTTP2Client)
+        case http2(HTTP2Client)
         case http1
     }
 
@@ -47,9 +47,9 @@ public final class FCMHTTP2Transport: FCMTransport {
             return try await fallback.post(url, headers: headers, body: body, deadline: deadline)
         }
         do {
-            let answer = try await client.send(APNsWireRequest(path: path, headers: headers, payload: body), deadline: deadline)
+            let answer = try await client.send(HTTP2Request(path: path, headers: headers, payload: body), deadline: deadline)
             return FCMHTTPResponse(status: answer.status, retryAfter: answer.retryAfter, body: answer.body)
-        } catch APNsHTTP2Error.http2NotNegotiated(let chosen) {
+        } catch HTTP2ClientError.http2NotNegotiated(let chosen) {
             logger.info("FCM endpoint does not speak HTTP/2; using HTTP/1.1", metadata: ["origin": "\(origin)", "alpn": "\(chosen ?? "none")"])
             routes.withLock { $0[origin] = .http1 }
             Task { await client.shutdown() }
@@ -60,7 +60,7 @@ public final class FCMHTTP2Transport: FCMTransport {
     public func shutdown() async {
         let clients = routes.withLock { routes in
             defer { routes = [:] }
-            return routes.values.compactMap { route -> APNsHTTP2Client? in
+            return routes.values.compactMap { route -> HTTP2Client? in
                 if case .http2(let client) = route { return client }
                 return nil
             }
@@ -72,7 +72,7 @@ public final class FCMHTTP2Transport: FCMTransport {
     private func route(_ origin: String) throws -> Route {
         try routes.withLock { routes in
             if let known = routes[origin] { return known }
-            let client = try APNsHTTP2Client(
+            let client = try HTTP2Client(
                 baseURL: origin, trustedCAPEM: trustedCAPEM, connections: connectionsPerOrigin, eventLoopGroup: eventLoopGroup,
                 logger: logger
             )
@@ -95,7 +95,7 @@ public final class FCMHTTP2Transport: FCMTransport {
         let rest = url.dropFirst(scheme.count)
         guard let slash = rest.firstIndex(of: "/") else { return nil }
         let origin = scheme + rest[..<slash]
-        guard (try? APNsHTTP2Client.validate(baseURL: origin)) != nil else { return nil }
+        guard (try? HTTP2Client.validate(baseURL: origin)) != nil else { return nil }
         return (origin, String(rest[slash...]))
     }
 }

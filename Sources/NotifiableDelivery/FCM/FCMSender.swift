@@ -8,6 +8,7 @@ import NotifiableStore
 /// (`FCMHTTP2Transport`), so many sends share a few connections; HTTP/1.1 where a server offers only that.
 public final class FCMSender: PushSender {
     private let connections: FCMConnections
+    private let transports: FCMTransports
     private let streams = FCMStreamPermits()
     private let budgets = DeadlineWatch()
     private let requestTimeout: Duration
@@ -33,8 +34,10 @@ public final class FCMSender: PushSender {
         requestTimeout: Duration, settingsMaxAge: Duration,
         makeTransport: @escaping @Sendable (_ trustedCAPEM: String?) throws -> any FCMTransport
     ) {
-        self.connections = FCMConnections(
-            settings: settings, maxAge: settingsMaxAge, requestTimeout: requestTimeout, logger: logger, makeTransport: makeTransport
+        let transports = FCMTransports(make: makeTransport)
+        self.transports = transports
+        self.connections = .fcm(
+            settings: settings, maxAge: settingsMaxAge, transports: transports, requestTimeout: requestTimeout, logger: logger
         )
         self.requestTimeout = requestTimeout
         self.logger = logger
@@ -128,7 +131,8 @@ public final class FCMSender: PushSender {
     }
 
     public func shutdown() async {
-        await connections.shutdown()
+        _ = await connections.removeAll()
+        await transports.shutdown()
     }
 
     private func post(_ body: [UInt8], token: String, over connection: FCMConnection, deliveryID: Int64) async -> DeliveryOutcome {
