@@ -141,7 +141,11 @@ let package = Package(
         ),
         .testTarget(
             name: "NotifiableStoreTests",
-            dependencies: ["NotifiableTesting", "NotifiableStore", "NotifiableCore"],
+            dependencies: [
+                "NotifiableTesting", "NotifiableStore", "NotifiableCore",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -182,6 +186,18 @@ let package = Package(
                 "NotifiableCore",
                 "NotifiableSandbox",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "NotifiableTesting", "NotifiableApp", "NotifiableDelivery", "NotifiableStore", "NotifiableCore", "NotifiableSandbox",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

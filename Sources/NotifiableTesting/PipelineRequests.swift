@@ -1,11 +1,20 @@
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
+import NotifiableStore
 import Testing
 
 /// The steps of a push that end-to-end tests take again and again, as a client would: register a
 /// device, send a notification, read its counters, wait until nothing is left in flight.
 public enum Pipeline {
+    /// Fans out every accepted notification by hand, for tests that drive the queue without workers.
+    public static func fanOut(_ service: TestService) async throws {
+        let fanOut = NotificationFanOut(client: service.postgres, logger: TestDatabase.logger)
+        while var job = try await fanOut.claim(lease: .seconds(5)) {
+            while try await fanOut.advance(&job, batchSize: 100, lease: .seconds(5)) != nil {}
+        }
+    }
+
     /// A 64-hex-digit APNs token made from `n`.
     public static func token(_ n: Int) -> String { String(format: "%064x", n) }
 

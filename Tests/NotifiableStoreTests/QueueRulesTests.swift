@@ -7,19 +7,12 @@ import Testing
 
 /// Queue rules driven by hand (no workers), over a database of its own.
 @Suite struct QueueRulesTests {
-    static func fanOut(_ service: TestService) async throws {
-        let fanOut = NotificationFanOut(client: service.postgres, logger: TestDatabase.logger)
-        while var job = try await fanOut.claim(lease: .seconds(5)) {
-            while try await fanOut.advance(&job, batchSize: 100, lease: .seconds(5)) != nil {}
-        }
-    }
-
     @Test func aDeliveryWhoseDeviceWentAwayWhileItWasInFlightIsNotSentAgain() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
             let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x60E))
             let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
-            try await Self.fanOut(service)
+            try await Pipeline.fanOut(service)
             let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
             let claimed = try await queue.claim(limit: 10, lease: .seconds(30))
             #expect(claimed.count == 1)
@@ -47,7 +40,7 @@ import Testing
             let ids = devices.map(String.init).joined(separator: ", ")
             let first = try await Pipeline.send(client, app.serverCredential, #"{"message": "one", "device_ids": [\#(ids)]}"#)
             let second = try await Pipeline.send(client, app.serverCredential, #"{"message": "two", "device_ids": [\#(ids)]}"#)
-            try await Self.fanOut(service)
+            try await Pipeline.fanOut(service)
             let claimed = try await DeliveryQueue(client: service.postgres, logger: TestDatabase.logger).claim(limit: 10, lease: .seconds(30))
             #expect(claimed.count == 6)
             let ofFirst = claimed.filter { $0.notificationID == first }
@@ -67,7 +60,7 @@ import Testing
             let first = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x1EA5E1))
             let second = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x1EA5E2))
             let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(first), \#(second)]}"#)
-            try await Self.fanOut(service)
+            try await Pipeline.fanOut(service)
             let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
             let claimed = try await queue.claim(limit: 10, lease: .seconds(1))
             #expect(claimed.count == 2)
@@ -91,7 +84,7 @@ import Testing
             let app = try await service.createApp()
             let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xCA1))
             let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
-            try await Self.fanOut(service)
+            try await Pipeline.fanOut(service)
             let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
             let delivery = try #require(try await queue.claim(limit: 10, lease: .seconds(30)).first)
             _ = try await client.signed(.delete, "/api/v1/notifications/\(id)", as: app.serverCredential)
@@ -108,7 +101,7 @@ import Testing
             let holder = try await Pipeline.register(client, app.deviceCredential, token: tokenX, alias: "alice")
             let mover = try await Pipeline.register(client, app.deviceCredential, token: tokenY, alias: "alice")
             let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "user_aliases": ["alice"]}"#)
-            try await Self.fanOut(service)
+            try await Pipeline.fanOut(service)
             // Token X already got it; Y's delivery is still waiting.
             try await service.postgres.query(
                 "UPDATE deliveries SET state = 'sent', sent_at = now() WHERE notification_id = \(id) AND device_id = \(holder)",
@@ -154,7 +147,7 @@ import Testing
             #expect(queued.json["notifications_fanning_out"]?.intValue == 1)
             #expect(queued.json["deliveries"]?["available"]?.intValue == 0)
 
-            try await QueueRulesTests.fanOut(service)
+            try await Pipeline.fanOut(service)
             // Make the deliveries ready for a while, as if no worker had come by.
             try await service.postgres.query("UPDATE deliveries SET run_at = now() - interval '90 seconds'", logger: TestDatabase.logger)
             let stats = try await client.execute(uri: "/admin/queue", method: .get, headers: [.authorization: "Bearer \(admin)"], body: nil)

@@ -14,7 +14,7 @@ import Testing
             let phone = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x5A), alias: "erin")
             let tablet = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x5B), alias: "erin")
             let id = try await Pipeline.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["erin"], "stateful": true}"#)
-            try await QueueRulesTests.fanOut(service)
+            try await Pipeline.fanOut(service)
             let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
             let pushes = try await queue.claim(limit: 10, lease: .seconds(30))
             #expect(pushes.count == 2)
@@ -54,7 +54,7 @@ import Testing
             let phone = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x6A), alias: "ivy")
             _ = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x6B), alias: "ivy")
             let id = try await Pipeline.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["ivy"], "stateful": true}"#)
-            try await QueueRulesTests.fanOut(service)
+            try await Pipeline.fanOut(service)
             let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
             let pushes = try await queue.claim(limit: 10, lease: .seconds(30))
             try await queue.record(pushes.map { DeliveryResult(deliveryID: $0.id, attempt: $0.attempt, state: .sent) })
@@ -80,7 +80,7 @@ import Testing
             let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x7A), alias: "jo")
             let first = try await Pipeline.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["jo"], "stateful": true}"#)
             let second = try await Pipeline.send(client, app.serverCredential, #"{"title": "y", "user_aliases": ["jo"], "stateful": true}"#)
-            try await QueueRulesTests.fanOut(service)
+            try await Pipeline.fanOut(service)
             func state(_ id: Int64) async throws -> String {
                 let row = try await service.postgres.query(
                     "SELECT read_state || ' ' || user_action_state FROM user_notifications WHERE notification_id = \(id)", logger: TestDatabase.logger

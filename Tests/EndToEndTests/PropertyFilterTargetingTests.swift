@@ -122,7 +122,7 @@ import Testing
             let id = try await Pipeline.send(client, population.app.serverCredential, body)
             sent.append((body, expected, id))
         }
-        try await QueueRulesTests.fanOut(service)
+        try await Pipeline.fanOut(service)
 
         let names = Dictionary(uniqueKeysWithValues: population.devices.map { ($0.value, $0.key) })
         for (body, expected, id) in sent {

@@ -31,7 +31,7 @@ import Testing
                 let sent = try await client.signed(.post, "/api/v1/notifications", body: #"{"title": "x", "near": \#(near)}"#, as: app.serverCredential)
                 #expect(sent.status == .accepted, "\(String(buffer: sent.body))")
                 let id = try #require(sent.json["id"]?.intValue)
-                try await QueueRulesTests.fanOut(service)
+                try await Pipeline.fanOut(service)
                 let rows = try await service.postgres.query("SELECT device_id FROM deliveries WHERE notification_id = \(id)", logger: TestDatabase.logger)
                 var devices = Set<Int64>()
                 for try await device in rows.decode(Int64.self) { devices.insert(device) }

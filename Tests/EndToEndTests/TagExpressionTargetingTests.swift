@@ -88,7 +88,7 @@ import Testing
             let all = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "all": true, "tag_expression": "nobody"}"#)
             sent.append(("all + nobody", Set(devices.keys), all))
 
-            try await QueueRulesTests.fanOut(service)
+            try await Pipeline.fanOut(service)
             for (expression, expected, id) in sent {
                 let reached = try await Self.targeted(service, id)
                 #expect(reached == Set(expected.map { devices[$0]! }), "\(expression): \(reached.sorted()) by \(devices)")
@@ -123,7 +123,7 @@ import Testing
             let rareID = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "tag_expression": "rare"}"#)
             let denseID = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "tag_expression": "dense || rare"}"#)
             let noneID = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "tag_expression": "!dense && !rare"}"#)
-            try await QueueRulesTests.fanOut(service)
+            try await Pipeline.fanOut(service)
 
             #expect(try await Self.targeted(service, rareID) == rare)
             #expect(try await Self.targeted(service, denseID) == rare.union(dense))
