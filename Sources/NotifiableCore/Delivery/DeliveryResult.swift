@@ -52,10 +52,7 @@ public struct DeliveryResult: Sendable, Equatable {
         case .failed(let reason):
             self.init(deliveryID: id, attempt: attempt, state: .failed, reason: reason)
         case .failedTokenDead(let reason, let at):
-            let deadToken = DeadToken(
-                deviceID: delivery.deviceID, appID: delivery.appID, provider: delivery.provider, token: delivery.token,
-                reason: reason, at: at ?? sentAt
-            )
+            let deadToken = DeadToken(deviceID: delivery.deviceID, token: delivery.token, reason: reason, at: at ?? sentAt)
             self.init(deliveryID: id, attempt: attempt, state: .failed, reason: reason, deadToken: deadToken)
         case .dead(let reason):
             self.init(deliveryID: id, attempt: attempt, state: .dead, reason: reason)
@@ -70,16 +67,12 @@ public struct DeliveryResult: Sendable, Equatable {
 /// registered again after `at` (the verdict is stale) or holds another token by now.
 public struct DeadToken: Sendable, Equatable {
     public let deviceID: Int64
-    public let appID: Int64
-    public let provider: Provider
     public let token: String
     public let reason: String
     public let at: Date
 
-    public init(deviceID: Int64, appID: Int64, provider: Provider, token: String, reason: String, at: Date) {
+    public init(deviceID: Int64, token: String, reason: String, at: Date) {
         self.deviceID = deviceID
-        self.appID = appID
-        self.provider = provider
         self.token = token
         self.reason = reason
         self.at = at

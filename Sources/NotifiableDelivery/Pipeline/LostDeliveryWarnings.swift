@@ -16,13 +16,9 @@ final class LostDeliveryWarnings: Sendable {
         self.capacity = capacity
     }
 
-    func check(_ results: [DeliveryResult], of claimed: [ClaimedDelivery], logger: Logger) {
-        let dead = results.filter { $0.state == .dead }
-        guard !dead.isEmpty else { return }
-        let byID = Dictionary(claimed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    func check(_ attempts: [Attempt], logger: Logger) {
         var lost: [Int64: (appID: Int64, count: Int, reason: String)] = [:]
-        for result in dead {
-            guard let delivery = byID[result.deliveryID] else { continue }
+        for (delivery, result) in attempts where result.state == .dead {
             let entry = lost[delivery.notificationID] ?? (delivery.appID, 0, result.reason ?? "unknown")
             lost[delivery.notificationID] = (entry.appID, entry.count + 1, entry.reason)
         }

@@ -3,6 +3,9 @@ import Logging
 import NotifiableCore
 import NotifiableStore
 
+/// One claimed delivery and what became of its attempt.
+typealias Attempt = (delivery: ClaimedDelivery, result: DeliveryResult)
+
 /// Writes what became of a sent batch: states, dead tokens' devices, refused settings and sandbox
 /// pushes in one transaction (DeliveryQueue.record); then counts each attempt's outcome and logs
 /// what operators must hear about once (a device invalidated, an app's settings refused, a
@@ -14,10 +17,10 @@ struct Recorder: Sendable {
     let lostDeliveries: LostDeliveryWarnings
     let logger: Logger
 
-    func record(_ results: [DeliveryResult], of claimed: [ClaimedDelivery], _ run: WorkerRun) async {
-        lostDeliveries.check(results, of: claimed, logger: logger)
-        let effects = await recordUntilStored(results, run)
-        report(effects, results, of: claimed)
+    func record(_ attempts: [Attempt], _ run: WorkerRun) async {
+        lostDeliveries.check(attempts, logger: logger)
+        let effects = await recordUntilStored(attempts.map(\.result), run)
+        report(effects, attempts)
     }
 
     /// Pushes that went out must be recorded, or they would be sent again when their lease
@@ -46,11 +49,9 @@ struct Recorder: Sendable {
     /// A dead token counts as token_invalidated only when its device was invalidated, once per
     /// device, so that outcome and notifiable_token_invalidations_total agree: a device registered
     /// again since the verdict keeps its token.
-    private func report(_ effects: RecordedEffects, _ results: [DeliveryResult], of claimed: [ClaimedDelivery]) {
-        let byID = Dictionary(claimed.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    private func report(_ effects: RecordedEffects, _ attempts: [Attempt]) {
         var counted = Set<Int64>()
-        for result in results {
-            guard let delivery = byID[result.deliveryID] else { continue }
+        for (delivery, result) in attempts {
             var outcome: DeliveryMetrics.Outcome = switch result.state {
             case .sent: .sent
             case .retrying: .retrying

@@ -27,10 +27,10 @@ struct SendingLane: Sendable {
                     // While the batch is out, its lease is renewed: only a worker that died (or lost
                     // the database) lets it run out.
                     let heartbeat = Task { await keepLeases(of: claimed, run) }
-                    let results = await send(claimed)
+                    let attempts = await send(claimed)
                     await recordings.next()
                     recordings.addTask {
-                        await recorder.record(results, of: claimed, run)
+                        await recorder.record(attempts, run)
                         heartbeat.cancel()
                     }
                 } catch {
@@ -42,15 +42,15 @@ struct SendingLane: Sendable {
     }
 
     /// Every delivery of the batch at once: the senders multiplex them over their connections.
-    private func send(_ claimed: [ClaimedDelivery]) async -> [DeliveryResult] {
-        await withTaskGroup(of: DeliveryResult.self, returning: [DeliveryResult].self) { group in
+    private func send(_ claimed: [ClaimedDelivery]) async -> [Attempt] {
+        await withTaskGroup(of: Attempt.self, returning: [Attempt].self) { group in
             for delivery in claimed {
-                group.addTask { await attempt(delivery) }
+                group.addTask { (delivery, await attempt(delivery)) }
             }
-            var results: [DeliveryResult] = []
-            results.reserveCapacity(claimed.count)
-            for await result in group { results.append(result) }
-            return results
+            var attempts: [Attempt] = []
+            attempts.reserveCapacity(claimed.count)
+            for await attempt in group { attempts.append(attempt) }
+            return attempts
         }
     }
 

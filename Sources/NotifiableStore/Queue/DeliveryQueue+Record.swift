@@ -99,7 +99,7 @@ extension DeliveryQueue {
     /// Invalidates one device after a gateway's "token dead" verdict dated `at`; true when it was.
     @discardableResult
     public func invalidateDevice(id: Int64, token: String, reason: String, at: Date) async throws -> Bool {
-        let verdict = DeadToken(deviceID: id, appID: 0, provider: .apns, token: token, reason: reason, at: at)
+        let verdict = DeadToken(deviceID: id, token: token, reason: reason, at: at)
         return try await client.withTransaction(logger: logger) { connection in
             try await Self.invalidate([verdict], on: connection, logger: logger).contains(id)
         }
