@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import NotifiableStore
-import Synchronization
 
 /// What the sender needs to reach APNs for one app: a long-lived HTTP/2 transport (TLS
 /// connections multiplexing many streams), the app's JWT cache, and its topic.
@@ -21,12 +20,6 @@ struct APNsConnection: Sendable {
     var hasAccepted = AcceptanceFlag()
     /// Whether APNs has taken these credentials yet; until it has, pushes go one at a time.
     var trial = CredentialTrial()
-}
-
-final class AcceptanceFlag: Sendable {
-    private let value = Mutex(false)
-    var isSet: Bool { value.withLock { $0 } }
-    func set() { value.withLock { $0 = true } }
 }
 
 /// The apps' APNs connections (see `AppConnections`).
