@@ -3,6 +3,8 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import NotifiableCore
+@testable import NotifiableApp
+import NotifiableStore
 import NotifiableTesting
 import Testing
 
@@ -30,16 +32,33 @@ import Testing
             #expect(replayed.status == .seeOther)
             #expect(replayed.headers[.location] == "/dashboard/login")
             #expect(try await client.execute(uri: "/dashboard", method: .get, headers: [.cookie: other]).status == .ok)
-            // Only a hash of the token is stored.
+            // Only a keyed digest of the token is stored, and it is the one signing out ended.
             let value = String(cookie.split(separator: "=", maxSplits: 1)[1])
+            let session = DashboardSession(
+                adminToken: service.configuration.adminToken ?? "", sessions: DashboardSessions(client: service.postgres, logger: TestDatabase.logger)
+            )
             #expect(try await service.integer(
-                "SELECT count(*) FROM dashboard_sessions WHERE token_sha256 = sha256(convert_to(\(value), 'UTF8')) AND ended_at IS NOT NULL"
+                "SELECT count(*) FROM dashboard_sessions WHERE token_digest = \(session.digest(value)) AND ended_at IS NOT NULL"
             ) == 1)
-            #expect(try await service.integer("SELECT count(*) FROM dashboard_sessions WHERE position(convert_to(\(value), 'UTF8') IN token_sha256) > 0") == 0)
             // Forged and malformed cookies get nowhere.
             for forged in ["notifiable_session=\(String(repeating: "A", count: 43))", "notifiable_session=1.deadbeef", "notifiable_session="] {
                 #expect(try await client.execute(uri: "/dashboard", method: .get, headers: [.cookie: forged]).status == .seeOther)
             }
+        }
+    }
+
+    /// A leaked admin token is replaced: every session signed in with the old one ends with it.
+    @Test func changingTheAdminTokenEndsEverySession() async throws {
+        let cookie = try await withTestService { client, service in
+            let cookie = try Self.cookie(of: try await DashboardTests.login(client, token: service.configuration.adminToken ?? ""))
+            #expect(try await client.execute(uri: "/dashboard", method: .get, headers: [.cookie: cookie]).status == .ok)
+            return cookie
+        }
+        // The same database, served again after the token was changed.
+        try await withTestService(configure: { $0.adminToken = "replaced-\(UUID().uuidString)" }) { client, _ in
+            let replayed = try await client.execute(uri: "/dashboard", method: .get, headers: [.cookie: cookie])
+            #expect(replayed.status == .seeOther)
+            #expect(replayed.headers[.location] == "/dashboard/login")
         }
     }
 

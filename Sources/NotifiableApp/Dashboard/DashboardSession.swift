@@ -4,9 +4,10 @@ import NotifiableCore
 import NotifiableStore
 
 /// Dashboard sign-in: the session cookie holds a random token whose session lives in the
-/// database (`DashboardSessions`), so signing out ends it for every API process at once. Each
-/// form carries a CSRF token derived from the session with a key derived from the admin token
-/// (changing the token invalidates every form), checked on every state-changing request.
+/// database (`DashboardSessions`), so signing out ends it for every API process at once. The
+/// database knows the token only by its HMAC under a key derived from the admin token, so
+/// changing the admin token ends every session; each form carries a CSRF token derived from the
+/// session with the same key, checked on every state-changing request.
 struct DashboardSession: Sendable {
     static let cookieName = "notifiable_session"
     static let lifetime: TimeInterval = 12 * 3600
@@ -18,19 +19,33 @@ struct DashboardSession: Sendable {
         self.sessions = sessions
     }
 
-    /// A new session's cookie value.
+    /// A new session's cookie value: 32 random bytes, base64url.
     func issue(client: String?, now: Date = Date()) async throws -> String {
-        try await sessions.start(expiresAt: now.addingTimeInterval(Self.lifetime), client: client)
+        let token = SymmetricKey(size: .bits256).withUnsafeBytes { Base64URL.encode($0) }
+        try await sessions.start(digest: digest(token), expiresAt: now.addingTimeInterval(Self.lifetime), client: client)
+        return token
     }
 
     /// Whether a cookie value is a session that has been neither signed out nor let expire.
+    /// Anything but what `issue` hands out is refused unread.
     func isValid(_ value: String) async throws -> Bool {
-        try await sessions.isActive(value)
+        guard Self.isWellFormed(value) else { return false }
+        return try await sessions.isActive(digest: digest(value))
     }
 
     /// Ends the session a cookie holds (sign-out).
     func end(_ value: String) async throws {
-        try await sessions.end(value)
+        guard Self.isWellFormed(value) else { return }
+        try await sessions.end(digest: digest(value))
+    }
+
+    /// What the database knows a session's token by.
+    func digest(_ token: String) -> Data {
+        Data(HMAC<SHA256>.authenticationCode(for: Data("session|\(token)".utf8), using: key))
+    }
+
+    static func isWellFormed(_ token: String) -> Bool {
+        token.utf8.count == 43 && Base64URL.decode(Substring(token))?.count == 32
     }
 
     /// The token forms of this session carry.
