@@ -41,6 +41,7 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(30)
     /// Addresses of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (the
     /// client's address for sign-in throttling, HTTPS for the session cookie's Secure attribute).
+    /// Reverse proxies whose forwarding headers are believed, as `NetworkAddress.canonical` spells them.
     public var trustedProxies: Set<String> = []
     /// When set, `GET /metrics` needs `Authorization: Bearer <token>`.
     public var metricsToken: String?
@@ -125,7 +126,16 @@ public struct ServerConfiguration: Sendable {
         }
         configuration.metricsToken = reader.optional("NOTIFIABLE_METRICS_TOKEN")
         if let proxies = reader.optional("NOTIFIABLE_TRUSTED_PROXIES") {
-            configuration.trustedProxies = Set(proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            var trusted: Set<String> = []
+            for entry in proxies.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !entry.isEmpty {
+                guard let address = NetworkAddress.canonical(entry) else {
+                    throw ConfigurationError(
+                        variable: "NOTIFIABLE_TRUSTED_PROXIES", problem: "\"\(entry)\" is not an IP address; list the proxies' addresses, comma-separated"
+                    )
+                }
+                trusted.insert(address)
+            }
+            configuration.trustedProxies = trusted
         }
         // A lease shorter than a send could outlive would hand in-flight deliveries to another
         // worker and push them twice.

@@ -316,7 +316,9 @@ import Testing
         let strict = configuration
         try await withTestService(configure: { $0 = strict }) { client, service in
             let app = try await service.createApp()
-            for url in ["http://127.0.0.1:9/h", "http://localhost:8080/hooks", "http://[::1]/h", "http://169.254.169.254/latest", "https://10.0.0.5/h"] {
+            for url in ["http://127.0.0.1:9/h", "http://localhost:8080/hooks", "http://[::1]/h", "http://169.254.169.254/latest", "https://10.0.0.5/h",
+                        // What getaddrinfo, and so the connection, reads as 10.0.0.1 and 127.0.0.1.
+                        "http://012.0.0.1/h", "http://0x7f.1/h", "http://2130706433/h"] {
                 let refused = try await client.admin(.post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "\#(url)"}"#, service: service)
                 #expect(refused.status == .unprocessableContent, "\(url): \(String(buffer: refused.body))")
                 #expect(refused.errorCode == "internal_webhook_target", "\(url)")

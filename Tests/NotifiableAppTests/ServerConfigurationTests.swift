@@ -50,6 +50,7 @@ import Testing
         ("NOTIFIABLE_ADMIN_TOKEN", "short"),
         ("NOTIFIABLE_MIGRATE_ON_START", "maybe"),
         ("NOTIFIABLE_LEASE_SECONDS", "20"),
+        ("NOTIFIABLE_TRUSTED_PROXIES", "10.0.0.2, proxy.internal"),
     ] as [(String, String?)])
     func aBadVariableIsNamedInTheError(variable: String, value: String?) {
         var environment = Self.valid

@@ -20,8 +20,20 @@ import Testing
         #expect(NetworkAddress.isInternal(address) == false)
     }
 
-    @Test(arguments: ["localhost", "example.com", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1::2::3", "12345::1", ":::", "", "01.2.3.4x"])
+    /// Spellings the C library's resolver reads as addresses (octal, hexadecimal, one number) are not
+    /// addresses to this strict reading: WebhookTargets resolves them and classifies the bytes.
+    @Test(arguments: [
+        "localhost", "example.com", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1::2::3", "12345::1", ":::", "", "01.2.3.4x",
+        "012.0.0.1", "0x7f.1", "2130706433",
+    ])
     func namesAndNonsenseAreNotAddresses(_ text: String) {
         #expect(NetworkAddress.isInternal(text) == nil)
+    }
+
+    @Test(arguments: [
+        ("::ffff:10.0.0.2", "10.0.0.2"), ("10.0.0.2", "10.0.0.2"), ("2001:DB8:0:0:0:0:0:1", "2001:db8::1"), ("fe80::1%eth0", "fe80::1"),
+    ])
+    func addressesHaveOneSpelling(_ text: String, _ canonical: String) {
+        #expect(NetworkAddress.canonical(text) == canonical)
     }
 }

@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import NotifiableCore
 
 /// Who sent a request and over what: the peer's address, or, when the peer is a proxy the
 /// operator named (`NOTIFIABLE_TRUSTED_PROXIES`), the address and scheme it reports in
@@ -13,11 +14,18 @@ struct ClientOrigin: Sendable, Equatable {
     let isHTTPS: Bool
 
     static func of(_ request: Request, context: NotifiableRequestContext, trustedProxies: Set<String>) -> ClientOrigin {
-        let peer = context.remoteAddress ?? "unknown"
-        guard trustedProxies.contains(peer) else { return ClientOrigin(address: peer, isHTTPS: false) }
+        of(peer: context.remoteAddress, headers: request.headers, trustedProxies: trustedProxies)
+    }
+
+    static func of(peer: String?, headers: HTTPFields, trustedProxies: Set<String>) -> ClientOrigin {
+        let peer = peer ?? "unknown"
+        // Compared as addresses, not text: on a dual-stack socket a proxy at 10.0.0.2 is ::ffff:10.0.0.2.
+        guard let proxy = NetworkAddress.canonical(peer), trustedProxies.contains(proxy) else {
+            return ClientOrigin(address: peer, isHTTPS: false)
+        }
         // The last hop is the one the trusted proxy itself saw.
-        let forwarded = request.headers[.xForwardedFor]?.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
-        let scheme = request.headers[.xForwardedProto]?.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let forwarded = headers[.xForwardedFor]?.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+        let scheme = headers[.xForwardedProto]?.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         return ClientOrigin(address: forwarded.flatMap { $0.isEmpty ? nil : $0 } ?? peer, isHTTPS: scheme == "https")
     }
 }

@@ -1,23 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 
 /// What kind of network an IP address belongs to, for refusing webhook targets inside the
 /// operator's own network (an app's webhook must not become a way to reach the service's
-/// neighbours: cloud metadata at 169.254.169.254, a database on 10.0.0.5, the service itself).
+/// neighbours: cloud metadata at 169.254.169.254, a database on 10.0.0.5, the service itself),
+/// and for comparing addresses written differently.
 public enum NetworkAddress {
-    /// Whether `address` (IPv4 dotted or IPv6 text) is loopback, link-local, private, shared
-    /// (carrier-grade NAT), unspecified, multicast or broadcast; nil when it is not an address.
+    /// Whether `address` (IPv4 dotted quad or IPv6 text, strictly as `inet_pton` reads them) is
+    /// internal; nil when it is not an address. Other spellings the C library accepts (`012.0.0.1`,
+    /// `0x7f.1`, `2130706433`) are not addresses here: resolve them (`WebhookTargets`) and classify
+    /// the bytes.
     public static func isInternal(_ address: String) -> Bool? {
-        if let v4 = ipv4(address) { return isInternal(v4: v4) }
-        guard let v6 = ipv6(address) else { return nil }
-        // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible forms are IPv4 addresses.
-        if v6[0..<10].allSatisfy({ $0 == 0 }), v6[10] == 0xFF, v6[11] == 0xFF {
-            return isInternal(v4: Array(v6[12..<16]))
-        }
-        if v6[0..<15].allSatisfy({ $0 == 0 }) { return true }  // :: and ::1
-        if v6[0] == 0xFE, v6[1] & 0xC0 == 0x80 { return true }  // fe80::/10 link-local
-        if v6[0] & 0xFE == 0xFC { return true }  // fc00::/7 unique local
-        if v6[0] == 0xFF { return true }  // multicast
+        bytes(of: address).map(isInternal(bytes:))
+    }
+
+    /// Whether the address (4 or 16 bytes, network order) is loopback, link-local, private, shared
+    /// (carrier-grade NAT), unspecified, multicast or broadcast.
+    public static func isInternal(bytes address: [UInt8]) -> Bool {
+        if address.count == 4 { return isInternal(v4: address) }
+        if let v4 = mappedIPv4(address) { return isInternal(v4: v4) }
+        if address[0..<15].allSatisfy({ $0 == 0 }) { return true }  // :: and ::1
+        if address[0] == 0xFE, address[1] & 0xC0 == 0x80 { return true }  // fe80::/10 link-local
+        if address[0] & 0xFE == 0xFC { return true }  // fc00::/7 unique local
+        if address[0] == 0xFF { return true }  // multicast
         return false
+    }
+
+    /// The address's bytes (4 for IPv4, 16 for IPv6; a zone such as `%eth0` ignored); nil when the
+    /// text is not an address.
+    public static func bytes(of text: String) -> [UInt8]? {
+        let address = text.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? text
+        var v4 = [UInt8](repeating: 0, count: 4)
+        if inet_pton(AF_INET, address, &v4) == 1 { return v4 }
+        var v6 = [UInt8](repeating: 0, count: 16)
+        if inet_pton(AF_INET6, address, &v6) == 1 { return v6 }
+        return nil
+    }
+
+    /// One spelling per address: IPv4-mapped IPv6 (`::ffff:10.0.0.2`, what a peer looks like on a
+    /// dual-stack socket) as IPv4, IPv6 in `inet_ntop`'s form; nil when the text is not an address.
+    public static func canonical(_ text: String) -> String? {
+        guard var address = bytes(of: text) else { return nil }
+        if let v4 = mappedIPv4(address) { address = v4 }
+        return self.text(address)
+    }
+
+    /// The text of an address's bytes.
+    public static func text(_ address: [UInt8]) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        _ = inet_ntop(address.count == 4 ? AF_INET : AF_INET6, address, &buffer, socklen_t(buffer.count))
+        return String(cString: buffer)
+    }
+
+    /// The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`).
+    static func mappedIPv4(_ address: [UInt8]) -> [UInt8]? {
+        guard address.count == 16, address[0..<10].allSatisfy({ $0 == 0 }), address[10] == 0xFF, address[11] == 0xFF else { return nil }
+        return Array(address[12..<16])
     }
 
     static func isInternal(v4 b: [UInt8]) -> Bool {
@@ -29,38 +71,5 @@ public enum NetworkAddress {
         case (let first, _) where first >= 224: true  // multicast, reserved, broadcast
         default: false
         }
-    }
-
-    static func ipv4(_ text: String) -> [UInt8]? {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
-        var bytes: [UInt8] = []
-        for part in parts {
-            guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCII), let value = UInt8(part) else { return nil }
-            bytes.append(value)
-        }
-        return bytes
-    }
-
-    static func ipv6(_ text: String) -> [UInt8]? {
-        var text = Substring(text)
-        if let zone = text.firstIndex(of: "%") { text = text[..<zone] }  // fe80::1%eth0
-        let halves = text.components(separatedBy: "::")
-        guard halves.count <= 2 else { return nil }
-        func groups(_ part: String) -> [UInt8]? {
-            guard !part.isEmpty else { return [] }
-            var bytes: [UInt8] = []
-            let pieces = part.split(separator: ":", omittingEmptySubsequences: false)
-            for (index, piece) in pieces.enumerated() {
-                if index == pieces.count - 1, piece.contains("."), let v4 = ipv4(String(piece)) { bytes += v4; continue }
-                guard (1...4).contains(piece.count), let value = UInt16(piece, radix: 16) else { return nil }
-                bytes += [UInt8(value >> 8), UInt8(value & 0xFF)]
-            }
-            return bytes
-        }
-        guard let head = groups(halves[0]) else { return nil }
-        if halves.count == 1 { return head.count == 16 ? head : nil }
-        guard let tail = groups(halves[1]), head.count + tail.count < 16 else { return nil }
-        return head + [UInt8](repeating: 0, count: 16 - head.count - tail.count) + tail
     }
 }

@@ -40,9 +40,6 @@ public struct WebhookSender: Sendable {
         guard let secret = batch.secret else {
             return .failed(status: nil, error: "the webhook's secret cannot be opened with the configured master keys", retryAfter: nil)
         }
-        if let refusal = await targets.refusal(of: batch.url) {
-            return .failed(status: nil, error: "not sent: \(refusal)", retryAfter: nil)
-        }
         var request = HTTPClientRequest(url: batch.url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
@@ -58,7 +55,11 @@ public struct WebhookSender: Sendable {
             // One deadline for the whole exchange, the answer's body included: AsyncHTTPClient's
             // own timeout ends at the head, and a receiver trickling its body held an attempt for
             // ten minutes. At the deadline the exchange is cancelled, and its connection with it.
-            return try await withDeadline(requestTimeout) {
+            return try await withDeadline(requestTimeout) { [targets] in
+                // Inside the deadline: a resolver that hangs must not outlast the batch's lease.
+                if let refusal = await targets.refusal(of: prepared.url) {
+                    return .failed(status: nil, error: "not sent: \(refusal)", retryAfter: nil)
+                }
                 let response = try await client.execute(prepared, deadline: .distantFuture)
                 let status = Int(response.status.code)
                 let retryAfter = FCMResponseClassifier.parseRetryAfter(response.headers.first(name: "Retry-After"), now: now())
