@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdTesting
 import NotifiableApp
 import NotifiableCore
+
 @testable import NotifiableDelivery
 import NotifiableSandbox
 import NotifiableStore

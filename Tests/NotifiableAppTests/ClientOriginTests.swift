@@ -1,5 +1,6 @@
 import HTTPTypes
 import NotifiableCore
+
 @testable import NotifiableApp
 import Testing
 

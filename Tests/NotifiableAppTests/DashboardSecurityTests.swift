@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import NotifiableCore
+
 @testable import NotifiableApp
 import NotifiableStore
 import NotifiableTesting

@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdTesting
+
 @testable import NotifiableApp
 import NotifiableCore
 import NotifiableStore

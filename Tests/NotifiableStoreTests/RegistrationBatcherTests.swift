@@ -1,4 +1,5 @@
 import NotifiableCore
+
 @testable import NotifiableStore
 import NotifiableTesting
 import PostgresNIO

@@ -1,4 +1,5 @@
 import NotifiableCore
+
 /// Why a sender has no connection to its gateway for an app, as the sender's per-app cache found.
 enum MissingConnection: Error, Sendable, Equatable {
     /// The app has no settings for the gateway.

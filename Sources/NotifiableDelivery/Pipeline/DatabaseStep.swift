@@ -1,4 +1,5 @@
 import NotifiableCore
+
 /// A database step of a worker loop that did not answer within its deadline.
 struct DatabaseStepTimedOut: Error, CustomStringConvertible {
     var step: String

@@ -1,4 +1,5 @@
 import NotifiableCore
+
 /// How a worker process paces itself.
 public struct DeliveryWorkerConfiguration: Sendable {
     /// Deliveries claimed at once by one lane.

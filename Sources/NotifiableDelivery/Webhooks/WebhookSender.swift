@@ -11,6 +11,10 @@ public struct WebhookSender: Sendable {
         case delivered(status: Int)
         /// Anything else: another status, no answer in time, no connection.
         case failed(status: Int?, error: String, retryAfter: Duration?)
+
+        public var isDelivered: Bool {
+            if case .delivered = self { true } else { false }
+        }
     }
 
     let client: HTTPClient

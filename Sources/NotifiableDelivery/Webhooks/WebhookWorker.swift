@@ -63,6 +63,9 @@ public final class WebhookWorker: Service {
         await withTaskGroup(of: Finished.self) { group in
             var inFlight = 0
             var ticking = false
+            // Forming batches is a three-part statement: run it when woken (a tick, the bell, a
+            // poll) or when the last claim found too few ready batches, not after every batch ends.
+            var forms = true
             var lastRescue = ContinuousClock.now
             while !isStopping {
                 do {
@@ -73,8 +76,10 @@ public final class WebhookWorker: Service {
                         }
                         lastRescue = .now
                     }
-                    _ = try await step("forming webhook batches") { [queue, configuration] in
-                        try await queue.formBatches(batchSize: configuration.batchSize)
+                    if forms {
+                        _ = try await step("forming webhook batches") { [queue, configuration] in
+                            try await queue.formBatches(batchSize: configuration.batchSize)
+                        }
                     }
                     let free = configuration.concurrency - inFlight
                     let claimed = free > 0
@@ -86,8 +91,10 @@ public final class WebhookWorker: Service {
                         group.addTask { await self.deliver(batch, with: sender); return .batch }
                     }
                     inFlight += claimed.count
+                    forms = claimed.count < free
                     if inFlight == 0 {
                         await doorbell.wait(atMost: configuration.pollInterval)
+                        forms = true
                         continue
                     }
                     if !ticking {
@@ -96,7 +103,9 @@ public final class WebhookWorker: Service {
                     }
                     switch await group.next() {
                     case .batch?: inFlight -= 1
-                    case .tick?: ticking = false
+                    case .tick?:
+                        ticking = false
+                        forms = true
                     case nil: break
                     }
                 } catch {
@@ -116,7 +125,7 @@ public final class WebhookWorker: Service {
 
     private func deliver(_ batch: ClaimedWebhookBatch, with sender: WebhookSender) async {
         let outcome = await sender.send(batch)
-        if case .delivered = outcome { metrics.sent(delivered: true) } else { metrics.sent(delivered: false) }
+        metrics.sent(delivered: outcome.isDelivered)
         do {
             switch outcome {
             case .delivered(let status):

@@ -1,4 +1,5 @@
 import NotifiableCore
+
 /// How the webhook worker paces itself.
 public struct WebhookWorkerConfiguration: Sendable {
     /// Events in one POST at most.
@@ -17,9 +18,9 @@ public struct WebhookWorkerConfiguration: Sendable {
     public var pauseAfter = 12
     /// Longest wait for one database step before it is abandoned (see `databaseStep`).
     public var databaseStepDeadline: Duration = .seconds(30)
-    /// Backoff between attempts (its `maxAttempts` is not used: pausing ends the retries).
     /// Where webhooks may be sent (NOTIFIABLE_WEBHOOK_PUBLIC_TARGETS_ONLY).
     public var targets = WebhookTargets(refusesInternalAddresses: false)
+    /// Backoff between attempts (its `maxAttempts` is not used: pausing ends the retries).
     public var retryPolicy = RetryPolicy(maxAttempts: .max, baseDelay: .seconds(5), maxDelay: .seconds(3600), jitter: 0.2)
 
     public init() {}
