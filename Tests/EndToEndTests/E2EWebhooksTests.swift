@@ -2,7 +2,6 @@ import Foundation
 import HummingbirdTesting
 import NotifiableApp
 import NotifiableCore
-
 @testable import NotifiableDelivery
 import NotifiableSandbox
 import NotifiableStore

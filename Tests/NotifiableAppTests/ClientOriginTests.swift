@@ -1,6 +1,5 @@
 import HTTPTypes
 import NotifiableCore
-
 @testable import NotifiableApp
 import Testing
 

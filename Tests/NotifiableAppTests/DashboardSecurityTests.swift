@@ -3,7 +3,6 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import NotifiableCore
-
 @testable import NotifiableApp
 import NotifiableStore
 import NotifiableTesting

@@ -1,6 +1,5 @@
 import Foundation
 import HummingbirdTesting
-
 @testable import NotifiableApp
 import NotifiableCore
 import NotifiableStore

@@ -1,5 +1,4 @@
 import NotifiableCore
-
 @testable import NotifiableStore
 import NotifiableTesting
 import PostgresNIO
