@@ -55,13 +55,6 @@ public enum FCMMessage {
     /// FCM keeps messages for devices that are offline for at most 28 days.
     public static let maximumTTLSeconds: Int64 = 2_419_200
 
-    /// Whether FCM reserves a data key: `from`, `notification`, `message_type`, and anything that starts
-    /// with `google` or `gcm`.
-    public static func isReservedDataKey(_ key: String) -> Bool {
-        // `notification` too, as before; FCM v1 does not list it (docs/compatibility.md §9): an open question.
-        key.lowercased() == "notification" || NotificationContent.isFCMReservedDataKey(key)
-    }
-
     /// The request body, compact JSON with sorted keys.
     public static func encode(
         token: String, content: NotificationContent, language: String?, country: String?, notificationID: Int64, now: Date
@@ -89,7 +82,7 @@ public enum FCMMessage {
         for (key, value) in content.parameters.sorted(by: { $0.key < $1.key }) {
             // Stored before these keys were refused at the API: the notification's own text wins.
             guard let text = dataText(value), !NotificationContent.isAndroidSDKKey(key) else { continue }
-            if isReservedDataKey(key) { throw .reservedDataKey(key) }
+            if NotificationContent.isFCMReservedDataKey(key) { throw .reservedDataKey(key) }
             data[key] = .string(text)
         }
         let text = content.text(language: language, country: country)

@@ -39,7 +39,6 @@ enum FCMMessageValidator {
         "light_settings", "bypass_proxy_notification", "proxy",
     ])
     /// Data keys FCM keeps for itself (besides those starting with `google` or `gcm`).
-    static let reservedDataKeys: Set<String> = ["from", "notification", "message_type"]
 
     static func validate(_ body: [UInt8]) -> Result<Valid, Violation> {
         guard JSONObjectValidator.isJSONObject(body), let object = (try? JSONValue.decode(body))?.objectValue else {
@@ -140,12 +139,11 @@ enum FCMMessageValidator {
         let data = try object(value, at: path, type: "map<string, string>")
         for (index, (key, value)) in data.sorted(by: { $0.key < $1.key }).enumerated() {
             guard case .string = value else { throw invalidValue(at: "\(path)[\(index)].value", type: "TYPE_STRING", value) }
-            let lowered = key.lowercased()
-            if reservedDataKeys.contains(lowered) || lowered.hasPrefix("google") || lowered.hasPrefix("gcm") {
+            if NotificationContent.isFCMReservedDataKey(key) {
                 throw Violation(
                     field: path,
-                    message: "Invalid data payload key \(JSONText.quoted(key)) at '\(path)': from, notification, "
-                        + "message_type and keys starting with google or gcm are reserved.",
+                    message: "Invalid data payload key \(JSONText.quoted(key)) at '\(path)': from, message_type "
+                        + "and keys starting with google or gcm are reserved.",
                     isFCMCheck: true
                 )
             }
