@@ -72,7 +72,7 @@ struct Apps: AsyncParsableCommand {
         var requireVerifiedAlias: Bool?
         @Option(help: "data (data-only FCM messages the Notifiable Android SDK builds and reports) or notification (Android draws them).")
         var androidStyle: AndroidStyle?
-        @Option(name: .customLong("default-ttl-seconds"), help: "Seconds a notification without ttl_seconds or expires_at waits for an offline device (60 to 2419200).")
+        @Option(name: .customLong("default-ttl-seconds"), help: "Seconds a notification without ttl_seconds or expires_at waits for an offline device (\(PushDefaults.timeToLiveRange.lowerBound) to \(PushDefaults.timeToLiveRange.upperBound)).")
         var defaultTTLSeconds: Int64?
         @Option(help: "true: notifications that show an alert carry mutable-content unless they say otherwise.")
         var defaultMutableContent: Bool?

@@ -101,8 +101,9 @@ extension NotificationContent {
             }
             content.collapseID = collapseID
         }
-        content.expiresAt = try readExpiry(reader, now: now)
-        if try reader.integer("ttl_seconds", in: 0...NotificationRequest.maxTTLSeconds) == 0 {
+        let (expiresAt, ttl) = try readExpiry(reader, now: now)
+        content.expiresAt = expiresAt
+        if ttl == 0 {
             content.nowOrNever = true
             content.expiresAt = milliseconds(now.timeIntervalSince1970 + nowOrNeverGrace)
         }
@@ -185,12 +186,13 @@ extension NotificationContent {
         return parameters
     }
 
-    /// `expires_at` (an ISO 8601 date-time or seconds since 1970) or `ttl_seconds` from `now`.
-    /// Kept to the millisecond, which also makes the stored form round-trip exactly.
-    static func readExpiry(_ reader: NotificationFieldReader, now: Date) throws(ValidationError) -> Date? {
+    /// `expires_at` (an ISO 8601 date-time or seconds since 1970) or `ttl_seconds` from `now`, kept
+    /// to the millisecond, which also makes the stored form round-trip exactly; and `ttl_seconds`
+    /// as given, read once here.
+    static func readExpiry(_ reader: NotificationFieldReader, now: Date) throws(ValidationError) -> (expiresAt: Date?, ttlSeconds: Int64?) {
         let ttl = try reader.integer("ttl_seconds", in: 0...NotificationRequest.maxTTLSeconds)
         guard let member = reader.member("expires_at") else {
-            return ttl.map { milliseconds(now.timeIntervalSince1970 + Double($0)) }
+            return (ttl.map { milliseconds(now.timeIntervalSince1970 + Double($0)) }, ttl)
         }
         if ttl != nil {
             throw ValidationError(
@@ -208,7 +210,7 @@ extension NotificationContent {
                 field: member.path
             )
         }
-        return expiry
+        return (expiry, nil)
     }
 
     static func milliseconds(_ secondsSince1970: Double) -> Date {

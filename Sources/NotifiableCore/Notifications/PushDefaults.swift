@@ -17,7 +17,7 @@ public struct PushDefaults: Sendable, Equatable {
     public var contentAvailable: Bool
 
     /// Four weeks: FCM's own default and longest time to live.
-    public static let defaultTimeToLiveSeconds: Int64 = 2_419_200
+    public static let defaultTimeToLiveSeconds = NotificationRequest.maxTTLSeconds
     /// The range `default_ttl_seconds` may take: from a minute to FCM's longest.
     public static let timeToLiveRange: ClosedRange<Int64> = 60...defaultTimeToLiveSeconds
 

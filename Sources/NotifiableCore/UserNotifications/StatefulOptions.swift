@@ -25,7 +25,7 @@ public struct StatefulOptions: Sendable, Equatable {
         case .object(let fields):
             let nested = NotificationFieldReader(object: fields, prefix: member.path + ".")
             try nested.refuseUnknownKeys(["expires_at", "ttl_seconds"], in: "stateful")
-            let expiry = try NotificationContent.readExpiry(nested, now: now) ?? now.addingTimeInterval(defaultLifetime)
+            let expiry = try NotificationContent.readExpiry(nested, now: now).expiresAt ?? now.addingTimeInterval(defaultLifetime)
             // Expiries are kept to the millisecond, so "a minute" may come out a hair short of 60 s.
             guard expiry.timeIntervalSince(now) > minimumLifetime - 1 else {
                 throw ValidationError(

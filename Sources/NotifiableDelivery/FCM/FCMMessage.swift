@@ -53,7 +53,7 @@ public enum FCMMessage {
     /// What FCM accepts of notification and data together, keys and values counted.
     public static let maximumPayloadSize = 4096
     /// FCM keeps messages for devices that are offline for at most 28 days.
-    public static let maximumTTLSeconds: Int64 = 2_419_200
+    public static let maximumTTLSeconds = NotificationRequest.maxTTLSeconds
 
     /// The request body, compact JSON with sorted keys.
     public static func encode(
