@@ -35,7 +35,9 @@ struct NotificationsController {
         let (notification, created): (StoredNotification, Bool)
         do {
             (notification, created) = try await notifications.create(
-                appID: caller.appID, request: parsed, digest: NotificationRequest.digest(of: body)
+                appID: caller.appID, request: parsed,
+                // Only a request that can be replayed needs its body remembered.
+                digest: parsed.idempotencyKey == nil ? nil : NotificationRequest.digest(of: body)
             )
         } catch let reused as NotificationStore.IdempotencyKeyReused {
             throw APIError(

@@ -84,20 +84,25 @@ public struct NotificationStore: Sendable {
             await wakeWorkers(client, logger: logger)
             return (inserted, true)
         }
-        guard let key = request.idempotencyKey, let existing = try await first(client.query(
-            "SELECT \(unescaped: Self.columns) FROM notifications n WHERE n.app_id = \(appID) AND n.idempotency_key = \(key)",
-            logger: logger
-        )) else {
-            throw StoreError(description: "notification insert returned no row and no earlier notification has its key")
+        // The earlier notification, and whether it came with another body (a notification created
+        // before digests were kept matches any body).
+        guard let key = request.idempotencyKey else {
+            throw StoreError(description: "notification insert returned no row and the request has no idempotency key")
         }
-        // Notifications created before digests were kept match any body.
-        if let digest, try await client.query(
-            "SELECT 1 FROM notifications WHERE id = \(existing.id) AND request_digest IS NOT NULL AND request_digest <> \(digest)",
+        for try await row in try await client.query(
+            """
+            SELECT \(unescaped: Self.columns), COALESCE(n.request_digest <> \(digest)::bytea, false)
+            FROM notifications n WHERE n.app_id = \(appID) AND n.idempotency_key = \(key)
+            """,
             logger: logger
-        ).count() > 0 {
-            throw IdempotencyKeyReused(notificationID: existing.id)
+        ) {
+            let existing = try Self.notification(from: row)
+            guard let reused = Array(row).last, try !reused.decode(Bool.self) else {
+                throw IdempotencyKeyReused(notificationID: existing.id)
+            }
+            return (existing, false)
         }
-        return (existing, false)
+        throw StoreError(description: "notification insert returned no row and no earlier notification has its key")
     }
 
     public func notification(id: Int64, appID: Int64) async throws -> StoredNotification? {
