@@ -7,8 +7,9 @@ import Synchronization
 ///
 /// - `notifiable_deliveries_total{app_id,provider,outcome}`: one per send attempt's outcome;
 ///   outcomes exclude each other (a token the gateway called dead, and that was invalidated,
-///   counts as `token_invalidated`, not also as `failed`). A series appears with an app's first
-///   attempt; apps are few, devices and users never become labels.
+///   counts as `token_invalidated`, not also as `failed`). An app's series all appear, at 0, with
+///   its first attempt, so `rate()` sees every first increase; apps are few, devices and users
+///   never become labels.
 /// - `notifiable_delivery_retries_total{provider}`: sends that were a retry (attempt 2 or later).
 /// - `notifiable_gateway_request_duration_seconds{provider,mode}`: time spent in the sender for
 ///   one push, `mode` `live` or `sandbox` (the built-in fake gateways).
@@ -24,7 +25,8 @@ public struct DeliveryMetrics: Sendable {
 
     public static let gatewayDurationLabel = "notifiable_gateway_request_duration_seconds"
 
-    private struct OutcomeKey: Hashable {
+    /// What one attempt counts under.
+    struct OutcomeKey: Hashable {
         let appID: Int64
         let provider: Provider
         let outcome: Outcome
@@ -38,7 +40,7 @@ public struct DeliveryMetrics: Sendable {
     private let factory: any MetricsFactory
     private let outcomes = OutcomeCounters()
 
-    /// The per-app counters, made on first use and shared by copies of these metrics.
+    /// The per-app counters, made on an app's first attempt and shared by copies of these metrics.
     private final class OutcomeCounters: Sendable {
         let counters = Mutex<[OutcomeKey: CoreMetrics.Counter]>([:])
     }
@@ -75,19 +77,30 @@ public struct DeliveryMetrics: Sendable {
     /// Counts nothing.
     public static var disabled: DeliveryMetrics { DeliveryMetrics(factory: NOOPMetricsHandler.instance) }
 
-    func attempted(appID: Int64, provider: Provider, attempt: Int, outcome: Outcome) {
-        let key = OutcomeKey(appID: appID, provider: provider, outcome: outcome)
-        let counter = outcomes.counters.withLock { counters in
-            if let known = counters[key] { return known }
-            let made = CoreMetrics.Counter(
-                label: "notifiable_deliveries_total",
-                dimensions: [("app_id", String(appID)), ("provider", provider.rawValue), ("outcome", outcome.rawValue)], factory: factory
-            )
-            counters[key] = made
-            return made
+    /// Counts a recorded batch's attempts: how many under each key, and how many per provider
+    /// were retries. One lock per batch, not per delivery.
+    func attempted(_ outcomes: [OutcomeKey: Int], retries: [Provider: Int]) {
+        let counters = self.outcomes.counters.withLock { counters in
+            outcomes.map { key, count in (counter(key, in: &counters), count) }
         }
-        counter.increment()
-        if attempt > 1 { retries[provider]?.increment() }
+        for (counter, count) in counters { counter.increment(by: count) }
+        for (provider, count) in retries where count > 0 { self.retries[provider]?.increment(by: count) }
+    }
+
+    /// The counter of `key`, making all of its app's series (every provider and outcome, at 0)
+    /// when the app is new.
+    private func counter(_ key: OutcomeKey, in counters: inout [OutcomeKey: CoreMetrics.Counter]) -> CoreMetrics.Counter {
+        if let known = counters[key] { return known }
+        for provider in Provider.allCases {
+            for outcome in Outcome.allCases {
+                counters[OutcomeKey(appID: key.appID, provider: provider, outcome: outcome)] = CoreMetrics.Counter(
+                    label: "notifiable_deliveries_total",
+                    dimensions: [("app_id", String(key.appID)), ("provider", provider.rawValue), ("outcome", outcome.rawValue)],
+                    factory: factory
+                )
+            }
+        }
+        return counters[key]!
     }
 
     func gatewayRequest(provider: Provider, sandbox: Bool, took duration: Duration) {

@@ -51,6 +51,8 @@ struct Recorder: Sendable {
     /// again since the verdict keeps its token.
     private func report(_ effects: RecordedEffects, _ attempts: [Attempt]) {
         var counted = Set<Int64>()
+        var outcomes: [DeliveryMetrics.OutcomeKey: Int] = [:]
+        var retries: [Provider: Int] = [:]
         for (delivery, result) in attempts {
             var outcome: DeliveryMetrics.Outcome = switch result.state {
             case .sent: .sent
@@ -66,8 +68,10 @@ struct Recorder: Sendable {
                     "token": "\(PushToken.logPrefix(delivery.token))", "reason": "\(dead.reason)",
                 ])
             }
-            metrics.attempted(appID: delivery.appID, provider: delivery.provider, attempt: delivery.attempt, outcome: outcome)
+            outcomes[DeliveryMetrics.OutcomeKey(appID: delivery.appID, provider: delivery.provider, outcome: outcome), default: 0] += 1
+            if delivery.attempt > 1 { retries[delivery.provider, default: 0] += 1 }
         }
+        metrics.attempted(outcomes, retries: retries)
         for refused in effects.newlyRefusedSettings {
             // Once per app, not once per delivery: a big notification would flood the log.
             logger.warning("app's gateway configuration refused; its deliveries go to dead until it is fixed", metadata: [
