@@ -77,14 +77,9 @@ public func buildRouter(
     router.add(middleware: ErrorMiddleware())
     HealthController(postgres: postgres).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)
-    MetricsController(
-        metrics: configuration.metrics,
-        queueGauges: QueueGauges(
-            queue: QueueAdministration(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
-            factory: configuration.metrics.factory
-        ),
-        token: configuration.metricsToken
-    ).addRoutes(to: router)
+    // One count of failed guesses for every bearer token and the dashboard's sign-in.
+    let throttle = SignInThrottle()
+    MetricsController.addRoutes(to: router, configuration, postgres: postgres, logger: logger, throttle: throttle)
 
     let userTokens = UserTokenVerifier(settings: UserTokenSettings(client: postgres, logger: logger), keys: configuration.keys, now: { Date() })
     // While the database is away, what needs it is answered 503 before any work.
@@ -106,8 +101,7 @@ public func buildRouter(
         contents: NotificationContents(client: postgres, logger: logger), devices: devices, verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api)
 
-    let throttle = SignInThrottle()
-    let admin = router.group("admin").addIfPresent(databaseGate).add(middleware: AdminAuthMiddleware(
+    let admin = router.group("admin").addIfPresent(databaseGate).add(middleware: BearerTokenMiddleware.admin(
         token: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies
     ))
     QueueAdminController(queue: QueueAdministration(client: postgres, logger: logger)).addRoutes(to: admin)

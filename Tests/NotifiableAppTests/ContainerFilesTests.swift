@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import NotifiableCore
 import NotifiableTesting
@@ -83,6 +84,15 @@ import Testing
             #expect(try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer wrong"]).status == .unauthorized)
             let scraped = try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer scrape-secret"])
             #expect(scraped.status == .ok)
+            // Guessing the scrape token is slowed as guessing the admin token is.
+            var statuses: [HTTPResponse.Status] = []
+            for guess in 0..<10 {
+                statuses.append(try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer guess-\(guess)"]).status)
+            }
+            #expect(statuses.dropLast().allSatisfy { $0 == .unauthorized }, "\(statuses)")
+            let throttled = try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer scrape-secret"])
+            #expect(throttled.status == .tooManyRequests)
+            #expect(throttled.headers[.retryAfter] != nil)
         }
     }
 }

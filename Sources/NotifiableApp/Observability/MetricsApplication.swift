@@ -14,14 +14,7 @@ public func buildMetricsApplication(
     router.add(middleware: HTTPMetricsMiddleware(factory: configuration.metrics.factory))
     router.add(middleware: ErrorMiddleware())
     router.get("health/live") { _, _ in JSONResponse(HealthController.Status(status: "ok")) }
-    MetricsController(
-        metrics: configuration.metrics,
-        queueGauges: QueueGauges(
-            queue: QueueAdministration(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
-            factory: configuration.metrics.factory
-        ),
-        token: configuration.metricsToken
-    ).addRoutes(to: router)
+    MetricsController.addRoutes(to: router, configuration, postgres: postgres, logger: logger, throttle: SignInThrottle())
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: port), serverName: "NotifiableServer"),

@@ -1,6 +1,8 @@
 import Hummingbird
+import Logging
 import NIOCore
-import NotifiableCore
+import NotifiableStore
+import PostgresNIO
 
 /// `GET /metrics`: the process's metrics in Prometheus's text format (version 0.0.4), queue
 /// gauges refreshed first when their sample is stale. With a token configured
@@ -10,16 +12,30 @@ import NotifiableCore
 struct MetricsController {
     let metrics: ServiceMetrics
     let queueGauges: QueueGauges
-    let token: String?
 
-    func addRoutes(to router: Router<NotifiableRequestContext>) {
-        router.get("metrics") { request, context in
-            if let token {
-                let sent = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
-                guard APIAuth.constantTimeEquals(sent, token) else {
-                    throw APIError.unauthorized("invalid_metrics_token", "Send Authorization: Bearer <NOTIFIABLE_METRICS_TOKEN> to read the metrics.")
-                }
-            }
+    /// `/metrics` as the API and a worker's metrics port both serve it.
+    static func addRoutes(
+        to router: Router<NotifiableRequestContext>, _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger,
+        throttle: SignInThrottle
+    ) {
+        let controller = MetricsController(
+            metrics: configuration.metrics,
+            queueGauges: QueueGauges(
+                queue: QueueAdministration(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
+                factory: configuration.metrics.factory
+            )
+        )
+        if let token = configuration.metricsToken {
+            controller.addRoutes(to: router.group().add(middleware: BearerTokenMiddleware.metrics(
+                token: token, throttle: throttle, trustedProxies: configuration.trustedProxies
+            )))
+        } else {
+            controller.addRoutes(to: router)
+        }
+    }
+
+    func addRoutes(to router: some RouterMethods<NotifiableRequestContext>) {
+        router.get("metrics") { _, context in
             await queueGauges.refresh(logger: context.logger)
             return Response(
                 status: .ok,
