@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NotifiableDelivery
 
 /// `notifiable health`: asks a running server whether it is up, for container healthchecks
 /// (the runtime image has no curl). Exits 0 when it answers 200, 1 otherwise.
@@ -18,18 +19,13 @@ struct Health: AsyncParsableCommand {
         let port = ProcessInfo.processInfo.environment["PORT"].flatMap(Int.init) ?? 8080
         let base = url ?? "http://127.0.0.1:\(port)"
         let path = ready ? "/health/ready" : "/health/live"
+        let response: HTTPClientResponse
         do {
-            let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + path), timeout: .seconds(timeout))
-            guard response.status.code == 200 else {
-                FileHandle.standardError.write(Data("\(base)\(path) answered \(response.status.code).\n".utf8))
-                throw ExitCode(1)
-            }
-            print("ok")
-        } catch let exit as ExitCode {
-            throw exit
+            response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + path), timeout: .seconds(timeout))
         } catch {
-            FileHandle.standardError.write(Data("\(base)\(path) did not answer within \(timeout) s: \(error).\n".utf8))
-            throw ExitCode(1)
+            throw CommandFailure("\(base)\(path) did not answer: \(TransportFailure.reason(error, peer: "the server")).")
         }
+        guard response.status.code == 200 else { throw CommandFailure("\(base)\(path) answered \(response.status.code).") }
+        print("ok")
     }
 }

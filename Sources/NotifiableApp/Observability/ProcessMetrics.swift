@@ -6,6 +6,18 @@ import Foundation
 /// The `process_*` metrics Prometheus's own client libraries expose, read from Linux's /proc
 /// at each scrape: CPU, resident memory, open and allowed descriptors, start time.
 enum ProcessMetrics {
+    /// When the machine booted, in seconds since 1970: /proc/stat's `btime`, as Prometheus's Go
+    /// client (procfs) reads it, once; the start time is then the same at every scrape.
+    static let bootTime: Double? = {
+        #if os(Linux)
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return nil }
+        for line in stat.split(separator: "\n") where line.hasPrefix("btime ") {
+            return Double(line.dropFirst("btime ".count))
+        }
+        #endif
+        return nil
+    }()
+
     static func exposition() -> String {
         var lines: [String] = []
         func add(_ name: String, _ type: String, _ value: Double) {
@@ -24,9 +36,8 @@ enum ProcessMetrics {
                let rss = Double(fields[21]) {
                 add("process_cpu_seconds_total", "counter", (utime + stime) / ticks)
                 add("process_resident_memory_bytes", "gauge", rss * pageSize)
-                if let uptime = try? String(contentsOfFile: "/proc/uptime", encoding: .utf8).split(separator: " ").first.flatMap({ Double($0) }) {
-                    let bootTime = Date().timeIntervalSince1970 - uptime
-                    add("process_start_time_seconds", "gauge", (bootTime + start / ticks).rounded())
+                if let bootTime = Self.bootTime {
+                    add("process_start_time_seconds", "gauge", bootTime + start / ticks)
                 }
             }
         }
