@@ -1,19 +1,19 @@
 """Generates a Python client from the running server's OpenAPI document with openapi-python-client
 (a maintained generator, from PyPI) and calls the server through it, signing each request with a
-small httpx hook as the README's Authentication section says. Run by GeneratedClientTests:
+small httpx hook that calls the Python client recipe's signer (clients/notifiable.py). Run by GeneratedClientTests:
 
     python check.py BASE_URL DEVICE_ACCESS_ID DEVICE_SECRET SERVER_ACCESS_ID SERVER_SECRET WORK_DIR
 
 Prints one line per call and exits non-zero at the first answer that is not what the document
 promises."""
-import base64
-import email.utils
-import hashlib
-import hmac
 import importlib
+import os
 import subprocess
 import sys
-import time
+
+# The signer users are given: clients/notifiable.py, beside this repository's tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients"))
+from notifiable import signed_headers  # noqa: E402
 
 base, device_id, device_secret, server_id, server_secret, work = sys.argv[1:7]
 
@@ -32,19 +32,9 @@ models = importlib.import_module("notifiable_client.models")
 
 
 def signer(access_id, secret):
-    """An httpx request hook that signs as the api_auth gem: the body covered on POST, PUT, PATCH."""
+    """An httpx request hook that signs each request as the recipe does (body covered on POST, PUT, PATCH)."""
     def sign(request):
-        content_type = "application/json; charset=utf-8"
-        date = email.utils.formatdate(time.time(), usegmt=True)
-        content_hash = ""
-        if request.method in ("POST", "PUT", "PATCH"):
-            content_hash = base64.b64encode(hashlib.sha256(request.content).digest()).decode()
-            request.headers["X-Authorization-Content-SHA256"] = content_hash
-        canonical = ",".join([request.method, content_type, content_hash, request.url.path, date])
-        signature = base64.b64encode(hmac.new(secret.encode(), canonical.encode(), hashlib.sha1).digest()).decode()
-        request.headers["Date"] = date
-        request.headers["Content-Type"] = content_type
-        request.headers["Authorization"] = f"APIAuth {access_id}:{signature}"
+        request.headers.update(signed_headers(request.method, request.url.path, request.content, access_id, secret))
     return client_module.AuthenticatedClient(base_url=base, token="unused", httpx_args={"event_hooks": {"request": [sign]}})
 
 
