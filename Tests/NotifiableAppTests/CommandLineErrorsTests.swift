@@ -63,6 +63,21 @@ import Testing
         #expect(Date().timeIntervalSince(callStarted) < 10)
     }
 
+    /// A database that accepts the connection and then says nothing (a hung server, a firewall that
+    /// swallows packets) is given up within the command's seconds, not the pool's minute.
+    @Test func aDatabaseThatAcceptsButNeverAnswersIsGivenUpWithinSeconds() async throws {
+        let silent = try await SilentListener.start()
+        let started = Date()
+        let hung = try await NotifiableProcess.run(
+            ["apps", "list"], environment: Self.environment("postgres://nobody@127.0.0.1:\(silent.port)/none?sslmode=disable")
+        )
+        let elapsed = Date().timeIntervalSince(started)
+        try await silent.stop()
+        #expect(hung.status == 1, "\(hung.output)")
+        #expect(hung.output.contains("Cannot reach the database at 127.0.0.1:\(silent.port)/none (DATABASE_URL)"), "\(hung.output)")
+        #expect(elapsed > 4 && elapsed < 15, "gave up after \(elapsed) s")
+    }
+
     @Test func callPrintsTheAnswerAloneOnStandardOutput() async throws {
         try await withTestService(.live) { client, service in
             let app = try await service.createApp()
