@@ -21,6 +21,9 @@ struct APIAuthMiddleware: RouterMiddleware {
         self.now = now
     }
 
+    /// Each body hash header's name, made once rather than on every request.
+    static let bodyHashHeaders = APIAuth.BodyHash.allCases.map { ($0, HTTPField.Name($0.headerName)!) }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var request = request
         var context = context
@@ -39,9 +42,7 @@ struct APIAuthMiddleware: RouterMiddleware {
         let date = try checkedDate(request.headers[.date])
 
         // Each body hash header present, with its value; the first stands in the signature.
-        let bodyHashes = APIAuth.BodyHash.allCases.compactMap { hash in
-            request.headers[HTTPField.Name(hash.headerName)!].map { (hash, $0) }
-        }
+        let bodyHashes = Self.bodyHashHeaders.compactMap { hash, name in request.headers[name].map { (hash, $0) } }
         let contentHash = bodyHashes.first?.1 ?? ""
 
         guard Credential.isWellFormedAccessID(authorization.accessID),

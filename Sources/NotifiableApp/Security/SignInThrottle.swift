@@ -9,11 +9,15 @@ import Synchronization
 final class SignInThrottle: Sendable {
     let limit: Int
     let window: TimeInterval
+    /// Most clients remembered: past it, those whose failures left the window are forgotten, and
+    /// if all are recent, everyone is (memory stays bounded whoever is guessing).
+    let maxClients: Int
     private let failures = Mutex<[String: [Date]]>([:])
 
-    init(limit: Int = 10, window: TimeInterval = 60) {
+    init(limit: Int = 10, window: TimeInterval = 60, maxClients: Int = 100_000) {
         self.limit = limit
         self.window = window
+        self.maxClients = maxClients
     }
 
     /// Seconds `client` must wait before trying again; nil when it may try now.
@@ -26,6 +30,9 @@ final class SignInThrottle: Sendable {
         }
     }
 
+    /// How many clients are remembered (for tests).
+    var clientCount: Int { failures.withLock { $0.count } }
+
     /// Counts a failed attempt; answers how many `client` has within the window.
     @discardableResult
     func fail(_ client: String, now: Date = Date()) -> Int {
@@ -35,7 +42,10 @@ final class SignInThrottle: Sendable {
             // Bounded memory whoever calls: the oldest beyond the limit no longer matter.
             if recent.count > limit { recent.removeFirst(recent.count - limit) }
             all[client] = recent
-            if all.count > 100_000 { all = all.filter { !$0.value.isEmpty && now.timeIntervalSince($0.value.last!) < window } }
+            if all.count > maxClients {
+                all = all.filter { now.timeIntervalSince($0.value.last ?? .distantPast) < window }
+                if all.count > maxClients { all = [client: recent] }
+            }
             return recent.count
         }
     }

@@ -59,8 +59,8 @@ public enum APIAuth {
         /// base64 of the body's digest, as the header carries it.
         public func value(of body: some DataProtocol) -> String {
             switch self {
-            case .sha256: Data(SHA256.hash(data: Data(body))).base64EncodedString()
-            case .md5: Data(Insecure.MD5.hash(data: Data(body))).base64EncodedString()
+            case .sha256: Data(SHA256.hash(data: body)).base64EncodedString()
+            case .md5: Data(Insecure.MD5.hash(data: body)).base64EncodedString()
             }
         }
     }
