@@ -38,8 +38,7 @@ public func buildApplication(
         // trickled into a head never reset it.
         server: .http1(configuration: .init(
             additionalChannelHandlers: [MalformedRequestAnswer()],
-            idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000
-                + configuration.idleTimeout.components.attoseconds / 1_000_000_000)
+            idleTimeout: TimeAmount(configuration.idleTimeout)
         )),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "NotifiableServer"),
         services: services,

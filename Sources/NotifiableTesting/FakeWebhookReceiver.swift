@@ -104,9 +104,8 @@ public final class FakeWebhookReceiver: Sendable {
                 self.head = nil
                 if let trickle {
                     context.writeAndFlush(wrapOutboundOut(.head(response)), promise: nil)
-                    let nanoseconds = trickle.components.seconds * 1_000_000_000 + trickle.components.attoseconds / 1_000_000_000
                     let channel = context.channel
-                    channel.eventLoop.scheduleRepeatedTask(initialDelay: .nanoseconds(nanoseconds), delay: .nanoseconds(nanoseconds)) { task in
+                    channel.eventLoop.scheduleRepeatedTask(initialDelay: TimeAmount(trickle), delay: TimeAmount(trickle)) { task in
                         guard channel.isActive else { task.cancel(); return }
                         channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: "x"))), promise: nil)
                     }
@@ -117,8 +116,7 @@ public final class FakeWebhookReceiver: Sendable {
                     context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
                 }
                 if delay > .zero {
-                    let (seconds, attoseconds) = delay.components
-                    context.eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) { write() }
+                    context.eventLoop.scheduleTask(in: TimeAmount(delay)) { write() }
                 } else {
                     write()
                 }

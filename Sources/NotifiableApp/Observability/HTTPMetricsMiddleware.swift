@@ -73,7 +73,6 @@ private final class HTTPSeries: Sendable {
             return pair
         }
         pair.count.increment()
-        let (seconds, attoseconds) = elapsed.components
-        pair.duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        pair.duration.recordNanoseconds(elapsed.nanoseconds)
     }
 }

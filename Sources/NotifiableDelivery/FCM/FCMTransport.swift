@@ -57,9 +57,8 @@ public final class FCMHTTPClient: FCMTransport {
         request.method = .POST
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(bytes: body))
-        let nanoseconds = deadline.components.seconds * 1_000_000_000 + deadline.components.attoseconds / 1_000_000_000
         // One deadline for the whole exchange, the response body included.
-        let end = NIODeadline.now() + .nanoseconds(nanoseconds)
+        let end = NIODeadline.now() + TimeAmount(deadline)
         let response = try await client.execute(request, deadline: end, logger: logger)
         var buffer = try await response.body.collect(upTo: Self.maximumBodySize)
         return FCMHTTPResponse(

@@ -263,6 +263,6 @@ extension Duration {
         let (seconds, attoseconds) = components
         if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return .zero }
         if seconds >= 3_000_000_000 { return .seconds(3_000_000_000) }
-        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        return TimeAmount(self)
     }
 }

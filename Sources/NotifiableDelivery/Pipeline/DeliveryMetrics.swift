@@ -104,8 +104,7 @@ public struct DeliveryMetrics: Sendable {
     }
 
     func gatewayRequest(provider: Provider, sandbox: Bool, took duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        gatewayDurations[DurationKey(provider: provider, sandbox: sandbox)]?.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        gatewayDurations[DurationKey(provider: provider, sandbox: sandbox)]?.recordNanoseconds(duration.nanoseconds)
     }
 
     func tokenInvalidated(provider: Provider) {

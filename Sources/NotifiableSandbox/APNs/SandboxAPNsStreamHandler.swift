@@ -64,7 +64,7 @@ final class SandboxAPNsStreamHandler: ChannelInboundHandler {
                 )
             }
             if delay > .zero {
-                channel.eventLoop.scheduleTask(in: delay.timeAmount) {
+                channel.eventLoop.scheduleTask(in: TimeAmount(delay)) {
                     Self.write(reply, on: channel)
                 }
             } else {

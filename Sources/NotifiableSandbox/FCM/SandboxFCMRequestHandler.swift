@@ -60,7 +60,7 @@ final class SandboxFCMRequestHandler: ChannelInboundHandler {
                 )
             }
             if delay > .zero {
-                channel.eventLoop.scheduleTask(in: delay.timeAmount) {
+                channel.eventLoop.scheduleTask(in: TimeAmount(delay)) {
                     Self.write(reply, on: channel, close: closeAfter)
                 }
             } else {

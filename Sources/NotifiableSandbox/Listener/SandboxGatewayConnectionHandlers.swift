@@ -47,9 +47,3 @@ final class SandboxGatewayConnectionErrorHandler: ChannelInboundHandler, Sendabl
     }
 }
 
-extension Duration {
-    var timeAmount: TimeAmount {
-        let (seconds, attoseconds) = components
-        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}
