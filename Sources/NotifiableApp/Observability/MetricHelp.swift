@@ -9,7 +9,7 @@ enum MetricHelp {
         "notifiable_token_invalidations_total": "Devices invalidated because a gateway called their token dead, by provider.",
         "notifiable_gateway_request_duration_seconds": "Time one push spent in its sender, by provider and mode (live or sandbox).",
         "notifiable_http_requests_total": "HTTP requests answered, by method, route and status.",
-        "notifiable_http_request_duration_seconds": "Time to answer an HTTP request, by method and route.",
+        "notifiable_http_request_duration_seconds": "Time to answer an HTTP request, by method, route and status.",
         "notifiable_queue_deliveries": "Deliveries in each queue state, sampled from the database.",
         "notifiable_queue_notifications_fanning_out": "Notifications whose audience is still being resolved, sampled from the database.",
         "notifiable_queue_oldest_ready_age_seconds": "Age of the oldest delivery ready to send, sampled from the database.",
@@ -26,12 +26,14 @@ enum MetricHelp {
         "process_start_time_seconds": "When the process started, in seconds since 1970.",
     ]
 
+    private static let typePrefix = Array("# TYPE ".utf8)
+
     /// `exposition` with a `# HELP` line before each family's `# TYPE` line whose name has a text.
     static func adding(to exposition: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(exposition.count + texts.count * 96)
         for line in exposition.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            if line.starts(with: Array("# TYPE ".utf8)) {
+            if line.starts(with: typePrefix) {
                 let name = String(decoding: line.dropFirst(7).prefix { $0 != UInt8(ascii: " ") }, as: UTF8.self)
                 if let help = texts[name] { out += Array("# HELP \(name) \(help)\n".utf8) }
             }

@@ -21,7 +21,6 @@ enum ProcessMetrics {
     static func exposition() -> String {
         var lines: [String] = []
         func add(_ name: String, _ type: String, _ value: Double) {
-            lines.append("# HELP \(name) \(MetricHelp.texts[name] ?? name)")
             lines.append("# TYPE \(name) \(type)")
             lines.append("\(name) \(value)")
         }

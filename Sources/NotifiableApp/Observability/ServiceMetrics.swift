@@ -21,6 +21,8 @@ public struct ServiceMetrics: Sendable {
             DeliveryMetrics.gatewayDurationLabel: Self.gatewayBuckets,
         ]
         self.factory = factory
+        // The release, as a gauge that is always 1 (the Prometheus convention for build info).
+        Gauge(label: "notifiable_build_info", dimensions: [("version", BuildInfo.version)], factory: factory).record(1)
     }
 
     /// API answers: mostly a few milliseconds; the slow end is database trouble.
@@ -35,17 +37,9 @@ public struct ServiceMetrics: Sendable {
         .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(15), .seconds(30),
     ]
 
-    /// The registry in Prometheus's text exposition format, every family with its help text,
-    /// then the release and the process's own metrics.
+    /// The registry in Prometheus's text exposition format, then the process's own metrics,
+    /// every family with its help text (`MetricHelp`, the one place help is added).
     public func exposition() -> [UInt8] {
-        var text = MetricHelp.adding(to: registry.emitToBuffer())
-        text += Array("""
-            # HELP notifiable_build_info \(MetricHelp.texts["notifiable_build_info"] ?? "")
-            # TYPE notifiable_build_info gauge
-            notifiable_build_info{version="\(BuildInfo.version)"} 1
-
-            """.utf8)
-        text += Array(ProcessMetrics.exposition().utf8)
-        return text
+        MetricHelp.adding(to: registry.emitToBuffer() + Array(ProcessMetrics.exposition().utf8))
     }
 }
