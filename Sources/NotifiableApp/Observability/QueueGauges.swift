@@ -9,14 +9,15 @@ import NotifiableStore
 /// and `notifiable_apps_misconfigured{provider}`.
 ///
 /// Sampled on scrape rather than by the workers' maintenance loop because `/metrics` lives in
-/// the API process, which may run without workers (`serve --no-workers`), and `notifiable work`
-/// has no HTTP port to scrape. The interval bounds the cost whatever the number of scrapers
+/// the API process, which may run without workers (`serve --no-workers`), and a worker's own
+/// port (NOTIFIABLE_METRICS_PORT) is optional. The interval bounds the cost whatever the number of scrapers
 /// (concurrent scrapes share one query), and nothing is queried while nobody scrapes. The query
 /// itself reads only waiting rows through partial indexes (`QueueAdministration.depth()`).
 actor QueueGauges {
     private let queue: QueueAdministration
     private let interval: Duration
-    private let available, retrying, running, dead, oldestReadyAge, fanningOut, misconfiguredAPNs, misconfiguredFCM: Gauge
+    private let available, retrying, running, dead, oldestReadyAge, fanningOut: Gauge
+    private let misconfigured: [Provider: Gauge]
     private let failures: CoreMetrics.Counter
     private var sampledAt: ContinuousClock.Instant?
     private var sampling: Task<Void, Never>?
@@ -33,8 +34,9 @@ actor QueueGauges {
         dead = depth(DeliveryState.dead.rawValue)
         oldestReadyAge = Gauge(label: "notifiable_queue_oldest_ready_age_seconds", factory: factory)
         fanningOut = Gauge(label: "notifiable_queue_notifications_fanning_out", factory: factory)
-        misconfiguredAPNs = Gauge(label: "notifiable_apps_misconfigured", dimensions: [("provider", "apns")], factory: factory)
-        misconfiguredFCM = Gauge(label: "notifiable_apps_misconfigured", dimensions: [("provider", "fcm")], factory: factory)
+        misconfigured = Dictionary(uniqueKeysWithValues: Provider.allCases.map { provider in
+            (provider, Gauge(label: "notifiable_apps_misconfigured", dimensions: [("provider", provider.rawValue)], factory: factory))
+        })
         failures = CoreMetrics.Counter(label: "notifiable_queue_sample_failures_total", factory: factory)
     }
 
@@ -60,8 +62,7 @@ actor QueueGauges {
             dead.record(depth.dead)
             oldestReadyAge.record(depth.oldestReadyAgeSeconds)
             fanningOut.record(depth.fanningOut)
-            misconfiguredAPNs.record(depth.misconfiguredAPNs)
-            misconfiguredFCM.record(depth.misconfiguredFCM)
+            for (provider, gauge) in misconfigured { gauge.record(depth.misconfigured[provider] ?? 0) }
         } catch {
             failures.increment()
             logger.warning("could not sample the queue for metrics", metadata: ["error": "\(String(reflecting: error))"])

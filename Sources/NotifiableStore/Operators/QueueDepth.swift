@@ -1,3 +1,4 @@
+import NotifiableCore
 import PostgresNIO
 
 /// Deliveries waiting in each non-final state, for metrics.
@@ -9,9 +10,8 @@ public struct QueueDepth: Sendable, Equatable {
     /// Seconds the oldest ready delivery has waited past its run time; 0 when none is ready.
     public var oldestReadyAgeSeconds: Double = 0
     public var fanningOut: Int64 = 0
-    /// Apps whose APNs or FCM settings a gateway refused, until they are saved again.
-    public var misconfiguredAPNs: Int64 = 0
-    public var misconfiguredFCM: Int64 = 0
+    /// Apps whose settings a gateway refused, by provider, until they are saved again.
+    public var misconfigured: [Provider: Int64] = [:]
 
     public init(
         available: Int64 = 0, retrying: Int64 = 0, running: Int64 = 0, dead: Int64 = 0,
@@ -55,8 +55,7 @@ extension QueueAdministration {
                 available: available, retrying: retrying, running: running, dead: dead,
                 oldestReadyAgeSeconds: max(0, age), fanningOut: fanningOut
             )
-            depth.misconfiguredAPNs = apns
-            depth.misconfiguredFCM = fcm
+            depth.misconfigured = [.apns: apns, .fcm: fcm]
         }
         return depth
     }
