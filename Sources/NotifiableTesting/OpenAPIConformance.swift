@@ -45,14 +45,21 @@ public struct OpenAPIConformance: Sendable {
         guard let operation = document["paths"]?[template]?[method.lowercased()] else {
             return ["\(method) \(template): not documented"]
         }
-        guard let response = operation["responses"]?[String(status)] else {
+        guard let documented = operation["responses"]?[String(status)] else {
             return ["\(method) \(template): status \(status) not documented"]
         }
+        let response = resolveResponse(documented)
         guard let schema = response["content"]?["application/json"]?["schema"] else {
             return body.isEmpty || response["content"] != nil ? [] : ["\(method) \(template) \(status): a body where none is documented"]
         }
         guard let value = try? JSONValue.decode(body) else { return ["\(method) \(template) \(status): body is not JSON"] }
         return validate(value, against: schema, at: "\(method) \(template) \(status) body")
+    }
+
+    /// A response given by reference (`#/components/responses/…`), as the shared 503 is.
+    private func resolveResponse(_ response: JSONValue) -> JSONValue {
+        guard let reference = response["$ref"]?.stringValue, reference.hasPrefix("#/components/responses/") else { return response }
+        return document["components"]?["responses"]?[String(reference.dropFirst("#/components/responses/".count))] ?? .object([:])
     }
 
     private func resolve(_ schema: JSONValue) -> JSONValue {

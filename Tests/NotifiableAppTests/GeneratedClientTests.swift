@@ -16,10 +16,16 @@ import Testing
                 let id = try #require(operation["operationId"]?.stringValue, "\(method) \(path) has no operationId")
                 ids.append(id)
                 if path.hasPrefix("/api/") || path.hasPrefix("/admin/") {
-                    #expect(operation["responses"]?["503"] != nil, "\(method) \(path) does not document database_unavailable")
+                    #expect(
+                        operation["responses"]?["503"]?["$ref"]?.stringValue == "#/components/responses/DatabaseUnavailable",
+                        "\(method) \(path) does not document database_unavailable"
+                    )
                 }
             }
         }
+        let outage = document["components"]?["responses"]?["DatabaseUnavailable"]
+        #expect(outage?["headers"]?["Retry-After"] != nil)
+        #expect(outage?["content"]?["application/json"]?["example"]?["error"]?["code"]?.stringValue == "database_unavailable")
         #expect(ids.count >= 50)
         #expect(Set(ids).count == ids.count, "operationIds are unique")
         let notification = document["paths"]?["/api/v1/notifications"]?["post"]?["requestBody"]?["content"]?["application/json"]?["example"]

@@ -196,4 +196,13 @@ import _CryptoExtras
     static func text(_ value: JSONValue) -> String {
         String(decoding: (try? JSONEncoder().encode(value)) ?? Data(), as: UTF8.self)
     }
+
+    /// The outage answer is documented once and referred to by every operation: an answer is checked
+    /// against the shared response, and one that is not the documented error is caught.
+    @Test func theSharedOutageAnswerIsCheckedThroughItsReference() throws {
+        let conformance = try OpenAPIConformance()
+        let outage = #"{"error": {"code": "database_unavailable", "message": "The service cannot reach its database for a moment."}}"#
+        #expect(conformance.problems(method: "POST", path: "/api/v1/device_tokens", status: 503, body: Array(outage.utf8)) == [])
+        #expect(conformance.problems(method: "POST", path: "/api/v1/device_tokens", status: 503, body: Array(#"{"down": true}"#.utf8)) != [])
+    }
 }
