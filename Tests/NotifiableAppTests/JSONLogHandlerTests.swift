@@ -121,4 +121,15 @@ import Testing
     func malformedTraceparentsAreIgnored(_ header: String) {
         #expect(TraceParent(header) == nil)
     }
+
+    /// W3C Trace Context §3.2: a later version may carry fields after the flags (read as version
+    /// 00 is), and surrounding spaces are trimmed.
+    @Test(arguments: [
+        "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-comes-later",
+        " 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ",
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00",
+    ])
+    func wellFormedTraceparentsAreRead(_ header: String) {
+        #expect(TraceParent(header) == TraceParent(traceID: "4bf92f3577b34da6a3ce929d0e0e4736", parentID: "00f067aa0ba902b7"))
+    }
 }

@@ -2,11 +2,17 @@ import Foundation
 import HTTPTypes
 
 /// A W3C Trace Context `traceparent` header (`00-<32 hex trace id>-<16 hex parent id>-<2 hex
-/// flags>`), read so that the service's log lines can be joined with the caller's trace. A
-/// header that is not well formed, or carries the all-zero ids the standard forbids, is ignored.
+/// flags>`, W3C Trace Context Level 1 §3.2), read so that the service's log lines can be joined
+/// with the caller's trace. A header that is not well formed, or carries the all-zero ids the
+/// standard forbids, is ignored; a later version's extra fields are, as the standard asks.
 struct TraceParent: Equatable {
     let traceID: String
     let parentID: String
+
+    init(traceID: String, parentID: String) {
+        self.traceID = traceID
+        self.parentID = parentID
+    }
 
     init?(_ header: String?) {
         guard let header else { return nil }
