@@ -33,6 +33,7 @@ let package = Package(
                 "NotifiableApp",
                 "NotifiableDelivery",
                 "NotifiableSandbox",
+                "NotifiableTransfer",
                 "NotifiableStore",
                 "NotifiableCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -95,6 +96,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "NotifiableTransfer",
+            dependencies: [
+                "NotifiableStore",
+                "NotifiableCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "NotifiableSandbox",
             dependencies: [
                 "NotifiableCore",
@@ -146,6 +157,11 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotifiableTransferTests",
+            dependencies: ["NotifiableTransfer", "NotifiableStore", "NotifiableCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

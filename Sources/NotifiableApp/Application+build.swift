@@ -61,8 +61,8 @@ public func buildApplication(
 public func buildRouter(
     _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger, availability: DatabaseAvailability? = nil
 ) -> Router<NotifiableRequestContext> {
-    let apps = AppRegistry(client: postgres, keys: configuration.keys, logger: logger)
-    let devices = DeviceRegistry(client: postgres, logger: logger)
+    let apps = AppStore(client: postgres, keys: configuration.keys, logger: logger)
+    let devices = DeviceStore(client: postgres, logger: logger)
     let apnsSettings = APNsSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
     let fcmSettings = FCMSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
 
@@ -80,7 +80,7 @@ public func buildRouter(
     let throttle = SignInThrottle()
     MetricsController.addRoutes(to: router, configuration, postgres: postgres, logger: logger, throttle: throttle)
 
-    let userTokens = UserTokenVerifier(settings: UserTokenSettings(client: postgres, logger: logger), keys: configuration.keys, now: { Date() })
+    let userTokens = UserTokenVerifier(settings: UserTokenSettingsStore(client: postgres, logger: logger), keys: configuration.keys, now: { Date() })
     // While the database is away, what needs it is answered 503 before any work.
     let databaseGate = availability.map { DatabaseAvailabilityMiddleware<NotifiableRequestContext>(availability: $0) }
     let credentials = CredentialCache(apps: apps)
@@ -88,7 +88,7 @@ public func buildRouter(
     DeviceTokensController(devices: devices, userTokens: userTokens).addRoutes(to: api)
     DeviceTagsController(devices: devices).addRoutes(to: api)
     UserTokensController(verifier: userTokens).addRoutes(to: api)
-    let userNotifications = UserNotifications(client: postgres, logger: logger, syncDelay: configuration.syncSignalDelay)
+    let userNotifications = UserNotificationStore(client: postgres, logger: logger, syncDelay: configuration.syncSignalDelay)
     let userNotificationRoutes = UserNotificationsController(store: userNotifications)
     userNotificationRoutes.addServerRoutes(to: api)
     userNotificationRoutes.addUserRoutes(to: router.group("api/v1/me").addIfPresent(databaseGate).add(middleware: UserTokenMiddleware(verifier: userTokens)))
@@ -97,27 +97,28 @@ public func buildRouter(
         verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api)
     RichContentController(
-        contents: NotificationContents(client: postgres, logger: logger), devices: devices, verifiedAliases: VerifiedAliasGate(verifier: userTokens)
+        contents: NotificationContentStore(client: postgres, logger: logger), devices: devices, verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api)
 
     let admin = router.group("admin").addIfPresent(databaseGate).add(middleware: BearerTokenMiddleware.admin(
         token: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies
     ))
-    QueueAdminController(queue: QueueAdministration(client: postgres, logger: logger)).addRoutes(to: admin)
+    QueueAdminController(queue: QueueAdminStore(client: postgres, logger: logger)).addRoutes(to: admin)
     AppsAdminController(
         apps: apps, credentials: credentials, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings
     ).addRoutes(to: admin)
     WebhooksAdminController(
-        webhooks: WebhookRegistry(client: postgres, keys: configuration.keys, logger: logger), targets: configuration.webhooks.targets
+        webhooks: WebhookStore(client: postgres, keys: configuration.keys, logger: logger), targets: configuration.webhooks.targets
     ).addRoutes(to: admin)
-    GatewaySettingsAdminController(apnsSettings: apnsSettings, fcmSettings: fcmSettings).addRoutes(to: admin)
-    SandboxAdminController(apps: apps, pushes: SandboxPushes(client: postgres, logger: logger)).addRoutes(to: admin)
+    GatewaySettingsAdminController(store: apnsSettings).addRoutes(to: admin)
+    GatewaySettingsAdminController(store: fcmSettings).addRoutes(to: admin)
+    SandboxAdminController(apps: apps, pushes: SandboxPushStore(client: postgres, logger: logger)).addRoutes(to: admin)
 
     DashboardController(
-        session: configuration.adminToken.map { DashboardSession(adminToken: $0, sessions: DashboardSessions(client: postgres, logger: logger)) },
+        session: configuration.adminToken.map { DashboardSession(adminToken: $0, sessions: DashboardSessionStore(client: postgres, logger: logger)) },
         adminToken: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies, apps: apps, devices: devices,
-        notifications: NotificationStore(client: postgres, logger: logger), queue: QueueAdministration(client: postgres, logger: logger),
-        queries: DashboardQueries(client: postgres, logger: logger)
+        notifications: NotificationStore(client: postgres, logger: logger), queue: QueueAdminStore(client: postgres, logger: logger),
+        queries: DashboardStore(client: postgres, logger: logger)
     ).addRoutes(to: router)
     return router
 }

@@ -9,7 +9,7 @@ import Testing
 public enum Pipeline {
     /// Fans out every accepted notification by hand, for tests that drive the queue without workers.
     public static func fanOut(_ service: TestService) async throws {
-        let fanOut = NotificationFanOut(client: service.postgres, logger: TestDatabase.logger)
+        let fanOut = FanOutStore(client: service.postgres, logger: TestDatabase.logger)
         while var job = try await fanOut.claim(lease: .seconds(5)) {
             while try await fanOut.advance(&job, batchSize: 100, lease: .seconds(5)) != nil {}
         }

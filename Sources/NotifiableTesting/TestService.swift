@@ -17,12 +17,12 @@ public struct TestService: Sendable {
         self.configuration = configuration
     }
 
-    public var apps: AppRegistry {
-        AppRegistry(client: postgres, keys: configuration.keys, logger: TestDatabase.logger)
+    public var apps: AppStore {
+        AppStore(client: postgres, keys: configuration.keys, logger: TestDatabase.logger)
     }
 
     /// A new app: each test works inside apps of its own, so tests never see each other's data.
-    public func createApp(name: String = "Test app") async throws -> AppRegistry.CreatedApp {
+    public func createApp(name: String = "Test app") async throws -> AppStore.CreatedApp {
         try await apps.create(name: name)
     }
 

@@ -79,8 +79,8 @@ struct Apps: AsyncParsableCommand {
         @Option(help: "true: notifications carry content-available unless they say otherwise.")
         var defaultContentAvailable: Bool?
 
-        var changes: AppRegistry.Changes {
-            AppRegistry.Changes(
+        var changes: AppStore.Changes {
+            AppStore.Changes(
                 name: name.flatMap(App.normalizedName), deliveryMode: mode, androidStyle: androidStyle, timeToLiveSeconds: defaultTTLSeconds,
                 mutableContent: defaultMutableContent, contentAvailable: defaultContentAvailable
             )
@@ -93,7 +93,7 @@ struct Apps: AsyncParsableCommand {
                     "--default-ttl-seconds must be from \(PushDefaults.timeToLiveRange.lowerBound) to \(PushDefaults.timeToLiveRange.upperBound)."
                 )
             }
-            guard changes != AppRegistry.Changes() || requireVerifiedAlias != nil else {
+            guard changes != AppStore.Changes() || requireVerifiedAlias != nil else {
                 throw ValidationError(
                     "Give --name, --mode, --require-verified-alias, --android-style, --default-ttl-seconds, --default-mutable-content, "
                         + "--default-content-available or several."
@@ -145,10 +145,10 @@ extension CredentialRole: ExpressibleByArgument {}
 
 /// The stores a CLI command works with, over the configured database.
 struct Stores: Sendable {
-    let apps: AppRegistry
+    let apps: AppStore
     let apns: APNsSettingsStore
     let fcm: FCMSettingsStore
-    let userTokens: UserTokenSettings
+    let userTokens: UserTokenSettingsStore
     let client: PostgresClient
     let configuration: ServerConfiguration
 }
@@ -173,10 +173,10 @@ func withStores<T: Sendable>(_ body: @Sendable (Stores) async throws -> T) async
         }
         try await migrate(configuration, postgres: client, logger: logger)
         return try await body(Stores(
-            apps: AppRegistry(client: client, keys: configuration.keys, logger: logger),
+            apps: AppStore(client: client, keys: configuration.keys, logger: logger),
             apns: APNsSettingsStore(client: client, keys: configuration.keys, logger: logger),
             fcm: FCMSettingsStore(client: client, keys: configuration.keys, logger: logger),
-            userTokens: UserTokenSettings(client: client, logger: logger),
+            userTokens: UserTokenSettingsStore(client: client, logger: logger),
             client: client, configuration: configuration
         ))
     }

@@ -110,5 +110,5 @@ extension Apps {
 }
 
 extension Stores {
-    var webhooks: WebhookRegistry { WebhookRegistry(client: client, keys: configuration.keys, logger: Logger(label: "notifiable")) }
+    var webhooks: WebhookStore { WebhookStore(client: client, keys: configuration.keys, logger: Logger(label: "notifiable")) }
 }

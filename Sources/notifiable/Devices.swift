@@ -1,4 +1,5 @@
 import ArgumentParser
+import NotifiableTransfer
 
 struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -6,3 +7,5 @@ struct Devices: AsyncParsableCommand {
         subcommands: [Import.self, Export.self]
     )
 }
+
+extension DeviceFileFormat: ExpressibleByArgument {}

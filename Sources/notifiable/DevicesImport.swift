@@ -1,9 +1,6 @@
 import ArgumentParser
 import Foundation
-import Logging
-import NotifiableCore
-import NotifiableStore
-import PostgresNIO
+import NotifiableTransfer
 
 extension Devices {
     struct Import: AsyncParsableCommand {
@@ -44,120 +41,19 @@ extension Devices {
         }
 
         func run() async throws {
-            let options = ImportRun(
+            let run = DeviceImportRun(
                 appID: app, file: file, format: file.flatMap { format ?? DeviceFileFormat(fileName: $0) },
                 railsURL: railsURL, railsAppID: railsAppID,
                 stateURL: URL(fileURLWithPath: stateFile ?? file.map { "\($0).import-state" } ?? "notifiable-rails-import-\(app).import-state"),
                 restart: restart, batchSize: batchSize, stopAfterBatches: stopAfterBatches, crashBeforeCheckpoint: crashBeforeCheckpoint
             )
-            try await withStores { stores in try await options.run(stores) }
-        }
-    }
-}
-
-/// One run of `devices import`, from the parsed options.
-struct ImportRun: Sendable {
-    let appID: Int64
-    let file: String?
-    let format: DeviceFileFormat?
-    let railsURL: String?
-    let railsAppID: Int64?
-    let stateURL: URL
-    let restart: Bool
-    let batchSize: Int
-    let stopAfterBatches: Int?
-    let crashBeforeCheckpoint: Bool
-
-    /// Names the source in the checkpoint, so a checkpoint is never applied to another import.
-    var sourceName: String {
-        if let file { return "file:\(URL(fileURLWithPath: file).standardizedFileURL.path)" }
-        return "notifiable-rails:\(railsAppID.map(String.init) ?? "all")"
-    }
-
-    func run(_ stores: Stores) async throws {
-        guard try await stores.apps.app(id: appID) != nil else { throw CommandFailure("There is no app \(appID).") }
-        let logger = { var logger = Logger(label: "notifiable.import"); logger.logLevel = .notice; return logger }()
-        let importer = DeviceImport(client: stores.client, logger: logger)
-
-        var checkpoint = ImportCheckpoint(source: sourceName, appID: appID)
-        if !restart, let saved = try ImportCheckpoint.load(stateURL) {
-            guard saved.source == sourceName, saved.appID == appID else {
-                throw CommandFailure("The checkpoint \(stateURL.path) belongs to another import (\(saved.source), app \(saved.appID)); pass --restart or --state-file.")
-            }
-            checkpoint = saved
-            if let flight = saved.inFlight {
-                // Did the batch the last run was committing make it? Its rows carry its timestamp.
-                if try await importer.committed(appID: appID, at: flight.at) {
-                    checkpoint.position = flight.position
-                    checkpoint.summary = flight.summary
-                    checkpoint.batches = flight.batches
-                }
-                checkpoint.inFlight = nil
-            }
-            FileHandle.standardError.write(Data("Resuming after \(checkpoint.summary.rowsRead) rows (\(checkpoint.batches) batches) from \(stateURL.path).\n".utf8))
-        }
-
-        if let file, let format {
-            var source = try FileImportSource(url: URL(fileURLWithPath: file), format: format, from: checkpoint.position)
-            try await importAll(from: &source, importer: importer, checkpoint: checkpoint, place: "lines")
-        } else if let railsURL {
-            let checkpoint = checkpoint
-            try await withPostgresClient(try DatabaseURL.configuration(from: railsURL), logger: logger) { rails in
-                let devices = try await NotifiableRailsDevices.open(client: rails, railsAppID: railsAppID, logger: logger)
-                var source = try await RailsImportSource(devices: devices, from: checkpoint.position)
-                try await importAll(from: &source, importer: importer, checkpoint: checkpoint, place: "ids")
-            }
-        }
-    }
-
-    /// Reads, validates and writes batch after batch; the next batch is read and validated while
-    /// the database writes the current one.
-    private func importAll(
-        from source: inout some DeviceImportSource, importer: DeviceImport, checkpoint start: ImportCheckpoint, place: String
-    ) async throws {
-        var checkpoint = start
-        var progress = ImportProgress(total: source.total, done: source.done(at: checkpoint.position, rowsThisRun: 0))
-        let started = Date()
-        var rowsThisRun = 0
-        var next = try await source.next(limit: batchSize)
-        while let batch = next {
-            let devices = DeviceImport.lastPerToken(batch.devices)
-            var summary = checkpoint.summary
-            summary.rowsRead += batch.rowsRead
-            summary.superseded += batch.devices.count - devices.count
-            for (error, line) in batch.rejected { summary.reject(error, at: line) }
-            let (before, stateURL, appID) = (checkpoint, self.stateURL, self.appID)
-            let pending = summary
-
-            async let written = importer.write(appID: appID, devices: devices) { counts, at in
-                var flight = pending
-                flight.written = flight.written + counts
-                var saved = before
-                saved.inFlight = .init(at: at, position: batch.end, summary: flight, batches: before.batches + 1)
-                try saved.save(stateURL)
-            }
-            let following = try await source.next(limit: batchSize)
-            summary.written = summary.written + (try await written)
-            next = following
-
-            checkpoint.position = batch.end
-            checkpoint.summary = summary
-            checkpoint.batches += 1
-            checkpoint.seconds = start.seconds + Date().timeIntervalSince(started)
-            checkpoint.inFlight = nil
-            rowsThisRun += batch.rowsRead
-            if checkpoint.batches == stopAfterBatches, crashBeforeCheckpoint { exit(75) }  // test hook: die mid-checkpoint
-            try checkpoint.save(stateURL)
-            progress.update(
-                done: source.done(at: checkpoint.position, rowsThisRun: rowsThisRun), rows: checkpoint.summary.rowsRead, rowsThisRun: rowsThisRun
-            )
-            if checkpoint.batches == stopAfterBatches {
-                FileHandle.standardError.write(Data("Stopped after \(checkpoint.batches) batches; run again to resume.\n".utf8))
+            switch try await withStores({ stores in try await run.run(client: stores.client, apps: stores.apps) }) {
+            case .finished(let report):
+                print(report)
+            case .stopped(let batches):
+                FileHandle.standardError.write(Data("Stopped after \(batches) batches; run again to resume.\n".utf8))
                 throw ExitCode(75)
             }
         }
-        progress.update(done: source.total, rows: checkpoint.summary.rowsRead, rowsThisRun: rowsThisRun, final: true)
-        try? FileManager.default.removeItem(at: stateURL)
-        print(checkpoint.summary.text(seconds: checkpoint.seconds, place: place))
     }
 }

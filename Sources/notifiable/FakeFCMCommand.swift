@@ -30,48 +30,23 @@ struct FakeFCM: AsyncParsableCommand {
         help: ArgumentHelp("A service account key file whose key is trusted (repeatable).", valueName: "PATH")
     )
     var trusted: [String] = []
-    @Option(help: ArgumentHelp("Write the self-signed certificate (PEM) here for clients to trust.", valueName: "PATH"))
-    var certificateOut: String?
-    @Option(help: ArgumentHelp("Wait this long before every send answer.", valueName: "N")) var latencyMs = 0
-    @Option(help: ArgumentHelp("Share of valid sends answered 503 UNAVAILABLE, 0 to 1.", valueName: "R"))
-    var failureRate = 0.0
-    @Option(help: ArgumentHelp("Seed of the random failures (same seed, same failures).", valueName: "S")) var seed: UInt64 = 0
-    @OptionGroup var observation: SandboxGatewayFaultOptions
-    @Option(help: "Event loop threads (default: one per core).") var threads: Int?
-    @Option(help: "Log level (debug logs each refusal).") var logLevel = "info"
+    @OptionGroup var options: FakeGatewayOptions
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535.") }
         guard !project.isEmpty, !project.contains("/") else { throw ValidationError("--project must be a project id.") }
-        guard latencyMs >= 0 else { throw ValidationError("--latency-ms must not be negative.") }
-        guard (0...1).contains(failureRate) else { throw ValidationError("--failure-rate must be between 0 and 1.") }
-        guard Logger.Level(rawValue: logLevel.lowercased()) != nil else {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical.")
-        }
         for path in trusted { _ = try Self.readTrusted(path) }
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel.lowercased()) ?? .info
-        _ = bootstrapLogging(level: level)
+        _ = bootstrapLogging(level: options.level)
         var logger = Logger(label: "notifiable.fake-fcm")
-        logger.logLevel = level
+        logger.logLevel = options.level
 
         let accounts = try trusted.map(Self.readTrusted)
-        let gateway = try await SandboxFCMGateway.start(
-            host: host, port: port, threads: threads ?? ProcessInfo.processInfo.activeProcessorCount, logger: logger
-        )
-        gateway.setRecording(false)
-        if latencyMs > 0 { gateway.setLatency(.milliseconds(latencyMs)) }
-        if failureRate > 0 { gateway.setRandomFailures(rate: failureRate, seed: seed, outcome: .unavailable()) }
-        gateway.setFaults(try observation.mix(seed: seed))
-        gateway.setObserving(statistics: observation.statsOut != nil, requestLog: observation.requestLog != nil)
-        var writer: Task<Void, Never>?
-        do {
-            if observation.observes {
-                let files = try SandboxGatewayStatsFiles(statsPath: observation.statsOut, requestLogPath: observation.requestLog)
-                writer = observation.keepWriting(files) { (gateway.stats, gateway.drainRequestLog()) }
-            }
+        let gateway = try await SandboxFCMGateway.start(host: host, port: port, threads: options.threadCount, logger: logger)
+        if options.failureRate > 0 { gateway.setRandomFailures(rate: options.failureRate, seed: options.seed, outcome: .unavailable()) }
+        try await options.serve(gateway, logger: logger, prepare: {
             for account in accounts { try gateway.trust(serviceAccountJSON: account) }
             if let serviceAccountOut {
                 let json = try gateway.makeServiceAccount(projectID: project)
@@ -81,30 +56,14 @@ struct FakeFCM: AsyncParsableCommand {
                 )
                 guard written else { throw CommandFailure("--service-account-out: cannot write \(serviceAccountOut).") }
             }
-            if let certificateOut {
-                try gateway.certificatePEM.write(toFile: certificateOut, atomically: true, encoding: .utf8)
-            }
             if accounts.isEmpty && serviceAccountOut == nil {
                 FileHandle.standardError.write(
                     Data("warning: no --trust or --service-account-out: every token request will be refused.\n".utf8)
                 )
             }
-            FileHandle.standardOutput.write(Data("\(gateway.baseURL)\ntoken_uri: \(gateway.tokenURI)\n".utf8))
-            let signal = await FakeAPNs.waitForTerminationSignal()
-            logger.debug("fake FCM gateway stopping", metadata: ["signal": "\(signal)"])
-        } catch {
-            writer?.cancel()
-            try? await gateway.stop()
-            throw error
-        }
-        writer?.cancel()
-        await writer?.value
-        let tokens = gateway.tokensIssued
-        let sends = gateway.sendRequestCount
-        let accepted = gateway.acceptedCount
-        try await gateway.stop()
+        }, announce: "\(gateway.baseURL)\ntoken_uri: \(gateway.tokenURI)")
         FileHandle.standardError.write(
-            Data("fake-fcm: \(tokens) access tokens issued, \(sends) send requests, \(accepted) accepted\n".utf8)
+            Data("fake-fcm: \(gateway.tokensIssued) access tokens issued, \(gateway.sendRequestCount) send requests, \(gateway.acceptedCount) accepted\n".utf8)
         )
     }
 

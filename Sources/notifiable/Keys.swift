@@ -38,7 +38,7 @@ struct Keys: AsyncParsableCommand {
 
         func run() async throws {
             let report = try await withStores { stores in
-                try await MasterKeyRotation(client: stores.client, keys: stores.configuration.keys, logger: stores.apps.logger).run()
+                try await SealedSecretStore(client: stores.client, keys: stores.configuration.keys, logger: stores.apps.logger).resealAll()
             }
             let id = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment).masterKey.id
             print("Re-sealed \(report.total) secrets with master key \(id): \(report.credentials) credentials, \(report.apnsKeys) APNs keys, \(report.fcmServiceAccounts) FCM service accounts, \(report.webhookSecrets) webhook secrets.")

@@ -17,7 +17,7 @@ struct Queue: AsyncParsableCommand {
 
         func run() async throws {
             let stats = try await withStores { stores in
-                try await QueueAdministration(client: stores.client, logger: Logger(label: "notifiable.queue")).stats()
+                try await QueueAdminStore(client: stores.client, logger: Logger(label: "notifiable.queue")).stats()
             }
             print(AdminJSON.queue(stats))
         }
@@ -33,7 +33,7 @@ struct Queue: AsyncParsableCommand {
         func run() async throws {
             let appID = app
             let count = try await withStores { stores in
-                try await QueueAdministration(client: stores.client, logger: Logger(label: "notifiable.queue")).requeueDead(appID: appID, ids: nil)
+                try await QueueAdminStore(client: stores.client, logger: Logger(label: "notifiable.queue")).requeueDead(appID: appID, ids: nil)
             }
             print("Re-queued \(count) dead deliveries.")
         }

@@ -304,8 +304,8 @@ import Testing
             let app = try await service.createApp()
             try await service.insertDevices(appID: app.app.id, count: 50, tokenSeed: 0xCA)
             let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
-            var job = try #require(try await NotificationFanOut(client: service.postgres, logger: TestDatabase.logger).claim(lease: .seconds(5)))
-            _ = try await NotificationFanOut(client: service.postgres, logger: TestDatabase.logger).advance(&job, batchSize: 20, lease: .seconds(5))
+            var job = try #require(try await FanOutStore(client: service.postgres, logger: TestDatabase.logger).claim(lease: .seconds(5)))
+            _ = try await FanOutStore(client: service.postgres, logger: TestDatabase.logger).advance(&job, batchSize: 20, lease: .seconds(5))
             #expect(try await service.deliveries(of: id, in: "available") == 20)
 
             let cancelled = try await client.signed(.delete, "/api/v1/notifications/\(id)", as: app.serverCredential)
@@ -313,7 +313,7 @@ import Testing
             #expect(cancelled.json["state"]?.stringValue == "cancelled")
             #expect(cancelled.json["counters"]?["cancelled"]?.intValue == 20)
             // The fan-out stops: no more deliveries are created for it.
-            #expect(try await NotificationFanOut(client: service.postgres, logger: TestDatabase.logger).advance(&job, batchSize: 20, lease: .seconds(5)) == nil)
+            #expect(try await FanOutStore(client: service.postgres, logger: TestDatabase.logger).advance(&job, batchSize: 20, lease: .seconds(5)) == nil)
             #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id)") == 20)
         }
     }
@@ -343,7 +343,7 @@ import Testing
                 ids.append(try await Pipeline.send(client, app.serverCredential, #"{"message": "\#(n)", "device_ids": [\#(device)]}"#))
             }
             // Fan out by hand (no workers here) so each has one pending delivery.
-            let fanOut = NotificationFanOut(client: service.postgres, logger: TestDatabase.logger)
+            let fanOut = FanOutStore(client: service.postgres, logger: TestDatabase.logger)
             while var job = try await fanOut.claim(lease: .seconds(5)) {
                 while try await fanOut.advance(&job, batchSize: 100, lease: .seconds(5)) != nil {}
             }

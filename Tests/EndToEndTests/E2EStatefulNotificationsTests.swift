@@ -23,7 +23,7 @@ import Testing
     /// that user, pushed to both.
     static func twoDevicesWithAStatefulNotification(
         _ client: some TestClientProtocol, _ service: TestService, _ apns: SandboxAPNsGateway, alias: String, tokens seed: Int
-    ) async throws -> (app: AppRegistry.CreatedApp, deviceA: Int64, tokenA: String, tokenB: String, id: Int64) {
+    ) async throws -> (app: AppStore.CreatedApp, deviceA: Int64, tokenA: String, tokenB: String, id: Int64) {
         let app = try await service.createApp()
         try await service.connectAPNs(appID: app.app.id, to: apns)
         let tokenA = apnsToken(seed), tokenB = apnsToken(seed + 1)

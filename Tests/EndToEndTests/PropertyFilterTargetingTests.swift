@@ -23,14 +23,14 @@ import Testing
 @Suite struct PropertyFilterTargetingTests {
     /// The app's devices by name, and devices no notification of the app may reach.
     struct Population {
-        let app: AppRegistry.CreatedApp
+        let app: AppStore.CreatedApp
         let devices: [String: Int64]
         let outsiders: [Int64]
     }
 
     /// Registers a device the way an app does; `fields` are further members of `device_token`.
     static func register(
-        _ client: some TestClientProtocol, _ app: AppRegistry.CreatedApp, _ n: Int, provider: String, _ fields: String
+        _ client: some TestClientProtocol, _ app: AppStore.CreatedApp, _ n: Int, provider: String, _ fields: String
     ) async throws -> Int64 {
         let token = Provider(wireName: provider) == .apns ? Pipeline.token(0x7B1_000 + n) : "fcm-property-filter-\(n)"
         let more = fields.isEmpty ? "" : ", \(fields)"

@@ -11,7 +11,7 @@ import Testing
 @Suite struct TagExpressionTargetingTests {
     /// Registers a device the way an app does, tags included; returns its id.
     static func register(
-        _ client: some TestClientProtocol, _ app: AppRegistry.CreatedApp, _ n: Int, alias: String? = nil, tags: [String]
+        _ client: some TestClientProtocol, _ app: AppStore.CreatedApp, _ n: Int, alias: String? = nil, tags: [String]
     ) async throws -> Int64 {
         let aliasField = alias.map { #", "user_alias": "\#($0)""# } ?? ""
         let tagList = tags.map { "\"\($0)\"" }.joined(separator: ", ")

@@ -24,7 +24,7 @@ import Testing
             let appID = try #require(printed["id"]?.intValue)
 
             try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { postgres in
-                let apps = AppRegistry(client: postgres, keys: MasterKeyring(current: TestDatabase.masterKey), logger: TestDatabase.logger)
+                let apps = AppStore(client: postgres, keys: MasterKeyring(current: TestDatabase.masterKey), logger: TestDatabase.logger)
                 for (key, role) in [("device_credentials", CredentialRole.device), ("server_credentials", .server)] {
                     let pair = try #require(printed[key])
                     #expect(Set(pair.objectValue?.keys.map { $0 } ?? []) == ["access_id", "secret_key"])

@@ -35,7 +35,7 @@ import Testing
             // Only a keyed digest of the token is stored, and it is the one signing out ended.
             let value = String(cookie.split(separator: "=", maxSplits: 1)[1])
             let session = DashboardSession(
-                adminToken: service.configuration.adminToken ?? "", sessions: DashboardSessions(client: service.postgres, logger: TestDatabase.logger)
+                adminToken: service.configuration.adminToken ?? "", sessions: DashboardSessionStore(client: service.postgres, logger: TestDatabase.logger)
             )
             #expect(try await service.integer(
                 "SELECT count(*) FROM dashboard_sessions WHERE token_digest = \(session.digest(value)) AND ended_at IS NOT NULL"

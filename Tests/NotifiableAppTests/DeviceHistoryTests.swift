@@ -30,11 +30,11 @@ import Testing
             // The survivor is unregistered, registered again, then reported dead by a gateway.
             #expect(try await client.signed(.delete, "/api/v1/device_tokens/\(other)", as: device).status == .noContent)
             _ = try await Self.register(client, device, Self.tokenA, alias: "carol")
-            let invalidated = try await DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let invalidated = try await DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
                 .invalidateDevice(id: other, token: Self.tokenA, reason: "Unregistered", at: Date())
             #expect(invalidated)
 
-            let queries = DashboardQueries(client: service.postgres, logger: TestDatabase.logger)
+            let queries = DashboardStore(client: service.postgres, logger: TestDatabase.logger)
             let merged = try await queries.history(deviceID: id, appID: app.app.id).map { [$0.event, $0.detail ?? ""] }
             #expect(merged == [
                 ["registered", "user alice"], ["user_changed", "alice → bob"], ["anonymised", "bob → anonymous"],

@@ -17,7 +17,7 @@ import Testing
         response.json["tags"]?.arrayValue?.compactMap(\.stringValue)
     }
 
-    static func register(_ client: some TestClientProtocol, _ app: AppRegistry.CreatedApp, extra: String = "") async throws -> TestResponse {
+    static func register(_ client: some TestClientProtocol, _ app: AppStore.CreatedApp, extra: String = "") async throws -> TestResponse {
         try await client.signed(
             .post, "/api/v1/device_tokens",
             body: #"{"device_token": {"provider": "apns", "token": "\#(token)", "user_alias": "alice"\#(extra)}}"#,

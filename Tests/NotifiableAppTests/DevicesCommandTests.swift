@@ -304,7 +304,7 @@ struct CLIFixture: Sendable {
         fields.token = token
         fields.userAlias = .set(alias)
         let registration = fields
-        _ = try await withPostgres { try await DeviceRegistry(client: $0, logger: TestDatabase.logger).register(appID: app, fields: registration) }
+        _ = try await withPostgres { try await DeviceStore(client: $0, logger: TestDatabase.logger).register(appID: app, fields: registration) }
     }
 
     /// The app's devices that hold a token, by token.
@@ -324,7 +324,7 @@ struct CLIFixture: Sendable {
     /// Runs every pending fan-out to the end; deliveries created per notification.
     func fanOut() async throws -> [Int64: Int] {
         try await withPostgres { client in
-            let fanOut = NotificationFanOut(client: client, logger: TestDatabase.logger)
+            let fanOut = FanOutStore(client: client, logger: TestDatabase.logger)
             var created: [Int64: Int] = [:]
             while var job = try await fanOut.claim(lease: .seconds(30)) {
                 while let count = try await fanOut.advance(&job, batchSize: 100, lease: .seconds(30)) {

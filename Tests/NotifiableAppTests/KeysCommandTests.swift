@@ -23,10 +23,10 @@ import Testing
 
             try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { postgres in
                 let apns = { (keys: MasterKeyring) in APNsSettingsStore(client: postgres, keys: keys, logger: TestDatabase.logger) }
-                let apps = { (keys: MasterKeyring) in AppRegistry(client: postgres, keys: keys, logger: TestDatabase.logger) }
+                let apps = { (keys: MasterKeyring) in AppStore(client: postgres, keys: keys, logger: TestDatabase.logger) }
                 let settings = APNsSettings(keyID: "K", teamID: "T", bundleID: "b", privateKeyPEM: apnsKey, environment: .sandbox)
                 #expect(try await apns(MasterKeyring(current: old)).save(settings, appID: appID))
-                let webhook = try #require(try await WebhookRegistry(client: postgres, keys: MasterKeyring(current: old), logger: TestDatabase.logger)
+                let webhook = try #require(try await WebhookStore(client: postgres, keys: MasterKeyring(current: old), logger: TestDatabase.logger)
                     .create(appID: appID, WebhookSubscription(url: "https://example.com/hooks", eventNames: nil)))
 
                 // Without the old key, nothing sealed with it can be re-sealed: the command says which variable to set.

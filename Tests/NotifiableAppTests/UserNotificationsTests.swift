@@ -215,7 +215,7 @@ import Testing
             let app = try await service.createApp()
             let id = try await Self.sendStateful(client, app.serverCredential, to: ["alice", "bob", "carol"])
             try await service.postgres.query("UPDATE user_notifications SET expires_at = now() - interval '1 second' WHERE user_alias <> 'carol'", logger: TestDatabase.logger)
-            let store = UserNotifications(client: service.postgres, logger: TestDatabase.logger)
+            let store = UserNotificationStore(client: service.postgres, logger: TestDatabase.logger)
             #expect(try await store.expire(batchSize: 1) == 2)
             #expect(try await store.expire() == 0)
             #expect(try await service.integer("SELECT count(*) FROM user_notification_changes WHERE kind = 'expired' AND notification_id = \(id)") == 2)

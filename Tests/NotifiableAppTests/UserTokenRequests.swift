@@ -11,7 +11,7 @@ import Testing
 /// requests that carry a user token in the header.
 extension TestClientProtocol {
     /// `alias`'s user token, minted with the app's server credentials.
-    func userToken(for alias: String, of app: AppRegistry.CreatedApp) async throws -> String {
+    func userToken(for alias: String, of app: AppStore.CreatedApp) async throws -> String {
         let path = "/api/v1/users/\(alias.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? alias)/tokens"
         let minted = try await signed(.post, path, as: app.serverCredential)
         #expect(minted.status == .created, "\(String(buffer: minted.body))")
@@ -32,7 +32,7 @@ extension TestClientProtocol {
 
 extension TestService {
     /// A new app that requires verified user aliases, switched on through the admin API.
-    func createVerifiedApp(client: some TestClientProtocol) async throws -> AppRegistry.CreatedApp {
+    func createVerifiedApp(client: some TestClientProtocol) async throws -> AppStore.CreatedApp {
         let app = try await createApp()
         let switched = try await client.admin(.patch, "/admin/apps/\(app.app.id)", body: #"{"require_verified_alias": true}"#, service: self)
         #expect(switched.status == .ok)

@@ -83,7 +83,7 @@ import Testing
     @Test func theVerifierRefusesRevokedForeignForgedAndExpiredTokens() async throws {
         try await withTestService { _, service in
             let app = try await service.createApp(), other = try await service.createApp()
-            let settings = UserTokenSettings(client: service.postgres, logger: TestDatabase.logger)
+            let settings = UserTokenSettingsStore(client: service.postgres, logger: TestDatabase.logger)
             let now = Date()
             let verifier = UserTokenVerifier(settings: settings, keys: service.configuration.keys, now: { now })
             func refusal(_ text: String, by verifier: UserTokenVerifier = verifier) async -> APIError? {

@@ -13,7 +13,7 @@ import Testing
             let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x60E))
             let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
             try await Pipeline.fanOut(service)
-            let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
             let claimed = try await queue.claim(limit: 10, lease: .seconds(30))
             #expect(claimed.count == 1)
 
@@ -41,7 +41,7 @@ import Testing
             let first = try await Pipeline.send(client, app.serverCredential, #"{"message": "one", "device_ids": [\#(ids)]}"#)
             let second = try await Pipeline.send(client, app.serverCredential, #"{"message": "two", "device_ids": [\#(ids)]}"#)
             try await Pipeline.fanOut(service)
-            let claimed = try await DeliveryQueue(client: service.postgres, logger: TestDatabase.logger).claim(limit: 10, lease: .seconds(30))
+            let claimed = try await DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger).claim(limit: 10, lease: .seconds(30))
             #expect(claimed.count == 6)
             let ofFirst = claimed.filter { $0.notificationID == first }
             let ofSecond = claimed.filter { $0.notificationID == second }
@@ -61,7 +61,7 @@ import Testing
             let second = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x1EA5E2))
             let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(first), \#(second)]}"#)
             try await Pipeline.fanOut(service)
-            let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
             let claimed = try await queue.claim(limit: 10, lease: .seconds(1))
             #expect(claimed.count == 2)
             let kept = try #require(claimed.first { $0.deviceID == first })
@@ -85,7 +85,7 @@ import Testing
             let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xCA1))
             let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
             try await Pipeline.fanOut(service)
-            let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
             let delivery = try #require(try await queue.claim(limit: 10, lease: .seconds(30)).first)
             _ = try await client.signed(.delete, "/api/v1/notifications/\(id)", as: app.serverCredential)
             try await queue.record([DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .retrying, runAt: Date(), reason: "503")])
@@ -167,7 +167,7 @@ import Testing
             let app = try await service.createApp()
             try await service.insertDevices(appID: app.app.id, count: 30, tokenSeed: 0x1EA5E)
             _ = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
-            let fanOut = NotificationFanOut(client: service.postgres, logger: TestDatabase.logger)
+            let fanOut = FanOutStore(client: service.postgres, logger: TestDatabase.logger)
             var job = try #require(try await fanOut.claim(lease: .seconds(60)))
             #expect(try await fanOut.advance(&job, batchSize: 10, lease: .seconds(60)) == 10)
             // Held: nobody else may take it.

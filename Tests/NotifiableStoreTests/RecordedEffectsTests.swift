@@ -20,7 +20,7 @@ import Testing
             _ = try await Pipeline.send(client, app.serverCredential, #"{"message": "one", "device_ids": [\#(ids)]}"#)
             let later = try await Pipeline.send(client, app.serverCredential, #"{"message": "two", "device_ids": [\#(fresh)]}"#)
             try await Pipeline.fanOut(service)
-            let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
             let claimed = try await queue.claim(limit: 3, lease: .seconds(30))
             #expect(claimed.count == 3)
             let byDevice = Dictionary(uniqueKeysWithValues: claimed.map { ($0.deviceID, $0) })
@@ -57,7 +57,7 @@ import Testing
             let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xEF4))
             _ = try await Pipeline.send(client, app.serverCredential, #"{"message": "one", "device_ids": [\#(device)]}"#)
             try await Pipeline.fanOut(service)
-            let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
             let delivery = try #require(try await queue.claim(limit: 1, lease: .seconds(30)).first)
             // The devices table refuses the invalidation: the whole transaction fails, states included.
             _ = try await service.postgres.query(

@@ -15,12 +15,12 @@ import Testing
             let tablet = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x5B), alias: "erin")
             let id = try await Pipeline.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["erin"], "stateful": true}"#)
             try await Pipeline.fanOut(service)
-            let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
             let pushes = try await queue.claim(limit: 10, lease: .seconds(30))
             #expect(pushes.count == 2)
             try await queue.record(pushes.map { DeliveryResult(deliveryID: $0.id, attempt: $0.attempt, state: .sent) })
 
-            let store = UserNotifications(client: service.postgres, logger: TestDatabase.logger, syncDelay: .zero)
+            let store = UserNotificationStore(client: service.postgres, logger: TestDatabase.logger, syncDelay: .zero)
             // Two changes before any worker looks: one signal, carrying the second.
             _ = try await store.update(appID: app.app.id, userAlias: "erin", notificationID: id, readState: .read, actionState: nil, deviceID: phone)
             _ = try await store.update(appID: app.app.id, userAlias: "erin", notificationID: id, readState: nil, actionState: .dismissed, deviceID: phone)
@@ -44,7 +44,7 @@ import Testing
             let counters = try await client.signed(.get, "/api/v1/notifications/\(id)", as: app.serverCredential).json["counters"]
             #expect(counters?["targeted"]?.intValue == 2)
             try await queue.record([DeliveryResult(deliveryID: second[0].id, attempt: second[0].attempt, state: .dead)])
-            #expect(try await QueueAdministration(client: service.postgres, logger: TestDatabase.logger).requeueDead(appID: app.app.id, ids: nil) == 0)
+            #expect(try await QueueAdminStore(client: service.postgres, logger: TestDatabase.logger).requeueDead(appID: app.app.id, ids: nil) == 0)
         }
     }
 
@@ -55,11 +55,11 @@ import Testing
             _ = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x6B), alias: "ivy")
             let id = try await Pipeline.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["ivy"], "stateful": true}"#)
             try await Pipeline.fanOut(service)
-            let queue = DeliveryQueue(client: service.postgres, logger: TestDatabase.logger)
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
             let pushes = try await queue.claim(limit: 10, lease: .seconds(30))
             try await queue.record(pushes.map { DeliveryResult(deliveryID: $0.id, attempt: $0.attempt, state: .sent) })
 
-            let store = UserNotifications(client: service.postgres, logger: TestDatabase.logger, syncDelay: .zero)
+            let store = UserNotificationStore(client: service.postgres, logger: TestDatabase.logger, syncDelay: .zero)
             _ = try await store.update(appID: app.app.id, userAlias: "ivy", notificationID: id, readState: .read, actionState: nil, deviceID: phone)
             let older = try await queue.claim(limit: 10, lease: .seconds(30))
             try #require(older.count == 1)

@@ -8,9 +8,9 @@ import Testing
 /// The batch queue's rules, driven by hand (no workers): batches in order and one at a time
 /// per webhook, leases, and outcomes that count only for the claim they belong to.
 @Suite struct WebhookQueueTests {
-    static func setUp(_ service: TestService, events: Int) async throws -> (queue: WebhookQueue, webhookID: Int64) {
+    static func setUp(_ service: TestService, events: Int) async throws -> (queue: WebhookQueueStore, webhookID: Int64) {
         let app = try await service.createApp()
-        let registry = WebhookRegistry(client: service.postgres, keys: service.configuration.keys, logger: TestDatabase.logger)
+        let registry = WebhookStore(client: service.postgres, keys: service.configuration.keys, logger: TestDatabase.logger)
         let created = try #require(try await registry.create(appID: app.app.id, WebhookSubscription(url: "http://127.0.0.1:9/h", eventNames: nil)))
         try await service.postgres.query(
             """
@@ -19,7 +19,7 @@ import Testing
             """,
             logger: TestDatabase.logger
         )
-        return (WebhookQueue(client: service.postgres, keys: service.configuration.keys, logger: TestDatabase.logger), created.webhook.id)
+        return (WebhookQueueStore(client: service.postgres, keys: service.configuration.keys, logger: TestDatabase.logger), created.webhook.id)
     }
 
     @Test func oneBatchAtATimeInOrderAndALateOutcomeCountsForNothing() async throws {
@@ -68,7 +68,7 @@ import Testing
             #expect(try await queue.recordFailed(second, status: nil, error: "connection refused", runAt: Date(), pauseAfter: 2))
             // Paused: due, but not claimed.
             #expect(try await queue.claim(limit: 10, lease: .seconds(30)).isEmpty)
-            let registry = WebhookRegistry(client: service.postgres, keys: service.configuration.keys, logger: TestDatabase.logger)
+            let registry = WebhookStore(client: service.postgres, keys: service.configuration.keys, logger: TestDatabase.logger)
             let appID = try #require(try await service.integer("SELECT app_id FROM webhooks WHERE id = \(webhookID)"))
             let paused = try #require(try await registry.webhook(appID: appID, id: webhookID))
             #expect(paused.state == .paused && paused.pausedReason == "2 attempts in a row failed; the last: connection refused")

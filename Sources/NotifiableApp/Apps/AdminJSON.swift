@@ -5,7 +5,7 @@ import NotifiableStore
 /// The admin API's answers as text, for the CLI commands that print the same objects.
 public enum AdminJSON {
     public static func app(
-        _ app: App, policy: UserTokenPolicy, credentials: [AppRegistry.CredentialSummary], apns: APNsSettingsSummary?, fcm: FCMSettingsSummary?
+        _ app: App, policy: UserTokenPolicy, credentials: [AppStore.CredentialSummary], apns: APNsSettingsSummary?, fcm: FCMSettingsSummary?
     ) -> String {
         text(AppJSON(
             app, policy: policy, credentials: credentials, apns: .some(apns.map(APNsSettingsJSON.init)), fcm: .some(fcm.map(FCMSettingsJSON.init))
@@ -17,7 +17,7 @@ public enum AdminJSON {
         text(UserTokenRotationJSON(policy))
     }
 
-    public static func rotation(_ rotation: AppRegistry.Rotation) -> String {
+    public static func rotation(_ rotation: AppStore.Rotation) -> String {
         text(RotationJSON(rotation))
     }
 

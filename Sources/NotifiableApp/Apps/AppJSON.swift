@@ -40,7 +40,7 @@ struct AppJSON: Encodable, Sendable {
 
     /// The app with its credentials and gateway settings (null when not configured).
     init(
-        _ app: App, policy: UserTokenPolicy, credentials: [AppRegistry.CredentialSummary]?, apns: APNsSettingsJSON??, fcm: FCMSettingsJSON??
+        _ app: App, policy: UserTokenPolicy, credentials: [AppStore.CredentialSummary]?, apns: APNsSettingsJSON??, fcm: FCMSettingsJSON??
     ) {
         id = app.id
         name = app.name
@@ -91,7 +91,7 @@ struct CredentialJSON: Encodable, Sendable {
         case expiresAt = "expires_at"
     }
 
-    init(_ summary: AppRegistry.CredentialSummary) {
+    init(_ summary: AppStore.CredentialSummary) {
         role = summary.role.rawValue
         accessID = summary.accessID
         createdAt = Timestamp.iso8601(summary.createdAt)
@@ -130,7 +130,7 @@ public struct CreatedAppJSON: Encodable, Sendable {
         case serverCredentials = "server_credentials"
     }
 
-    public init(_ created: AppRegistry.CreatedApp) {
+    public init(_ created: AppStore.CreatedApp) {
         id = created.app.id
         name = created.app.name
         deliveryMode = created.app.deliveryMode.rawValue
@@ -188,7 +188,7 @@ struct RotationJSON: Encodable, Sendable {
         case secretKey = "secret_key"
     }
 
-    init(_ rotation: AppRegistry.Rotation) {
+    init(_ rotation: AppStore.Rotation) {
         role = rotation.credential.role.rawValue
         accessID = rotation.credential.accessID
         secretKey = rotation.credential.secretKey

@@ -6,12 +6,12 @@ import NotifiableStore
 /// Operators manage apps and their credentials: create, list, read, rename, switch delivery
 /// mode and verified aliases, delete, rotate and revoke credentials, rotate user-token keys.
 struct AppsAdminController {
-    let apps: AppRegistry
+    let apps: AppStore
     /// What APIAuth remembers of credentials and apps: forgotten after every change here.
     let credentials: CredentialCache
     let apnsSettings: APNsSettingsStore
     let fcmSettings: FCMSettingsStore
-    let userTokens: UserTokenSettings
+    let userTokens: UserTokenSettingsStore
 
     /// How long a rotated-out credential keeps working unless the caller says otherwise.
     static let defaultGrace: Duration = .seconds(24 * 3600)
@@ -67,7 +67,7 @@ struct AppsAdminController {
             "name", "delivery_mode", "require_verified_alias", "android_style", "default_ttl_seconds", "default_mutable_content",
             "default_content_available",
         ])
-        let changes = AppRegistry.Changes(
+        let changes = AppStore.Changes(
             name: try Self.name(body, required: false),
             deliveryMode: try body.choice("delivery_mode", DeliveryMode.self),
             androidStyle: try body.choice("android_style", AndroidStyle.self),

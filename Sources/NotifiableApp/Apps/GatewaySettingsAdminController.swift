@@ -3,66 +3,62 @@ import Hummingbird
 import NotifiableCore
 import NotifiableStore
 
-/// Operators set, replace, read back (redacted) and remove an app's APNs and FCM settings.
-/// Material that cannot work is refused at upload, not at the first push.
-struct GatewaySettingsAdminController {
-    let apnsSettings: APNsSettingsStore
-    let fcmSettings: FCMSettingsStore
+/// What the admin API needs of a provider's settings: how operators send them (validated before
+/// anything is stored: material that cannot work is refused at upload, not at the first push) and
+/// how they read them back.
+protocol AdministeredGatewaySettings: GatewaySettings {
+    associatedtype SummaryJSON: Encodable & Sendable
+    /// How operators and error messages name the provider.
+    static var displayName: String { get }
+    static func parse(_ body: JSONValue) throws -> Self
+    static func json(_ summary: Summary) -> SummaryJSON
+}
+
+extension APNsSettings: AdministeredGatewaySettings {
+    static let displayName = "APNs"
+    static func parse(_ body: JSONValue) throws -> APNsSettings { try APNsSettingsInput.parse(body) }
+    static func json(_ summary: APNsSettingsSummary) -> APNsSettingsJSON { APNsSettingsJSON(summary) }
+}
+
+extension FCMSettings: AdministeredGatewaySettings {
+    static let displayName = "FCM"
+    static func parse(_ body: JSONValue) throws -> FCMSettings { try FCMSettingsInput.parse(body) }
+    static func json(_ summary: FCMSettingsSummary) -> FCMSettingsJSON { FCMSettingsJSON(summary) }
+}
+
+/// Operators set, replace, read back (redacted) and remove an app's settings for one provider, at
+/// `apps/:id/apns` or `apps/:id/fcm`.
+struct GatewaySettingsAdminController<Settings: AdministeredGatewaySettings> {
+    let store: GatewaySettingsStore<Settings>
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
-        group.put("apps/:id/apns", use: setAPNs)
-        group.get("apps/:id/apns", use: showAPNs)
-        group.delete("apps/:id/apns", use: removeAPNs)
-        group.put("apps/:id/fcm", use: setFCM)
-        group.get("apps/:id/fcm", use: showFCM)
-        group.delete("apps/:id/fcm", use: removeFCM)
+        let path = RouterPath("apps/:id/\(Settings.provider.rawValue)")
+        group.put(path, use: set)
+        group.get(path, use: show)
+        group.delete(path, use: remove)
     }
 
-    @Sendable func setAPNs(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<APNsSettingsJSON> {
+    @Sendable func set(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Settings.SummaryJSON> {
         let appID = try context.pathID("id", what: "app")
         var request = request
-        let settings = try APNsSettingsInput.parse(try await request.jsonBody(context: context))
-        guard try await apnsSettings.save(settings, appID: appID), let saved = try await apnsSettings.summary(appID: appID) else {
+        let settings = try Settings.parse(try await request.jsonBody(context: context))
+        guard try await store.save(settings, appID: appID), let saved = try await store.summary(appID: appID) else {
             throw APIError.notFound("There is no app \(appID).")
         }
-        return JSONResponse(APNsSettingsJSON(saved))
+        return JSONResponse(Settings.json(saved))
     }
 
-    @Sendable func showAPNs(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<APNsSettingsJSON> {
+    @Sendable func show(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Settings.SummaryJSON> {
         let appID = try context.pathID("id", what: "app")
-        guard let settings = try await apnsSettings.summary(appID: appID) else {
-            throw APIError.notFound("App \(appID) has no APNs settings.")
+        guard let settings = try await store.summary(appID: appID) else {
+            throw APIError.notFound("App \(appID) has no \(Settings.displayName) settings.")
         }
-        return JSONResponse(APNsSettingsJSON(settings))
+        return JSONResponse(Settings.json(settings))
     }
 
-    @Sendable func removeAPNs(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+    @Sendable func remove(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let appID = try context.pathID("id", what: "app")
-        guard try await apnsSettings.remove(appID: appID) else { throw APIError.notFound("App \(appID) has no APNs settings.") }
-        return Response(status: .noContent)
-    }
-
-    @Sendable func setFCM(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<FCMSettingsJSON> {
-        let appID = try context.pathID("id", what: "app")
-        var request = request
-        let settings = try FCMSettingsInput.parse(try await request.jsonBody(context: context))
-        guard try await fcmSettings.save(settings, appID: appID), let saved = try await fcmSettings.summary(appID: appID) else {
-            throw APIError.notFound("There is no app \(appID).")
-        }
-        return JSONResponse(FCMSettingsJSON(saved))
-    }
-
-    @Sendable func showFCM(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<FCMSettingsJSON> {
-        let appID = try context.pathID("id", what: "app")
-        guard let settings = try await fcmSettings.summary(appID: appID) else {
-            throw APIError.notFound("App \(appID) has no FCM settings.")
-        }
-        return JSONResponse(FCMSettingsJSON(settings))
-    }
-
-    @Sendable func removeFCM(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
-        let appID = try context.pathID("id", what: "app")
-        guard try await fcmSettings.remove(appID: appID) else { throw APIError.notFound("App \(appID) has no FCM settings.") }
+        guard try await store.remove(appID: appID) else { throw APIError.notFound("App \(appID) has no \(Settings.displayName) settings.") }
         return Response(status: .noContent)
     }
 }

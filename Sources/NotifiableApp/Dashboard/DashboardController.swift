@@ -10,11 +10,11 @@ struct DashboardController {
     let adminToken: String?
     let throttle: SignInThrottle
     let trustedProxies: Set<String>
-    let apps: AppRegistry
-    let devices: DeviceRegistry
+    let apps: AppStore
+    let devices: DeviceStore
     let notifications: NotificationStore
-    let queue: QueueAdministration
-    let queries: DashboardQueries
+    let queue: QueueAdminStore
+    let queries: DashboardStore
 
     func addRoutes(to router: Router<NotifiableRequestContext>) {
         let open = router.group("dashboard")
@@ -97,7 +97,7 @@ struct DashboardController {
             )
         }
         // An unticked checkbox is not sent at all.
-        _ = try await apps.update(id: app.id, AppRegistry.Changes(
+        _ = try await apps.update(id: app.id, AppStore.Changes(
             androidStyle: style, timeToLiveSeconds: ttl, mutableContent: form["default_mutable_content"] == "on",
             contentAvailable: form["default_content_available"] == "on"
         ))

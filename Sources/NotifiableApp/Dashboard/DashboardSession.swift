@@ -4,7 +4,7 @@ import NotifiableCore
 import NotifiableStore
 
 /// Dashboard sign-in: the session cookie holds a random token whose session lives in the
-/// database (`DashboardSessions`), so signing out ends it for every API process at once. The
+/// database (`DashboardSessionStore`), so signing out ends it for every API process at once. The
 /// database knows the token only by its HMAC under a key derived from the admin token, so
 /// changing the admin token ends every session; each form carries a CSRF token derived from the
 /// session with the same key, checked on every state-changing request.
@@ -12,9 +12,9 @@ struct DashboardSession: Sendable {
     static let cookieName = "notifiable_session"
     static let lifetime: TimeInterval = 12 * 3600
     private let key: SymmetricKey
-    let sessions: DashboardSessions
+    let sessions: DashboardSessionStore
 
-    init(adminToken: String, sessions: DashboardSessions) {
+    init(adminToken: String, sessions: DashboardSessionStore) {
         key = SymmetricKey(data: SHA256.hash(data: Data("NotifiableServer dashboard session|\(adminToken)".utf8)))
         self.sessions = sessions
     }

@@ -6,7 +6,7 @@ import NotifiableStore
 /// what, so an install must not tag itself into another audience through these routes).
 /// `PUT` replaces the set; `PATCH` adds and removes. Both answer the device.
 struct DeviceTagsController {
-    let devices: DeviceRegistry
+    let devices: DeviceStore
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
         group.put("device_tokens/:id/tags", use: replace)

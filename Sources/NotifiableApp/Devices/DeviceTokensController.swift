@@ -6,10 +6,10 @@ import NotifiableStore
 /// credentials may use it; every lookup is confined to the caller's app. Where the app requires
 /// verified aliases, a device acts for a user only with that user's token (`VerifiedAliasGate`).
 struct DeviceTokensController {
-    let devices: DeviceRegistry
+    let devices: DeviceStore
     let verifiedAliases: VerifiedAliasGate
 
-    init(devices: DeviceRegistry, userTokens: UserTokenVerifier) {
+    init(devices: DeviceStore, userTokens: UserTokenVerifier) {
         self.devices = devices
         self.verifiedAliases = VerifiedAliasGate(verifier: userTokens)
     }

@@ -30,7 +30,7 @@ public struct NotifiableRequestContext: RequestContext {
     /// The largest request body accepted, on every route.
     public static let maxBodyBytes = 64 * 1024
     /// The largest rich content, uploaded on its own route.
-    public static let maxRichContentBytes = NotificationContents.maximumSize
+    public static let maxRichContentBytes = NotificationContentStore.maximumSize
 
     /// The largest body `request` may carry: rich content uploads take more than the rest.
     static func bodyLimit(for request: Request) -> Int {

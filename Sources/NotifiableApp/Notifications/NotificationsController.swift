@@ -8,7 +8,7 @@ import NotifiableStore
 /// delivered/opened reports of the SDKs (device or server credentials).
 struct NotificationsController {
     let notifications: NotificationStore
-    let userNotifications: UserNotifications
+    let userNotifications: UserNotificationStore
     let verifiedAliases: VerifiedAliasGate
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {

@@ -7,8 +7,8 @@ import NotifiableStore
 /// A rich notification's content: uploaded once by the app's backend, fetched by the devices
 /// the notification was sent to, with ETag, caching and byte ranges.
 struct RichContentController {
-    let contents: NotificationContents
-    let devices: DeviceRegistry
+    let contents: NotificationContentStore
+    let devices: DeviceStore
     let verifiedAliases: VerifiedAliasGate
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {

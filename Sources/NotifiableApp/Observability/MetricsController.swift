@@ -21,7 +21,7 @@ struct MetricsController {
         let controller = MetricsController(
             metrics: configuration.metrics,
             queueGauges: QueueGauges(
-                queue: QueueAdministration(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
+                queue: QueueAdminStore(client: postgres, logger: logger), interval: configuration.queueMetricsInterval,
                 factory: configuration.metrics.factory
             )
         )

@@ -12,9 +12,9 @@ import NotifiableStore
 /// the API process, which may run without workers (`serve --no-workers`), and a worker's own
 /// port (NOTIFIABLE_METRICS_PORT) is optional. The interval bounds the cost whatever the number of scrapers
 /// (concurrent scrapes share one query), and nothing is queried while nobody scrapes. The query
-/// itself reads only waiting rows through partial indexes (`QueueAdministration.depth()`).
+/// itself reads only waiting rows through partial indexes (`QueueAdminStore.depth()`).
 actor QueueGauges {
-    private let queue: QueueAdministration
+    private let queue: QueueAdminStore
     private let interval: Duration
     private let available, retrying, running, dead, oldestReadyAge, fanningOut: Gauge
     private let misconfigured: [Provider: Gauge]
@@ -22,7 +22,7 @@ actor QueueGauges {
     private var sampledAt: ContinuousClock.Instant?
     private var sampling: Task<Void, Never>?
 
-    init(queue: QueueAdministration, interval: Duration, factory: any MetricsFactory) {
+    init(queue: QueueAdminStore, interval: Duration, factory: any MetricsFactory) {
         self.queue = queue
         self.interval = interval
         func depth(_ state: String) -> Gauge {

@@ -6,7 +6,7 @@ import NotifiableStore
 
 /// Operator endpoints for the queue: its depth, dead deliveries and their re-queueing.
 struct QueueAdminController {
-    let queue: QueueAdministration
+    let queue: QueueAdminStore
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
         group.get("queue", use: queueStats)

@@ -5,8 +5,8 @@ import NotifiableStore
 
 /// What the built-in fake gateways received for apps in sandbox mode, push by push.
 struct SandboxAdminController {
-    let apps: AppRegistry
-    let pushes: SandboxPushes
+    let apps: AppStore
+    let pushes: SandboxPushStore
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
         group.get("apps/:id/sandbox/pushes", use: list)

@@ -11,7 +11,7 @@ import Synchronization
 /// elsewhere (the command line, another API process) takes effect within `timeToLive`.
 /// Unknown access ids are not remembered, so a credential is usable the moment it is created.
 public final class CredentialCache: Sendable {
-    public typealias Credential = AppRegistry.StoredCredential
+    public typealias Credential = AppStore.StoredCredential
     public typealias Lookup = @Sendable (_ accessID: String) async throws -> Credential?
 
     /// Entries beyond this many are dropped (expired ones first) rather than grow without bound
@@ -43,8 +43,8 @@ public final class CredentialCache: Sendable {
         self.now = now
     }
 
-    /// Reads through `AppRegistry.credential(accessID:)`.
-    public convenience init(apps: AppRegistry, timeToLive: Duration = .seconds(1)) {
+    /// Reads through `AppStore.credential(accessID:)`.
+    public convenience init(apps: AppStore, timeToLive: Duration = .seconds(1)) {
         self.init(timeToLive: timeToLive) { accessID in try await apps.credential(accessID: accessID) }
     }
 

@@ -6,7 +6,7 @@ import NotifiableStore
 /// Users' copies of stateful notifications: read and changed by the user's own devices with a
 /// user token (`/api/v1/me/…`), read by the app's backend with server credentials.
 struct UserNotificationsController {
-    let store: UserNotifications
+    let store: UserNotificationStore
 
     /// Routes behind the user-token middleware.
     func addUserRoutes(to group: RouterGroup<NotifiableRequestContext>) {

@@ -5,7 +5,7 @@ import NotifiableStore
 /// Checks user tokens against the app they name: its current key generation and the master
 /// keys that may have derived its signing key.
 struct UserTokenVerifier: Sendable {
-    let settings: UserTokenSettings
+    let settings: UserTokenSettingsStore
     let keys: MasterKeyring
     let now: @Sendable () -> Date
 

@@ -7,7 +7,7 @@ import NotifiableStore
 /// Operators register an app's webhooks, see them (never their secrets), resume a paused
 /// one, and read the batches sent with their attempts.
 struct WebhooksAdminController {
-    let webhooks: WebhookRegistry
+    let webhooks: WebhookStore
     let targets: WebhookTargets
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {

@@ -74,7 +74,7 @@ public final class APNsSender: PushSender {
                 .apnsPush(deviceToken: delivery.token, headers: headers, payload: payload), deadline: requestTimeout
             )
             let outcome = APNsResponseClassifier.classify(
-                status: response.status, body: response.body, retryAfter: response.retryAfter, apnsID: response.apnsID
+                status: response.status, body: response.body, retryAfter: response.retryAfter, apnsID: response.header("apns-id")
             )
             switch outcome {
             case .sent:

@@ -359,20 +359,11 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
 
     private func read(_ headers: HPACKHeaders, into request: HTTP2PendingRequest) {
         if request.status != nil { return }  // trailers
-        for (name, value, _) in headers {
-            switch name {
-            case ":status": request.status = Int(value)
-            case "apns-id": request.apnsID = value
-            case "retry-after": request.retryAfter = value
-            default: break
-            }
-        }
-        if let status = request.status, (100..<200).contains(status) {
-            // Informational: the real answer follows.
-            request.status = nil
-            request.apnsID = nil
-            request.retryAfter = nil
-        }
+        guard let status = headers.first(name: ":status").flatMap({ Int($0) }) else { return }
+        // Informational answers (1xx) are followed by the real one.
+        guard !(100..<200).contains(status) else { return }
+        request.status = status
+        request.headers = headers
     }
 
     private func answer(_ request: HTTP2PendingRequest) {
@@ -382,7 +373,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         }
         let body = request.body.map { Array($0.readableBytesView) } ?? []
         request.succeed(
-            HTTP2Response(status: status, apnsID: request.apnsID, retryAfter: request.retryAfter, body: body)
+            HTTP2Response(status: status, headers: request.headers, body: body)
         )
     }
 

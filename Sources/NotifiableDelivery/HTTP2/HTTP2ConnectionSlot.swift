@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import NIOHPACK
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
@@ -34,8 +35,7 @@ final class HTTP2PendingRequest: @unchecked Sendable {
     var handler: HTTP2ConnectionHandler?
     var streamID = HTTP2StreamID.rootStream
     var status: Int?
-    var apnsID: String?
-    var retryAfter: String?
+    var headers: HPACKHeaders = [:]
     var body: ByteBuffer?
 
     init(wire: HTTP2Request, deadline: NIODeadline, slot: HTTP2ConnectionSlot) {
@@ -54,8 +54,7 @@ final class HTTP2PendingRequest: @unchecked Sendable {
         state = .queued
         handler = nil
         status = nil
-        apnsID = nil
-        retryAfter = nil
+        headers = [:]
         body = nil
     }
 

@@ -1,3 +1,5 @@
+import NIOHPACK
+
 /// One POST as it goes on the wire: its `:path` on the client's endpoint, its headers
 /// (authorization included) and its body.
 public struct HTTP2Request: Sendable {
@@ -12,20 +14,26 @@ public struct HTTP2Request: Sendable {
     }
 }
 
-/// The answer to one request: its status, the two headers a sender acts on, and its body.
+/// The answer to one request: its status, its headers as received (pseudo-headers aside) and its
+/// body. Each sender reads the headers its gateway defines (`apns-id`, `retry-after`).
 public struct HTTP2Response: Sendable, Equatable {
     public var status: Int
-    /// `apns-id`: the identifier APNs gives the push (absent from other gateways' answers).
-    public var apnsID: String?
-    public var retryAfter: String?
+    public var headers: HPACKHeaders
     public var body: [UInt8]
 
-    public init(status: Int, apnsID: String?, retryAfter: String?, body: [UInt8]) {
+    public init(status: Int, headers: HPACKHeaders = [:], body: [UInt8]) {
         self.status = status
-        self.apnsID = apnsID
-        self.retryAfter = retryAfter
+        self.headers = headers
         self.body = body
     }
+
+    /// The first value of the header `name` (lower-case, as HTTP/2 sends names).
+    public func header(_ name: String) -> String? {
+        headers.first(name: name)
+    }
+
+    /// `retry-after`, which APNs and FCM both may send with 429 and 503.
+    public var retryAfter: String? { header("retry-after") }
 }
 
 /// Carries requests to one endpoint over long-lived HTTP/2 connections (HTTP2Client; tests put

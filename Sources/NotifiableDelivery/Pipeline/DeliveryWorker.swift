@@ -29,13 +29,13 @@ public final class DeliveryWorker: Service {
         configuration: DeliveryWorkerConfiguration, metrics: DeliveryMetrics = .disabled, logger: Logger,
         beforeStart: @escaping @Sendable () async throws -> Void = {}
     ) {
-        let queue = DeliveryQueue(client: postgres, logger: logger)
+        let queue = DeliveryQueueStore(client: postgres, logger: logger)
         self.senders = senders
         self.sandbox = sandbox
         self.configuration = configuration
         self.logger = logger
         self.beforeStart = beforeStart
-        fanOut = FanOutStage(fanOut: NotificationFanOut(client: postgres, logger: logger), configuration: configuration, logger: logger)
+        fanOut = FanOutStage(fanOut: FanOutStore(client: postgres, logger: logger), configuration: configuration, logger: logger)
         lane = SendingLane(
             queue: queue,
             attempt: PushAttempt(senders: senders, sandbox: sandbox, retryPolicy: configuration.retryPolicy, metrics: metrics),
@@ -45,7 +45,7 @@ public final class DeliveryWorker: Service {
             configuration: configuration, logger: logger
         )
         maintenance = QueueMaintenance(
-            queue: queue, userNotifications: UserNotifications(client: postgres, logger: logger),
+            queue: queue, userNotifications: UserNotificationStore(client: postgres, logger: logger),
             configuration: configuration, metrics: metrics, logger: logger
         )
         listener = WakeListener(postgres: postgres, logger: logger)

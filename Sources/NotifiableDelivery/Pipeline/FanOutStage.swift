@@ -4,7 +4,7 @@ import NotifiableStore
 /// Turns accepted notifications into deliveries, one keyset-paginated batch per transaction, and
 /// rings the bell after each batch so lanes start sending while the rest is still written.
 struct FanOutStage: Sendable {
-    let fanOut: NotificationFanOut
+    let fanOut: FanOutStore
     let configuration: DeliveryWorkerConfiguration
     let logger: Logger
 

@@ -5,8 +5,8 @@ import NotifiableStore
 /// out), settles deliveries of expired notifications, expires users' copies of stateful
 /// notifications and prunes their change feeds.
 struct QueueMaintenance: Sendable {
-    let queue: DeliveryQueue
-    let userNotifications: UserNotifications
+    let queue: DeliveryQueueStore
+    let userNotifications: UserNotificationStore
     let configuration: DeliveryWorkerConfiguration
     let metrics: DeliveryMetrics
     let logger: Logger

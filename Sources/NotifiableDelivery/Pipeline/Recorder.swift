@@ -7,11 +7,11 @@ import NotifiableStore
 typealias Attempt = (delivery: ClaimedDelivery, result: DeliveryResult)
 
 /// Writes what became of a sent batch: states, dead tokens' devices, refused settings and sandbox
-/// pushes in one transaction (DeliveryQueue.record); then counts each attempt's outcome and logs
+/// pushes in one transaction (DeliveryQueueStore.record); then counts each attempt's outcome and logs
 /// what operators must hear about once (a device invalidated, an app's settings refused, a
 /// notification losing deliveries).
 struct Recorder: Sendable {
-    let queue: DeliveryQueue
+    let queue: DeliveryQueueStore
     let configuration: DeliveryWorkerConfiguration
     let metrics: DeliveryMetrics
     let lostDeliveries: LostDeliveryWarnings

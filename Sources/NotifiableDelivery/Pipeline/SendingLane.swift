@@ -7,7 +7,7 @@ import NotifiableStore
 /// idle. At most one batch per lane waits to be recorded, so a lane has at most two batches out
 /// (the window a worker killed outright can send twice).
 struct SendingLane: Sendable {
-    let queue: DeliveryQueue
+    let queue: DeliveryQueueStore
     let attempt: PushAttempt
     let recorder: Recorder
     let configuration: DeliveryWorkerConfiguration

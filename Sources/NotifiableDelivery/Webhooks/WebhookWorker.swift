@@ -13,7 +13,7 @@ import Synchronization
 /// webhook until an operator resumes it. Runs beside the delivery worker in every worker
 /// process; any number share one database.
 public final class WebhookWorker: Service {
-    private let queue: WebhookQueue
+    private let queue: WebhookQueueStore
     private let configuration: WebhookWorkerConfiguration
     private let metrics: WebhookMetrics
     private let logger: Logger
@@ -25,7 +25,7 @@ public final class WebhookWorker: Service {
         postgres: PostgresClient, keys: MasterKeyring, configuration: WebhookWorkerConfiguration, metrics: WebhookMetrics = .disabled,
         logger: Logger, beforeStart: @escaping @Sendable () async throws -> Void = {}
     ) {
-        self.queue = WebhookQueue(client: postgres, keys: keys, logger: logger)
+        self.queue = WebhookQueueStore(client: postgres, keys: keys, logger: logger)
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger

@@ -49,8 +49,8 @@ public struct NotificationStore: Sendable {
         case nil: break
         }
         let inserted = try await client.withTransaction(logger: logger) { connection -> StoredNotification? in
-            guard let app = try await AppRegistry.apps(from: connection.query(
-                "SELECT \(unescaped: AppRegistry.columns) FROM apps WHERE id = \(appID)", logger: logger
+            guard let app = try await AppStore.apps(from: connection.query(
+                "SELECT \(unescaped: AppStore.columns) FROM apps WHERE id = \(appID)", logger: logger
             )).first else {
                 throw StoreError(description: "app \(appID) does not exist")
             }
@@ -70,7 +70,7 @@ public struct NotificationStore: Sendable {
                 logger: logger
             )) else { return nil }
             if let options = request.stateful {
-                try await UserNotifications.createCopies(
+                try await UserNotificationStore.createCopies(
                     of: notification.id, appID: appID, for: request.targeting.userAliases, expiresAt: options.expiresAt,
                     on: connection, logger: logger
                 )

@@ -26,7 +26,7 @@ public struct QueueDepth: Sendable, Equatable {
     }
 }
 
-extension QueueAdministration {
+extension QueueAdminStore {
     /// The waiting part of the queue, for metrics: cheap on a table holding years of history,
     /// because each count reads only rows of a waiting state through its partial index
     /// (`deliveries_ready_idx`, `deliveries_running_idx`, `deliveries_dead_idx`), never the

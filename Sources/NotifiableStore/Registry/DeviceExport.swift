@@ -18,7 +18,7 @@ public struct ExportedDevice: Sendable, Equatable {
     public let tags: [String]
 }
 
-extension DeviceRegistry {
+extension DeviceStore {
     /// The app's reachable devices (registered, not merged away, token not reported dead) after
     /// `afterID`, in id order: one keyset page of an export, so no export holds every row at once.
     public func exportPage(appID: Int64, afterID: Int64, limit: Int) async throws -> [ExportedDevice] {

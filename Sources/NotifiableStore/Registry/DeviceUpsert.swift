@@ -39,7 +39,7 @@ struct DeviceUpsert: PostgresPreparedStatement {
             invalidated_at = NULL,
             invalidation_reason = NULL,
             unregistered_at = NULL
-        RETURNING \(DeviceRegistry.columns)
+        RETURNING \(DeviceStore.columns)
         """
 
     /// Fixed rather than inferred from the first call's values.
@@ -57,7 +57,7 @@ struct DeviceUpsert: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Device {
-        try DeviceRegistry.device(from: row)
+        try DeviceStore.device(from: row)
     }
 }
 

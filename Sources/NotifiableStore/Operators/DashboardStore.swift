@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+import NotifiableCore
+import PostgresNIO
+
+/// An app at a glance, for the operators' dashboard.
+public struct AppOverview: Sendable {
+    public let app: App
+    /// Devices that can be reached (registered, not invalidated), by provider.
+    public let apnsDevices: Int64
+    public let fcmDevices: Int64
+    public let invalidatedDevices: Int64
+    public let registeredLastDay: Int64
+    public let apns: GatewayState
+    public let fcm: GatewayState
+}
+
+/// How an app reaches one gateway, as operators need to see it.
+public enum GatewayState: Sendable, Equatable {
+    case notConfigured
+    case ok
+    case misconfigured(String)
+}
+
+/// The dashboard's read-only queries: aggregates the API's endpoints do not answer.
+public struct DashboardStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    public func appOverviews() async throws -> [AppOverview] {
+        let rows = try await client.query(
+            """
+            SELECT a.id, a.name, a.delivery_mode, a.created_at, a.updated_at,
+                   count(d.id) FILTER (WHERE d.provider = 'apns' AND d.invalidated_at IS NULL),
+                   count(d.id) FILTER (WHERE d.provider = 'fcm' AND d.invalidated_at IS NULL),
+                   count(d.id) FILTER (WHERE d.invalidated_at IS NOT NULL),
+                   count(d.id) FILTER (WHERE d.registered_at > now() - interval '24 hours'),
+                   s.app_id IS NOT NULL, s.misconfiguration_reason, f.app_id IS NOT NULL, f.misconfiguration_reason
+            FROM apps a
+            LEFT JOIN devices d ON d.app_id = a.id AND d.unregistered_at IS NULL AND d.merged_into IS NULL
+            LEFT JOIN apns_settings s ON s.app_id = a.id
+            LEFT JOIN fcm_settings f ON f.app_id = a.id
+            GROUP BY a.id, s.app_id, s.misconfiguration_reason, f.app_id, f.misconfiguration_reason
+            ORDER BY a.id
+            """,
+            logger: logger
+        )
+        var overviews: [AppOverview] = []
+        for try await (id, name, mode, createdAt, updatedAt, apns, fcm, invalidated, recent, hasAPNs, apnsProblem, hasFCM, fcmProblem) in rows.decode(
+            (Int64, String, String, Date, Date, Int64, Int64, Int64, Int64, Bool, String?, Bool, String?).self
+        ) {
+            func state(_ configured: Bool, _ problem: String?) -> GatewayState {
+                guard configured else { return .notConfigured }
+                return problem.map(GatewayState.misconfigured) ?? .ok
+            }
+            overviews.append(AppOverview(
+                app: App(id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, createdAt: createdAt, updatedAt: updatedAt),
+                apnsDevices: apns, fcmDevices: fcm, invalidatedDevices: invalidated, registeredLastDay: recent,
+                apns: state(hasAPNs, apnsProblem), fcm: state(hasFCM, fcmProblem)
+            ))
+        }
+        return overviews
+    }
+
+    /// Pushes accepted per minute, oldest first.
+    public func sendsPerMinute(notificationID: Int64) async throws -> [(minute: Date, count: Int64)] {
+        let rows = try await client.query(
+            """
+            SELECT date_trunc('minute', sent_at), count(*) FROM deliveries
+            WHERE notification_id = \(notificationID) AND kind = 'push' AND sent_at IS NOT NULL
+            GROUP BY 1 ORDER BY 1
+            """,
+            logger: logger
+        )
+        var minutes: [(Date, Int64)] = []
+        for try await (minute, count) in rows.decode((Date, Int64).self) { minutes.append((minute, count)) }
+        return minutes
+    }
+
+    /// Why deliveries failed, died or are being retried, most common first.
+    public func failureReasons(notificationID: Int64) async throws -> [(state: String, reason: String, count: Int64)] {
+        let rows = try await client.query(
+            """
+            SELECT state, reason, count(*) FROM deliveries
+            WHERE notification_id = \(notificationID) AND kind = 'push' AND state IN ('failed', 'dead', 'retrying') AND reason IS NOT NULL
+            GROUP BY state, reason ORDER BY count(*) DESC, state, reason LIMIT 50
+            """,
+            logger: logger
+        )
+        var reasons: [(String, String, Int64)] = []
+        for try await (state, reason, count) in rows.decode((String, String, Int64).self) { reasons.append((state, reason, count)) }
+        return reasons
+    }
+
+    /// The app a notification belongs to.
+    public func appID(notificationID: Int64) async throws -> Int64? {
+        for try await id in try await client.query("SELECT app_id FROM notifications WHERE id = \(notificationID)", logger: logger).decode(Int64.self) {
+            return id
+        }
+        return nil
+    }
+
+    /// What happened to a device, oldest first (kept by the `devices_history` trigger).
+    public func history(deviceID: Int64, appID: Int64) async throws -> [(event: String, detail: String?, at: Date)] {
+        let rows = try await client.query(
+            """
+            SELECT e.event, e.detail, e.at FROM device_events e JOIN devices d ON d.id = e.device_id
+            WHERE e.device_id = \(deviceID) AND d.app_id = \(appID)
+            ORDER BY e.id LIMIT 500
+            """,
+            logger: logger
+        )
+        var events: [(String, String?, Date)] = []
+        for try await (event, detail, at) in rows.decode((String, String?, Date).self) { events.append((event, detail, at)) }
+        return events
+    }
+
+    /// A device's deliveries, newest first.
+    public func deliveries(deviceID: Int64, appID: Int64, limit: Int) async throws -> [DeliveryRecord] {
+        let rows = try await client.query(
+            """
+            SELECT \(unescaped: DeliveryRecord.columns)
+            FROM deliveries q JOIN devices d ON d.id = q.device_id
+            WHERE q.device_id = \(deviceID) AND q.app_id = \(appID)
+            ORDER BY q.id DESC LIMIT \(limit)
+            """,
+            logger: logger
+        )
+        var records: [DeliveryRecord] = []
+        for try await row in rows { records.append(try DeliveryRecord.decode(row)) }
+        return records
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import NotifiableCore
+import PostgresNIO
+
+/// Queue depth for operators.
+public struct QueueStats: Sendable, Equatable {
+    public var counts: [String: Int64] = [:]
+    /// Seconds the oldest ready delivery has waited past its run time; 0 when none is ready.
+    public var oldestReadyAgeSeconds: Double = 0
+    public var fanningOut: Int64 = 0
+}
+
+/// The queue as operators use it: its depth, dead deliveries, and putting them back.
+public struct QueueAdminStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    public func stats() async throws -> QueueStats {
+        var stats = QueueStats()
+        for try await (state, count) in try await client.query(
+            "SELECT state, count(*) FROM deliveries GROUP BY state", logger: logger
+        ).decode((String, Int64).self) {
+            stats.counts[state] = count
+        }
+        for try await age in try await client.query(
+            """
+            SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(run_at)), 0)::float8
+            FROM deliveries WHERE state IN ('available', 'retrying') AND run_at <= now()
+            """,
+            logger: logger
+        ).decode(Double.self) {
+            stats.oldestReadyAgeSeconds = max(0, age)
+        }
+        for try await count in try await client.query(
+            "SELECT count(*) FROM notifications WHERE state = 'fanning_out'", logger: logger
+        ).decode(Int64.self) {
+            stats.fanningOut = count
+        }
+        return stats
+    }
+
+    /// Dead deliveries, oldest first, after `afterID`; of one app when given.
+    public func dead(appID: Int64?, afterID: Int64?, limit: Int) async throws -> [DeliveryRecord] {
+        let rows = try await client.query(
+            """
+            SELECT \(unescaped: DeliveryRecord.columns)
+            FROM deliveries q JOIN devices d ON d.id = q.device_id
+            WHERE q.state = 'dead' AND q.id > \(afterID ?? 0) AND (\(appID)::int8 IS NULL OR q.app_id = \(appID)::int8)
+            ORDER BY q.id LIMIT \(limit)
+            """,
+            logger: logger
+        )
+        var records: [DeliveryRecord] = []
+        for try await row in rows { records.append(try DeliveryRecord.decode(row)) }
+        return records
+    }
+
+    /// Puts dead deliveries back in the queue with a fresh attempt budget: those named, or all
+    /// of the app's (or everyone's) when none are named. Deliveries to devices that are gone
+    /// or invalid stay dead, and so do sync signals: a newer state may have replaced theirs, and
+    /// the device catches up from its change feed. Returns how many were re-queued.
+    public func requeueDead(appID: Int64?, ids: [Int64]?) async throws -> Int {
+        let rows = try await client.query(
+            """
+            UPDATE deliveries q SET state = 'available', attempts = 0, run_at = now(), updated_at = now(), dead_at = NULL
+            FROM devices d, notifications n
+            WHERE q.state = 'dead' AND q.kind = 'push' AND d.id = q.device_id AND n.id = q.notification_id
+              AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL
+              AND (q.kind = 'sync' OR n.state <> 'cancelled')
+              AND (COALESCE(q.expires_at, n.expires_at) IS NULL OR COALESCE(q.expires_at, n.expires_at) > now())
+              AND (\(appID)::int8 IS NULL OR q.app_id = \(appID)::int8)
+              AND (\(ids)::int8[] IS NULL OR q.id = ANY(\(ids)::int8[]))
+            RETURNING q.id
+            """,
+            logger: logger
+        )
+        let count = try await rows.count()
+        if count > 0 { await wakeWorkers(client, logger: logger) }
+        return count
+    }
+}

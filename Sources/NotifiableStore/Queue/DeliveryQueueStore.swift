@@ -1,0 +1,122 @@
+import Foundation
+import Logging
+import NotifiableCore
+import PostgresNIO
+
+/// The deliveries table used as a queue, as workers use it: claim with `FOR UPDATE SKIP LOCKED`
+/// and a lease, keep leases of batches in flight, record outcomes in batches
+/// (DeliveryQueueStore+Record), rescue expired leases and expire overdue work. Operators' operations
+/// are QueueAdminStore's.
+public struct DeliveryQueueStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Claims up to `limit` ready deliveries for `lease`. Ready deliveries whose notification
+    /// was cancelled, or whose device was unregistered, invalidated or merged away since they
+    /// were queued, are settled as `cancelled` in the same statement and not returned.
+    public func claim(limit: Int, lease: Duration) async throws -> [ClaimedDelivery] {
+        let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        // The statement lives in Migrations/0010_claim_deliveries.sql, which says why.
+        let rows = try await client.query(
+            """
+            SELECT id, state, notification_id, app_id, device_id, attempts, provider, token, language, country,
+                   expires_at, sandbox, kind, content
+            FROM claim_deliveries(\(Int32(clamping: limit)), \(leaseSeconds))
+            """,
+            logger: logger
+        )
+        var claimed: [ClaimedDelivery] = []
+        var unreadable: [DeliveryResult] = []
+        var contents: [Int64: (NotificationContent, RenderedPayloads)] = [:]
+        for try await row in rows {
+            // The content, last, is read only for the first row of each notification.
+            let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, expiresAt, sandbox, kind) =
+                try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, Date?, Bool, String).self)
+            guard state == DeliveryState.running.rawValue else { continue }
+            // One unreadable notification must not hold the rest of the batch until its lease runs out.
+            // Sync signals carry content of their own; pushes share their notification's.
+            let cached = kind == "push" ? contents[notificationID] : nil
+            guard let (content, rendered) = cached ?? Self.content(of: row).map({ ($0, RenderedPayloads()) }),
+                  let provider = Provider(rawValue: provider)
+            else {
+                logger.error("stored notification content is unreadable", metadata: ["notification_id": "\(notificationID)"])
+                unreadable.append(DeliveryResult(deliveryID: id, attempt: Int(attempt), state: .failed, reason: "stored notification content is unreadable"))
+                continue
+            }
+            if kind == "push" { contents[notificationID] = (content, rendered) }
+            claimed.append(ClaimedDelivery(
+                id: id, notificationID: notificationID, appID: appID, deviceID: deviceID, attempt: Int(attempt),
+                provider: provider, token: token, language: language, country: country,
+                content: content, expiresAt: expiresAt, sandbox: sandbox, rendered: rendered
+            ))
+        }
+        try await record(unreadable)
+        return claimed
+    }
+
+    /// A claimed row's content (its last column), or nil when it cannot be read.
+    private static func content(of row: PostgresRow) -> NotificationContent? {
+        guard let cell = Array(row).last, let text = try? cell.decode(String.self) else { return nil }
+        return try? StoredJSON.decode(NotificationContent.self, from: text)
+    }
+
+    /// Extends the lease of deliveries a worker is still sending (those still running under the
+    /// claim it made), so that a slow gateway or a busy machine does not hand them to another
+    /// worker to be pushed twice. Answers how many were extended.
+    @discardableResult
+    public func extendLeases(_ claimed: [ClaimedDelivery], lease: Duration) async throws -> Int {
+        guard !claimed.isEmpty else { return 0 }
+        let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        return try await client.query(
+            """
+            UPDATE deliveries q SET locked_until = now() + make_interval(secs => \(leaseSeconds))
+            FROM unnest(\(claimed.map(\.id))::int8[], \(claimed.map { Int32($0.attempt) })::int4[]) AS r(id, attempt)
+            WHERE q.id = r.id AND q.attempts = r.attempt AND q.state = 'running'
+            RETURNING q.id
+            """,
+            logger: logger
+        ).count()
+    }
+
+    /// Returns deliveries whose lease ran out (their worker died or stalled) to the queue,
+    /// or to `dead` when they have had `maxAttempts` claims already.
+    @discardableResult
+    public func rescueExpiredLeases(maxAttempts: Int) async throws -> Int {
+        let rows = try await client.query(
+            """
+            UPDATE deliveries SET
+                state = CASE WHEN attempts >= \(maxAttempts) THEN 'dead' ELSE 'retrying' END,
+                dead_at = CASE WHEN attempts >= \(maxAttempts) THEN now() END,
+                reason = COALESCE(reason, 'worker lease expired'),
+                locked_until = NULL, run_at = now(), updated_at = now()
+            WHERE id IN (
+                SELECT id FROM deliveries WHERE state = 'running' AND locked_until < now()
+                LIMIT 10000 FOR UPDATE SKIP LOCKED
+            )
+            RETURNING id
+            """,
+            logger: logger
+        )
+        return try await rows.count()
+    }
+
+    /// Settles waiting deliveries of expired notifications as dead: they can no longer be sent.
+    @discardableResult
+    public func expireOverdue() async throws -> Int {
+        let rows = try await client.query(
+            """
+            UPDATE deliveries q SET state = 'dead', dead_at = now(), updated_at = now(), reason = 'notification expired'
+            FROM notifications n
+            WHERE n.id = q.notification_id AND COALESCE(q.expires_at, n.expires_at) <= now() AND q.state IN ('available', 'retrying')
+            RETURNING q.id
+            """,
+            logger: logger
+        )
+        return try await rows.count()
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import Logging
+import NotifiableCore
+import PostgresNIO
+
+/// A notification a fan-out worker holds, and how far its fan-out has come.
+public struct FanOutJob: Sendable {
+    public let notificationID: Int64
+    public let appID: Int64
+    public let targeting: Targeting
+    public var cursor: Int64
+    /// For a notification sent at a wall-clock time in each device's time zone: that time,
+    /// held as if it were UTC.
+    public var localSendAt: Date? = nil
+    /// The time zone names PostgreSQL knows, read once per fan-out of a local-time notification
+    /// (reading `pg_timezone_names` costs tens of milliseconds, too much for every batch).
+    var timeZones: [String] = []
+    /// How many ids past the cursor the next batch may look; see `FanOutStore.advance`.
+    public var window: Int64 = FanOutStore.initialWindow
+}
+
+/// Creates deliveries for a notification's audience, one committed batch at a time, walking
+/// the app's devices in id order from a cursor kept on the notification. Memory stays
+/// constant for any audience, a worker that dies mid-way is replaced after its lease, and the
+/// unique (notification, device) constraint makes a repeated batch harmless.
+///
+/// Each batch looks no further than a window of ids past the cursor. Without that bound, a rare
+/// audience (a tag on 1 % of the devices) made PostgreSQL walk the id index and filter a
+/// hundred thousand rows per batch, or fetch the whole audience through an index and sort it,
+/// every batch; within a window it can intersect the audience's index with the id range and
+/// fetch only the window's matches. A window that fills the batch moves the cursor to the
+/// batch's last id; one that does not moves the cursor to its end, and doubles when it found
+/// less than half a batch, so a sparse audience is crossed in a few batches while the window
+/// stays small enough that the planner expects to read all of it, not to stop early on an id
+/// walk (docs/performance.md, Tags).
+public struct FanOutStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// The first window of a fan-out, in ids.
+    public static let initialWindow: Int64 = 65_536
+    static let largestWindow: Int64 = 1 << 40
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Takes the oldest notification waiting for fan-out that no live worker holds.
+    public func claim(lease: Duration) async throws -> FanOutJob? {
+        let rows = try await client.query(
+            """
+            UPDATE notifications SET fanout_locked_until = now() + make_interval(secs => \(lease.seconds))
+            WHERE id = (
+                SELECT id FROM notifications
+                WHERE state = 'fanning_out' AND (fanout_locked_until IS NULL OR fanout_locked_until < now())
+                  AND (fanout_after IS NULL OR fanout_after <= now()) AND NOT awaiting_content
+                ORDER BY id LIMIT 1
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING id, app_id, targeting::text, fanout_cursor, local_send_at
+            """,
+            logger: logger
+        )
+        var claimed: FanOutJob?
+        for try await (id, appID, targeting, cursor, localSendAt) in rows.decode((Int64, Int64, String, Int64, Date?).self) {
+            claimed = FanOutJob(
+                notificationID: id, appID: appID,
+                targeting: try StoredJSON.decode(Targeting.self, from: targeting), cursor: cursor, localSendAt: localSendAt
+            )
+        }
+        if claimed?.localSendAt != nil {
+            for try await name in try await client.query("SELECT name FROM pg_timezone_names", logger: logger).decode(String.self) {
+                claimed?.timeZones.append(name)
+            }
+        }
+        return claimed
+    }
+
+    /// Creates the next batch of deliveries and advances the cursor, in one transaction.
+    /// Returns how many deliveries it created, or nil when the fan-out is over (finished, or the
+    /// notification was cancelled or taken over).
+    public func advance(_ job: inout FanOutJob, batchSize: Int, lease: Duration) async throws -> Int? {
+        var builder = SQLBuilder()
+        let notificationID = builder.bind(job.notificationID)
+        let appID = builder.bind(job.appID)
+        let cursor = builder.bind(job.cursor)
+        let (sum, overflow) = job.cursor.addingReportingOverflow(job.window)
+        let windowEnd = overflow ? Int64.max : sum
+        let end = builder.bind(windowEnd)
+        let limit = builder.bind(Int64(batchSize))
+        builder.append("""
+            WITH batch AS (
+                SELECT d.id, COALESCE(d.platform_properties ->> 'time_zone', d.custom_properties ->> 'time_zone') AS time_zone
+                FROM devices d
+                WHERE d.app_id = \(appID) AND d.id > \(cursor) AND d.id <= \(end)
+                  AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
+                  AND 
+            """)
+        TargetingSQL.appendCondition(for: job.targeting, to: &builder)
+        builder.append("""
+
+                ORDER BY d.id LIMIT \(limit)
+            ),
+            created AS (
+                INSERT INTO deliveries (notification_id, app_id, device_id, run_at)
+
+            """)
+        if let localSendAt = job.localSendAt {
+            // Due when the wall-clock time comes in the device's own zone (UTC for none or an
+            // unknown one, on which AT TIME ZONE would fail); at once where it has passed already.
+            let wallClock = builder.bind(localSendAt)
+            builder.append("""
+                    SELECT \(notificationID), \(appID), batch.id,
+                           GREATEST(now(), (\(wallClock)::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE COALESCE(zone.name, 'UTC'))
+                    FROM batch LEFT JOIN unnest(\(builder.bind(job.timeZones))::text[]) AS zone(name) ON zone.name = batch.time_zone
+
+                """)
+        } else {
+            builder.append("        SELECT \(notificationID), \(appID), id, now() FROM batch\n")
+        }
+        builder.append("""
+                ON CONFLICT (notification_id, device_id) WHERE kind = 'push' DO NOTHING
+                RETURNING 1
+            )
+            SELECT (SELECT max(id) FROM batch), (SELECT count(*) FROM batch), (SELECT count(*) FROM created),
+                   (SELECT max(id) FROM devices WHERE app_id = \(appID))
+            """)
+        let query = builder.query
+        let currentCursor = job.cursor
+        let notification = job.notificationID
+        let outcome: (next: Int64, created: Int, done: Bool, scanned: Int64)? = try await client.withTransaction(logger: logger) { connection in
+            // Hold the notification row for the batch: a cancel waits, and a batch never runs
+            // for a notification that is no longer fanning out.
+            let held = try await connection.query(
+                """
+                SELECT fanout_cursor FROM notifications
+                WHERE id = \(notification) AND state = 'fanning_out' FOR UPDATE
+                """,
+                logger: logger
+            )
+            var storedCursor: Int64?
+            for try await value in held.decode(Int64.self) { storedCursor = value }
+            guard storedCursor == currentCursor else { return nil }
+
+            var result: (Int64?, Int64, Int64, Int64?) = (nil, 0, 0, nil)
+            for try await row in try await connection.query(query, logger: logger).decode((Int64?, Int64, Int64, Int64?).self) {
+                result = row
+            }
+            let (maxID, scanned, created, lastDevice) = result
+            let full = scanned >= Int64(batchSize)
+            // A short batch has seen the whole window; it is the last one once the window
+            // reaches the app's newest device.
+            let next = full ? maxID ?? currentCursor : windowEnd
+            let done = !full && windowEnd >= (lastDevice ?? 0)
+            try await connection.query(
+                """
+                UPDATE notifications SET
+                    fanout_cursor = \(next),
+                    fanout_locked_until = now() + make_interval(secs => \(lease.seconds)),
+                    state = CASE WHEN \(done) THEN 'fanned_out' ELSE state END,
+                    fanned_out_at = CASE WHEN \(done) THEN now() ELSE fanned_out_at END
+                WHERE id = \(notification)
+                """,
+                logger: logger
+            )
+            return (next, Int(created), done, scanned)
+        }
+        guard let outcome else { return nil }
+        job.cursor = outcome.next
+        if outcome.scanned < Int64(batchSize) / 2 { job.window = min(job.window * 2, Self.largestWindow) }
+        if outcome.created > 0 {
+            await wakeWorkers(client, logger: logger)
+        }
+        return outcome.done && outcome.created == 0 ? nil : outcome.created
+    }
+}
+
+extension FanOutStore {
+    /// Gives up a held fan-out before its lease ends (the worker is stopping, or failed), so
+    /// another worker can carry on from the cursor at once.
+    public func release(_ job: FanOutJob) async throws {
+        try await client.query(
+            """
+            UPDATE notifications SET fanout_locked_until = NULL
+            WHERE id = \(job.notificationID) AND state = 'fanning_out'
+            """,
+            logger: logger
+        )
+    }
+}
+
+extension Duration {
+    /// Whole seconds, at least 1: leases are coarse.
+    var seconds: Int64 { max(1, components.seconds) }
+}
