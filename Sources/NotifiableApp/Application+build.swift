@@ -36,10 +36,11 @@ public func buildApplication(
         // The idle timeout closes a connection that has not completed a request head (or sat idle
         // after an answer) for that long: Hummingbird counts activity in whole HTTP parts, so bytes
         // trickled into a head never reset it.
-        server: .http1(configuration: .init(
-            additionalChannelHandlers: [MalformedRequestAnswer()],
-            idleTimeout: TimeAmount(configuration.idleTimeout)
-        )),
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [MalformedRequestAnswer()],
+                idleTimeout: TimeAmount(configuration.idleTimeout)
+            )),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "NotifiableServer"),
         services: services,
         logger: logger
@@ -100,9 +101,10 @@ public func buildRouter(
         contents: NotificationContentStore(client: postgres, logger: logger), devices: devices, verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api)
 
-    let admin = router.group("admin").addIfPresent(databaseGate).add(middleware: BearerTokenMiddleware.admin(
-        token: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies
-    ))
+    let admin = router.group("admin").addIfPresent(databaseGate).add(
+        middleware: BearerTokenMiddleware.admin(
+            token: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies
+        ))
     QueueAdminController(queue: QueueAdminStore(client: postgres, logger: logger)).addRoutes(to: admin)
     AppsAdminController(
         apps: apps, credentials: credentials, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings

@@ -142,7 +142,8 @@ public struct ServerConfiguration: Sendable {
         guard configuration.worker.lease > configuration.apnsRequestTimeout * 2 else {
             throw ConfigurationError(
                 variable: "NOTIFIABLE_LEASE_SECONDS",
-                problem: "must be more than twice NOTIFIABLE_APNS_TIMEOUT_SECONDS (\(configuration.apnsRequestTimeout.components.seconds) s), or deliveries still being sent would be handed to another worker"
+                problem:
+                    "must be more than twice NOTIFIABLE_APNS_TIMEOUT_SECONDS (\(configuration.apnsRequestTimeout.components.seconds) s), or deliveries still being sent would be handed to another worker"
             )
         }
         if let directory = reader.optional("NOTIFIABLE_MIGRATIONS_DIR") {

@@ -98,7 +98,6 @@ extension TestService {
     }
 }
 
-
 extension TestService {
     /// Points the app at `gateway` with a new service account that the gateway trusts (its
     /// `token_uri` is the gateway's token endpoint).

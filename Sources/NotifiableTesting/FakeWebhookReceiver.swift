@@ -59,7 +59,11 @@ public final class FakeWebhookReceiver: Sendable {
 
     /// Answers every request from now on with `status` (and `Retry-After` when given), `delay` after it arrived.
     public func answer(_ status: Int, retryAfter: String? = nil, after delay: Duration = .zero) {
-        shared.state.withLock { $0.status = status; $0.retryAfter = retryAfter; $0.delay = delay }
+        shared.state.withLock {
+            $0.status = status
+            $0.retryAfter = retryAfter
+            $0.delay = delay
+        }
     }
 
     /// Answers from now on with its head and then a body of 100,000 bytes, one byte every
@@ -90,11 +94,12 @@ public final class FakeWebhookReceiver: Sendable {
             case .end:
                 guard let head else { return }
                 let (status, retryAfter, delay) = shared.state.withLock { state in
-                    state.received.append(Received(
-                        method: head.method.rawValue, path: head.uri,
-                        headers: Dictionary(head.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first }),
-                        body: body, status: state.status
-                    ))
+                    state.received.append(
+                        Received(
+                            method: head.method.rawValue, path: head.uri,
+                            headers: Dictionary(head.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first }),
+                            body: body, status: state.status
+                        ))
                     return (state.status, state.retryAfter, state.delay)
                 }
                 let trickle = shared.trickle.withLock { $0 }
@@ -106,7 +111,10 @@ public final class FakeWebhookReceiver: Sendable {
                     context.writeAndFlush(wrapOutboundOut(.head(response)), promise: nil)
                     let channel = context.channel
                     channel.eventLoop.scheduleRepeatedTask(initialDelay: TimeAmount(trickle), delay: TimeAmount(trickle)) { task in
-                        guard channel.isActive else { task.cancel(); return }
+                        guard channel.isActive else {
+                            task.cancel()
+                            return
+                        }
                         channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: "x"))), promise: nil)
                     }
                     return

@@ -77,7 +77,8 @@ public struct OpenAPIConformance: Sendable {
         }
         var problems: [String] = []
         if let types = schema["type"].map({ $0.arrayValue?.compactMap(\.stringValue) ?? [$0.stringValue ?? ""] }),
-           !types.contains(where: { Self.value(value, is: $0) }) {
+            !types.contains(where: { Self.value(value, is: $0) })
+        {
             return ["\(place): \(Self.typeName(value)) where \(types.joined(separator: " or ")) is documented"]
         }
         if let allowed = schema["enum"]?.arrayValue, !allowed.contains(value) {
@@ -109,7 +110,8 @@ public struct OpenAPIConformance: Sendable {
     private static func value(_ value: JSONValue, is type: String) -> Bool {
         switch (type, value) {
         case ("null", .null), ("boolean", .bool), ("integer", .integer), ("number", .integer), ("number", .number),
-             ("string", .string), ("array", .array), ("object", .object): true
+            ("string", .string), ("array", .array), ("object", .object):
+            true
         default: false
         }
     }

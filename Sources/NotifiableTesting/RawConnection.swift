@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// A TCP connection to a loopback port driven byte by byte, as a hostile client drives one:
 /// it sends what it is told, when it is told, and reports when the server closed it. Runs on a

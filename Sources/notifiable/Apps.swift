@@ -42,7 +42,8 @@ struct Apps: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show an app with its credentials' access ids and its gateway settings (secrets redacted), as JSON.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show an app with its credentials' access ids and its gateway settings (secrets redacted), as JSON.")
 
         @Option(help: "The app's id.") var app: Int64
 
@@ -72,7 +73,11 @@ struct Apps: AsyncParsableCommand {
         var requireVerifiedAlias: Bool?
         @Option(help: "data (data-only FCM messages the Notifiable Android SDK builds and reports) or notification (Android draws them).")
         var androidStyle: AndroidStyle?
-        @Option(name: .customLong("default-ttl-seconds"), help: "Seconds a notification without ttl_seconds or expires_at waits for an offline device (\(PushDefaults.timeToLiveRange.lowerBound) to \(PushDefaults.timeToLiveRange.upperBound)).")
+        @Option(
+            name: .customLong("default-ttl-seconds"),
+            help:
+                "Seconds a notification without ttl_seconds or expires_at waits for an offline device (\(PushDefaults.timeToLiveRange.lowerBound) to \(PushDefaults.timeToLiveRange.upperBound))."
+        )
         var defaultTTLSeconds: Int64?
         @Option(help: "true: notifications that show an alert carry mutable-content unless they say otherwise.")
         var defaultMutableContent: Bool?
@@ -104,11 +109,12 @@ struct Apps: AsyncParsableCommand {
         func run() async throws {
             let id = app, changes = changes, required = requireVerifiedAlias
             let result = try await withStores { stores -> (App, UserTokenPolicy)? in
-                let policy = if let required {
-                    try await stores.userTokens.setRequireVerifiedAlias(required, appID: id)
-                } else {
-                    try await stores.userTokens.policy(appID: id)
-                }
+                let policy =
+                    if let required {
+                        try await stores.userTokens.setRequireVerifiedAlias(required, appID: id)
+                    } else {
+                        try await stores.userTokens.policy(appID: id)
+                    }
                 guard let policy, let app = try await stores.apps.update(id: id, changes) else { return nil }
                 return (app, policy)
             }
@@ -116,11 +122,13 @@ struct Apps: AsyncParsableCommand {
             let (updated, policy) = result
             let defaults = updated.pushDefaults
             print("App \(updated.id) \"\(updated.name)\" delivers in \(updated.deliveryMode.rawValue) mode.")
-            print(policy.requireVerifiedAlias
-                ? "Devices take a user alias only with that user's token."
-                : "Devices may take any user alias (verified aliases are not required).")
-            print("Android style \(defaults.androidStyle.rawValue); default time to live \(defaults.timeToLiveSeconds) s; "
-                + "mutable-content \(defaults.mutableContent ? "on" : "off") and content-available \(defaults.contentAvailable ? "on" : "off") by default.")
+            print(
+                policy.requireVerifiedAlias
+                    ? "Devices take a user alias only with that user's token."
+                    : "Devices may take any user alias (verified aliases are not required).")
+            print(
+                "Android style \(defaults.androidStyle.rawValue); default time to live \(defaults.timeToLiveSeconds) s; "
+                    + "mutable-content \(defaults.mutableContent ? "on" : "off") and content-available \(defaults.contentAvailable ? "on" : "off") by default.")
         }
     }
 
@@ -172,13 +180,14 @@ func withStores<T: Sendable>(_ body: @Sendable (Stores) async throws -> T) async
             )
         }
         try await migrate(configuration, postgres: client, logger: logger)
-        return try await body(Stores(
-            apps: AppStore(client: client, keys: configuration.keys, logger: logger),
-            apns: APNsSettingsStore(client: client, keys: configuration.keys, logger: logger),
-            fcm: FCMSettingsStore(client: client, keys: configuration.keys, logger: logger),
-            userTokens: UserTokenSettingsStore(client: client, logger: logger),
-            client: client, configuration: configuration
-        ))
+        return try await body(
+            Stores(
+                apps: AppStore(client: client, keys: configuration.keys, logger: logger),
+                apns: APNsSettingsStore(client: client, keys: configuration.keys, logger: logger),
+                fcm: FCMSettingsStore(client: client, keys: configuration.keys, logger: logger),
+                userTokens: UserTokenSettingsStore(client: client, logger: logger),
+                client: client, configuration: configuration
+            ))
     }
 }
 

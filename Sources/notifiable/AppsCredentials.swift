@@ -29,7 +29,8 @@ extension Apps {
                 print(AdminJSON.rotation(rotation))
                 return
             }
-            print("""
+            print(
+                """
                 New \(role.rawValue) credentials for app \(id) (the secret key is shown only now):
                   access id   \(rotation.credential.accessID)
                   secret key  \(rotation.credential.secretKey)

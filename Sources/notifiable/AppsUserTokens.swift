@@ -16,9 +16,10 @@ extension Apps {
             guard let policy = try await withStores({ try await $0.userTokens.rotateKey(appID: id) }) else {
                 throw CommandFailure("There is no app \(id).")
             }
-            print(json
-                ? AdminJSON.userTokenRotation(policy)
-                : "App \(id) signs user tokens with key generation \(policy.generation); every token minted before is revoked.")
+            print(
+                json
+                    ? AdminJSON.userTokenRotation(policy)
+                    : "App \(id) signs user tokens with key generation \(policy.generation); every token minted before is revoked.")
         }
     }
 }

@@ -18,7 +18,9 @@ extension Apps {
 
             @Option(help: "The app's id.") var app: Int64
             @Option(help: "Where to POST events: an http:// or https:// URL.") var url: String
-            @Option(name: .customLong("event"), help: "An event type to send (repeat it); all when none: \(WebhookEventType.allCases.map(\.rawValue).joined(separator: ", ")).")
+            @Option(
+                name: .customLong("event"),
+                help: "An event type to send (repeat it); all when none: \(WebhookEventType.allCases.map(\.rawValue).joined(separator: ", ")).")
             var events: [String] = []
             @Flag(help: "Print exactly one JSON object, as POST /admin/apps/:id/webhooks answers.") var json = false
 
@@ -37,9 +39,11 @@ extension Apps {
                 guard let (webhook, secret) = try await withStores({ try await $0.webhooks.create(appID: id, subscription) }) else {
                     throw CommandFailure("There is no app \(id).")
                 }
-                print(json
-                    ? AdminJSON.webhook(webhook, secret: secret)
-                    : "Webhook \(webhook.id) sends \(webhook.events.map(\.rawValue).joined(separator: ", ")) to \(webhook.url).\nSigning secret (shown only now): \(secret)")
+                print(
+                    json
+                        ? AdminJSON.webhook(webhook, secret: secret)
+                        : "Webhook \(webhook.id) sends \(webhook.events.map(\.rawValue).joined(separator: ", ")) to \(webhook.url).\nSigning secret (shown only now): \(secret)"
+                )
             }
         }
 

@@ -9,11 +9,11 @@ struct Call: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send one signed request to a running server and print the answer.",
         discussion: """
-        Examples:
-          notifiable call POST /api/v1/device_tokens --data '{"device_token": {"provider": "apns", "token": "…"}}'
-          notifiable call --as server --app-file app.json POST /api/v1/notifications --data '{…}' --get id
-          notifiable call --admin GET /admin/queue
-        """
+            Examples:
+              notifiable call POST /api/v1/device_tokens --data '{"device_token": {"provider": "apns", "token": "…"}}'
+              notifiable call --as server --app-file app.json POST /api/v1/notifications --data '{…}' --get id
+              notifiable call --admin GET /admin/queue
+            """
     )
 
     @Argument(help: "HTTP method, e.g. POST.") var method: String

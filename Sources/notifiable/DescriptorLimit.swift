@@ -1,9 +1,10 @@
+import Logging
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Logging
 
 /// Raises the process's soft limit on open descriptors to its hard limit. Each HTTP connection,
 /// database connection and gateway connection holds one; the common soft limit of 1,024 would let

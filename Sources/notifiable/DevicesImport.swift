@@ -7,14 +7,14 @@ extension Devices {
         static let configuration = CommandConfiguration(
             abstract: "Register devices in bulk from a CSV or JSON-lines file, or from a notifiable-rails database.",
             discussion: """
-            Rows follow the rules of POST /api/v1/device_tokens: a token the app has (in any case) is \
-            updated and moves to the row's user_alias, a row without user_alias anonymises it, \
-            language and country are stored lower-case, invalid rows are reported and skipped.
-            CSV: a header row naming token, provider and any of user_alias, language, country, \
-            custom_properties (a JSON object's text), name. JSON lines: one object per line, the same keys.
-            Rows are written in batches, each in its own transaction; an interrupted import resumes \
-            from its checkpoint (FILE.import-state) when run again.
-            """
+                Rows follow the rules of POST /api/v1/device_tokens: a token the app has (in any case) is \
+                updated and moves to the row's user_alias, a row without user_alias anonymises it, \
+                language and country are stored lower-case, invalid rows are reported and skipped.
+                CSV: a header row naming token, provider and any of user_alias, language, country, \
+                custom_properties (a JSON object's text), name. JSON lines: one object per line, the same keys.
+                Rows are written in batches, each in its own transaction; an interrupted import resumes \
+                from its checkpoint (FILE.import-state) when run again.
+                """
         )
 
         @Option(help: "The app's id.") var app: Int64

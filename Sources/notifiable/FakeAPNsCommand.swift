@@ -41,12 +41,14 @@ struct FakeAPNs: AsyncParsableCommand {
         let gateway = try await SandboxAPNsGateway.start(host: host, port: port, threads: options.threadCount, logger: logger)
         if !topic.isEmpty { gateway.allowTopics(Set(topic)) }
         if options.failureRate > 0 { gateway.setRandomFailures(rate: options.failureRate, seed: options.seed, outcome: .serviceUnavailable) }
-        try await options.serve(gateway, logger: logger, prepare: {
-            for key in keys { try gateway.trust(teamID: key.teamID, keyID: key.keyID, pem: key.pem) }
-            if keys.isEmpty {
-                FileHandle.standardError.write(Data("warning: no --trust key: every push will be refused with InvalidProviderToken.\n".utf8))
-            }
-        }, announce: gateway.baseURL)
+        try await options.serve(
+            gateway, logger: logger,
+            prepare: {
+                for key in keys { try gateway.trust(teamID: key.teamID, keyID: key.keyID, pem: key.pem) }
+                if keys.isEmpty {
+                    FileHandle.standardError.write(Data("warning: no --trust key: every push will be refused with InvalidProviderToken.\n".utf8))
+                }
+            }, announce: gateway.baseURL)
         FileHandle.standardError.write(Data("fake-apns: \(gateway.requestCount) requests, \(gateway.acceptedCount) accepted\n".utf8))
     }
 

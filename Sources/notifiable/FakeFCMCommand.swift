@@ -46,22 +46,24 @@ struct FakeFCM: AsyncParsableCommand {
         let accounts = try trusted.map(Self.readTrusted)
         let gateway = try await SandboxFCMGateway.start(host: host, port: port, threads: options.threadCount, logger: logger)
         if options.failureRate > 0 { gateway.setRandomFailures(rate: options.failureRate, seed: options.seed, outcome: .unavailable()) }
-        try await options.serve(gateway, logger: logger, prepare: {
-            for account in accounts { try gateway.trust(serviceAccountJSON: account) }
-            if let serviceAccountOut {
-                let json = try gateway.makeServiceAccount(projectID: project)
-                // The file holds a private key: readable by its owner only.
-                let written = FileManager.default.createFile(
-                    atPath: serviceAccountOut, contents: Data(json.utf8), attributes: [.posixPermissions: 0o600]
-                )
-                guard written else { throw CommandFailure("--service-account-out: cannot write \(serviceAccountOut).") }
-            }
-            if accounts.isEmpty && serviceAccountOut == nil {
-                FileHandle.standardError.write(
-                    Data("warning: no --trust or --service-account-out: every token request will be refused.\n".utf8)
-                )
-            }
-        }, announce: "\(gateway.baseURL)\ntoken_uri: \(gateway.tokenURI)")
+        try await options.serve(
+            gateway, logger: logger,
+            prepare: {
+                for account in accounts { try gateway.trust(serviceAccountJSON: account) }
+                if let serviceAccountOut {
+                    let json = try gateway.makeServiceAccount(projectID: project)
+                    // The file holds a private key: readable by its owner only.
+                    let written = FileManager.default.createFile(
+                        atPath: serviceAccountOut, contents: Data(json.utf8), attributes: [.posixPermissions: 0o600]
+                    )
+                    guard written else { throw CommandFailure("--service-account-out: cannot write \(serviceAccountOut).") }
+                }
+                if accounts.isEmpty && serviceAccountOut == nil {
+                    FileHandle.standardError.write(
+                        Data("warning: no --trust or --service-account-out: every token request will be refused.\n".utf8)
+                    )
+                }
+            }, announce: "\(gateway.baseURL)\ntoken_uri: \(gateway.tokenURI)")
         FileHandle.standardError.write(
             Data("fake-fcm: \(gateway.tokensIssued) access tokens issued, \(gateway.sendRequestCount) send requests, \(gateway.acceptedCount) accepted\n".utf8)
         )

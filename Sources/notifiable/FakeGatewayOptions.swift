@@ -23,7 +23,9 @@ struct FakeGatewayOptions: ParsableArguments {
         )
     )
     var faults: [String] = []
-    @Option(help: ArgumentHelp("Write what the gateway saw here as JSON: requests per outcome, per signing key, tokens accepted more than once.", valueName: "PATH"))
+    @Option(
+        help: ArgumentHelp("Write what the gateway saw here as JSON: requests per outcome, per signing key, tokens accepted more than once.", valueName: "PATH")
+    )
     var statsOut: String?
     @Option(help: ArgumentHelp("Append every request here: arrival time, token, signing key, outcome, status, retry-after (tab-separated).", valueName: "PATH"))
     var requestLog: String?

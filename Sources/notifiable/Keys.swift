@@ -41,7 +41,9 @@ struct Keys: AsyncParsableCommand {
                 try await SealedSecretStore(client: stores.client, keys: stores.configuration.keys, logger: stores.apps.logger).resealAll()
             }
             let id = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment).masterKey.id
-            print("Re-sealed \(report.total) secrets with master key \(id): \(report.credentials) credentials, \(report.apnsKeys) APNs keys, \(report.fcmServiceAccounts) FCM service accounts, \(report.webhookSecrets) webhook secrets.")
+            print(
+                "Re-sealed \(report.total) secrets with master key \(id): \(report.credentials) credentials, \(report.apnsKeys) APNs keys, \(report.fcmServiceAccounts) FCM service accounts, \(report.webhookSecrets) webhook secrets."
+            )
         }
     }
 }

@@ -15,16 +15,19 @@ struct Migrate: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let logger = bootstrapLogging(level: .notice)
         let postgres = try databaseConfiguration(environment)
-        let folder = try directory.map { URL(fileURLWithPath: $0) } ?? Migrator.defaultDirectory() ?? {
-            throw ValidationError("Cannot find the Migrations folder; pass --directory or set NOTIFIABLE_MIGRATIONS_DIR.")
-        }()
+        let folder =
+            try directory.map { URL(fileURLWithPath: $0) } ?? Migrator.defaultDirectory()
+            ?? {
+                throw ValidationError("Cannot find the Migrations folder; pass --directory or set NOTIFIABLE_MIGRATIONS_DIR.")
+            }()
         let migrations = try Migrator.load(from: folder)
         let applied = try await withPostgresClient(postgres, logger: logger) { client in
             try await Migrator(client: client, logger: logger).migrate(migrations)
         }
-        print(applied.isEmpty
-            ? "Schema is up to date (\(migrations.count) migrations)."
-            : "Applied \(applied.map(\.fileName).joined(separator: ", ")).")
+        print(
+            applied.isEmpty
+                ? "Schema is up to date (\(migrations.count) migrations)."
+                : "Applied \(applied.map(\.fileName).joined(separator: ", ")).")
     }
 }
 

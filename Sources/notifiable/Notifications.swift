@@ -15,12 +15,12 @@ struct Notifications: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Store a notification for delivery and wake the workers; prints it as the API answers.",
             discussion: """
-            Either a whole request body (--file, the JSON of POST /api/v1/notifications) or the common \
-            fields as options. Examples:
-              notifiable notifications send --app 1 --title Hello --message "Your order shipped" --user alice
-              notifiable notifications send --app 1 --message "Maintenance tonight" --all
-              notifiable notifications send --app 1 --file notification.json
-            """
+                Either a whole request body (--file, the JSON of POST /api/v1/notifications) or the common \
+                fields as options. Examples:
+                  notifiable notifications send --app 1 --title Hello --message "Your order shipped" --user alice
+                  notifiable notifications send --app 1 --message "Maintenance tonight" --all
+                  notifiable notifications send --app 1 --file notification.json
+                """
         )
 
         @Option(help: "The app's id.") var app: Int64

@@ -1,7 +1,7 @@
 import Foundation
-import NIOCore
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import NotifiableCore
 import NotifiableSandbox
 import NotifiableStore
@@ -21,7 +21,9 @@ import Testing
                 _ = try await Pipeline.register(client, app.deviceCredential, token: brazilian, alias: "alice", language: "pt", country: "BR")
                 _ = try await Pipeline.register(client, app.deviceCredential, token: other, alias: "bob")
 
-                let id = try await Pipeline.send(client, app.serverCredential, #"""
+                let id = try await Pipeline.send(
+                    client, app.serverCredential,
+                    #"""
                     {"title": "Hello", "message": "Default", "user_aliases": ["alice"],
                      "localized": {"fr": {"title": "Bonjour", "message": "Défaut"}, "pt-BR": {"title": "Olá"}},
                      "parameters": {"screen": "inbox"}, "badge": 3}
@@ -60,14 +62,17 @@ import Testing
                 #expect(try await Pipeline.settled(service, id))
 
                 for _ in 0..<3 {
-                    let delivered = try await client.signed(.post, "/api/v1/notifications/\(id)/delivered", body: #"{"device_token_id": "\#(device)"}"#, as: app.deviceCredential)
+                    let delivered = try await client.signed(
+                        .post, "/api/v1/notifications/\(id)/delivered", body: #"{"device_token_id": "\#(device)"}"#, as: app.deviceCredential)
                     #expect(delivered.status == .ok)
                 }
                 var counters = try await Pipeline.counters(client, app.serverCredential, id)["counters"]
                 #expect(counters?["delivered"]?.intValue == 1)
                 #expect(counters?["opened"]?.intValue == 0)
                 for _ in 0..<2 {
-                    let opened = try await client.signed(.post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(device), "user": {"alias": "alice"}}"#, as: app.deviceCredential)
+                    let opened = try await client.signed(
+                        .post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(device), "user": {"alias": "alice"}}"#,
+                        as: app.deviceCredential)
                     #expect(opened.status == .ok)
                 }
                 counters = try await Pipeline.counters(client, app.serverCredential, id)["counters"]
@@ -75,12 +80,15 @@ import Testing
                 #expect(counters?["opened"]?.intValue == 1)
 
                 // Unknown notification, another device, another user: 404.
-                let unknown = try await client.signed(.post, "/api/v1/notifications/999999999/opened", body: #"{"device_token_id": \#(device)}"#, as: app.deviceCredential)
+                let unknown = try await client.signed(
+                    .post, "/api/v1/notifications/999999999/opened", body: #"{"device_token_id": \#(device)}"#, as: app.deviceCredential)
                 #expect(unknown.status == .notFound)
                 let stranger = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xD2), alias: "eve")
-                let notTheirs = try await client.signed(.post, "/api/v1/notifications/\(id)/delivered", body: #"{"device_token_id": \#(stranger)}"#, as: app.deviceCredential)
+                let notTheirs = try await client.signed(
+                    .post, "/api/v1/notifications/\(id)/delivered", body: #"{"device_token_id": \#(stranger)}"#, as: app.deviceCredential)
                 #expect(notTheirs.status == .notFound)
-                let wrongUser = try await client.signed(.post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(device), "user": {"alias": "eve"}}"#, as: app.deviceCredential)
+                let wrongUser = try await client.signed(
+                    .post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(device), "user": {"alias": "eve"}}"#, as: app.deviceCredential)
                 #expect(wrongUser.status == .notFound)
             }
         }
@@ -93,7 +101,9 @@ import Testing
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
                 let token = Pipeline.token(0xA1)
                 let device = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "alice", language: "en")
-                let id = try await Pipeline.send(client, app.serverCredential, #"""
+                let id = try await Pipeline.send(
+                    client, app.serverCredential,
+                    #"""
                     {"message": "Once", "user_aliases": ["alice"], "device_ids": [\#(device)],
                      "filters": [{"field": "language", "op": "=", "value": "en"}]}
                     """#)
@@ -199,7 +209,8 @@ import Testing
                 #expect(gateway.pushes(to: token).isEmpty)
 
                 let admin = try #require(service.configuration.adminToken)
-                let dead = try await client.execute(uri: "/admin/deliveries/dead?app_id=\(app.app.id)", method: .get, headers: [.authorization: "Bearer \(admin)"], body: nil)
+                let dead = try await client.execute(
+                    uri: "/admin/deliveries/dead?app_id=\(app.app.id)", method: .get, headers: [.authorization: "Bearer \(admin)"], body: nil)
                 #expect(dead.json["data"]?.arrayValue?.count == 1)
                 let requeue = try await client.execute(
                     uri: "/admin/deliveries/dead/requeue", method: .post, headers: [.authorization: "Bearer \(admin)"],

@@ -9,8 +9,10 @@ import Testing
 /// Android devices over FCM HTTP v1, end to end over real PostgreSQL and the fake FCM (HTTP/2
 /// over TLS, with its OAuth2 token endpoint): API → fan-out → queue → worker → FCM sender.
 @Suite struct E2EFCMTests {
-    static func register(_ client: some TestClientProtocol, _ credential: Credential, token: String, alias: String,
-                         provider: String = "fcm", language: String? = nil) async throws -> Int64 {
+    static func register(
+        _ client: some TestClientProtocol, _ credential: Credential, token: String, alias: String,
+        provider: String = "fcm", language: String? = nil
+    ) async throws -> Int64 {
         let languageField = language.map { #", "language": "\#($0)""# } ?? ""
         let response = try await client.signed(
             .post, "/api/v1/device_tokens",
@@ -30,7 +32,9 @@ import Testing
                 try await service.connectFCM(appID: app.app.id, to: gateway)
                 let token = "fcm-token-french:APA91b" + String(repeating: "x", count: 40)
                 _ = try await Self.register(client, app.deviceCredential, token: token, alias: "alice", provider: "gcm", language: "fr")
-                let id = try await Pipeline.send(client, app.serverCredential, #"""
+                let id = try await Pipeline.send(
+                    client, app.serverCredential,
+                    #"""
                     {"title": "Hello", "message": "Default", "localized": {"fr": {"title": "Bonjour", "message": "Défaut"}},
                      "parameters": {"screen": "inbox", "count": 3}, "priority": "normal", "collapse_id": "inbox", "ttl_seconds": 600,
                      "user_aliases": ["alice"]}

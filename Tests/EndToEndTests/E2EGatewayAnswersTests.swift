@@ -27,7 +27,8 @@ import Testing
 
                 // Operators see why.
                 let admin = try #require(service.configuration.adminToken)
-                let settings = try await client.execute(uri: "/admin/apps/\(app.app.id)/apns", method: .get, headers: [.authorization: "Bearer \(admin)"], body: nil)
+                let settings = try await client.execute(
+                    uri: "/admin/apps/\(app.app.id)/apns", method: .get, headers: [.authorization: "Bearer \(admin)"], body: nil)
                 #expect(settings.json["misconfiguration"]?.stringValue?.contains("InvalidProviderToken") == true)
 
                 // Nothing more is sent to APNs for the app while it is misconfigured.

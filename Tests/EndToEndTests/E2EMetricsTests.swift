@@ -27,7 +27,9 @@ import Testing
                 #expect(try await Pipeline.settled(service, id))
 
                 let samples = try await Self.scrape(client)
-                #expect(samples.value("notifiable_http_requests_total", ["route": "/api/v1/device_tokens", "method": "POST", "status": "200"]) == Double(registrations))
+                #expect(
+                    samples.value("notifiable_http_requests_total", ["route": "/api/v1/device_tokens", "method": "POST", "status": "200"])
+                        == Double(registrations))
                 #expect(samples.value("notifiable_http_requests_total", ["route": "/api/v1/notifications", "method": "POST", "status": "202"]) == 1)
                 #expect(samples.all("notifiable_deliveries_total", matching: ["provider": "apns", "outcome": "sent"]).total == Double(audience))
                 // Per app: this app's sends under its own id, no other app's.

@@ -35,11 +35,14 @@ import Testing
                 try await Task.sleep(for: .milliseconds(500))
                 #expect(gateway.pushes(to: token).isEmpty, "no push before its content exists")
 
-                let uploaded = try await client.signed(.put, "/api/v1/notifications/\(id)/content", bytes: Self.image, contentType: "image/png", as: app.serverCredential)
+                let uploaded = try await client.signed(
+                    .put, "/api/v1/notifications/\(id)/content", bytes: Self.image, contentType: "image/png", as: app.serverCredential)
                 #expect(uploaded.status == .created, "\(String(buffer: uploaded.body))")
                 let etag = try #require(uploaded.json["etag"]?.stringValue)
                 #expect(uploaded.json["size"]?.intValue == Int64(Self.image.count))
-                #expect(try await client.signed(.put, "/api/v1/notifications/\(id)/content", bytes: [1], contentType: "image/png", as: app.serverCredential).errorCode == "content_already_set")
+                #expect(
+                    try await client.signed(.put, "/api/v1/notifications/\(id)/content", bytes: [1], contentType: "image/png", as: app.serverCredential)
+                        .errorCode == "content_already_set")
 
                 #expect(try await Pipeline.settled(service, id))
                 let push = try #require(gateway.pushes(to: token).first)
@@ -71,8 +74,12 @@ import Testing
                 #expect(beyond.headers[HTTPField.Name("Content-Range")!] == "bytes */\(Self.image.count)")
 
                 // Devices it was not sent to, of this app or another: 404.
-                #expect(try await client.signed(.get, "/api/v1/notifications/\(id)/content?device_token_id=\(bystander)", as: app.deviceCredential).status == .notFound)
-                #expect(try await client.signed(.get, "/api/v1/notifications/\(id)/content?device_token_id=\(stranger)", as: other.deviceCredential).status == .notFound)
+                #expect(
+                    try await client.signed(.get, "/api/v1/notifications/\(id)/content?device_token_id=\(bystander)", as: app.deviceCredential).status
+                        == .notFound)
+                #expect(
+                    try await client.signed(.get, "/api/v1/notifications/\(id)/content?device_token_id=\(stranger)", as: other.deviceCredential).status
+                        == .notFound)
                 #expect(try await client.signed(.get, "/api/v1/notifications/\(id)/content", as: app.deviceCredential).errorField == "device_token_id")
                 #expect(try await client.signed(.get, "/api/v1/notifications/\(id)/content", as: app.serverCredential).status == .ok)
             }
@@ -106,7 +113,8 @@ import Testing
                     as: app.serverCredential
                 )
                 let id = try #require(sent.json["id"]?.intValue)
-                let uploaded = try await client.signed(.put, "/api/v1/notifications/\(id)/content", bytes: [1, 2, 3], contentType: "image/png", as: app.serverCredential)
+                let uploaded = try await client.signed(
+                    .put, "/api/v1/notifications/\(id)/content", bytes: [1, 2, 3], contentType: "image/png", as: app.serverCredential)
                 #expect(uploaded.status == .created)
                 #expect(try await Pipeline.settled(service, id))
 
@@ -133,7 +141,8 @@ import Testing
             let server = app.serverCredential
             let rich = try await client.signed(.post, "/api/v1/notifications", body: #"{"title": "x", "all": true, "rich": true}"#, as: server)
             let id = try #require(rich.json["id"]?.intValue)
-            let plain = try #require(try await client.signed(.post, "/api/v1/notifications", body: #"{"title": "x", "all": true}"#, as: server).json["id"]?.intValue)
+            let plain = try #require(
+                try await client.signed(.post, "/api/v1/notifications", body: #"{"title": "x", "all": true}"#, as: server).json["id"]?.intValue)
             let path = "/api/v1/notifications/\(id)/content"
 
             let tooBig = try await client.signed(.put, path, bytes: [UInt8](repeating: 7, count: 1024 * 1024 + 1), contentType: "image/png", as: server)
@@ -142,8 +151,11 @@ import Testing
             #expect(try await client.signed(.put, path, bytes: Array("{".utf8), contentType: "application/json", as: server).errorCode == "invalid_json")
             #expect(try await client.signed(.put, path, bytes: [1], contentType: "png", as: server).errorField == "Content-Type")
             #expect(try await client.signed(.put, path, bytes: [1], contentType: "image/png", as: app.deviceCredential).status == .forbidden)
-            #expect(try await client.signed(.put, "/api/v1/notifications/\(plain)/content", bytes: [1], contentType: "image/png", as: server).errorCode == "not_rich")
-            #expect(try await client.signed(.put, "/api/v1/notifications/999999999/content", bytes: [1], contentType: "image/png", as: server).status == .notFound)
+            #expect(
+                try await client.signed(.put, "/api/v1/notifications/\(plain)/content", bytes: [1], contentType: "image/png", as: server).errorCode
+                    == "not_rich")
+            #expect(
+                try await client.signed(.put, "/api/v1/notifications/999999999/content", bytes: [1], contentType: "image/png", as: server).status == .notFound)
             // Exactly 1 MiB of JSON-typed content is fine; other routes still stop at 64 KiB.
             let document = Array(("[" + String(repeating: "0,", count: 524_286) + "0 ]").utf8)
             #expect(document.count == 1024 * 1024)
@@ -156,7 +168,8 @@ import Testing
             // Other PUT routes, and device credentials on this one, stay at 64 KiB.
             let bigDevice = #"{"name": "\#(String(repeating: "x", count: 70_000))"}"#
             #expect(try await client.signed(.put, "/api/v1/device_tokens/1", body: bigDevice, as: app.deviceCredential).status == .contentTooLarge)
-            let deviceUpload = try await client.signed(.put, path, bytes: [UInt8](repeating: 1, count: 70_000), contentType: "image/png", as: app.deviceCredential)
+            let deviceUpload = try await client.signed(
+                .put, path, bytes: [UInt8](repeating: 1, count: 70_000), contentType: "image/png", as: app.deviceCredential)
             #expect(deviceUpload.status == .contentTooLarge)
         }
     }

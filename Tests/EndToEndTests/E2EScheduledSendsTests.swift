@@ -44,9 +44,10 @@ import Testing
                 // reached the gateway, only once the time had come.
                 let push = try #require(gateway.pushes(to: token).first)
                 #expect(push.receivedAt >= sendAt)
-                let resolvedAt = try #require(try await service.integer(
-                    "SELECT (extract(epoch FROM min(created_at)) * 1000)::int8 FROM deliveries WHERE notification_id = \(id)"
-                ))
+                let resolvedAt = try #require(
+                    try await service.integer(
+                        "SELECT (extract(epoch FROM min(created_at)) * 1000)::int8 FROM deliveries WHERE notification_id = \(id)"
+                    ))
                 #expect(Double(resolvedAt) / 1000 >= sendAt.timeIntervalSince1970 - 0.001, "its audience is not resolved before then")
                 #expect(push.receivedAt.timeIntervalSince(sendAt) < 10, "and soon after it")
                 #expect(gateway.pushes(to: token).count == 1)
@@ -122,7 +123,9 @@ import Testing
 
                 // A wall-clock time 6 s ahead of UTC's, written without a zone.
                 let wallClock = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 6).rounded(.up))
-                let text = wallClock.formatted(Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().time(includingFractionalSeconds: false).dateTimeSeparator(.standard).timeSeparator(.colon))
+                let text = wallClock.formatted(
+                    Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().time(includingFractionalSeconds: false).dateTimeSeparator(.standard)
+                        .timeSeparator(.colon))
                 #expect(!text.hasSuffix("Z"), "\(text)")
                 let sent = try await client.signed(
                     .post, "/api/v1/notifications", body: #"{"title": "Morning", "user_aliases": ["zoe"], "send_at": "\#(text)", "local_time": true}"#,
@@ -135,9 +138,10 @@ import Testing
 
                 // Kiritimati (UTC+14) passed that time 14 hours ago: at once.
                 #expect(try await service.eventually(timeout: .seconds(10)) { !gateway.pushes(to: zones[1].token).isEmpty })
-                #expect(try await service.integer(
-                    "SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND device_id = \(devices[zones[1].token] ?? 0) AND run_at = created_at"
-                ) == 1, "due the moment it was created")
+                #expect(
+                    try await service.integer(
+                        "SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND device_id = \(devices[zones[1].token] ?? 0) AND run_at = created_at"
+                    ) == 1, "due the moment it was created")
 
                 try await Task.sleep(until: .now + .seconds(wallClock.timeIntervalSinceNow + 2))
                 for zone in [zones[0], zones[3], zones[4]] {
@@ -148,9 +152,10 @@ import Testing
                 #expect(gateway.pushes(to: zones[2].token).isEmpty)
                 let losAngeles = try #require(TimeZone(identifier: "America/Los_Angeles"))
                 let due = wallClock.addingTimeInterval(-TimeInterval(losAngeles.secondsFromGMT(for: wallClock)))
-                let runAt = try #require(try await service.integer(
-                    "SELECT extract(epoch FROM run_at)::int8 FROM deliveries WHERE notification_id = \(id) AND device_id = \(devices[zones[2].token] ?? 0) AND state = 'available'"
-                ))
+                let runAt = try #require(
+                    try await service.integer(
+                        "SELECT extract(epoch FROM run_at)::int8 FROM deliveries WHERE notification_id = \(id) AND device_id = \(devices[zones[2].token] ?? 0) AND state = 'available'"
+                    ))
                 #expect(abs(Double(runAt) - due.timeIntervalSince1970) < 1.5)
             }
         }

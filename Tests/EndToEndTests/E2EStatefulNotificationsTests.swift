@@ -108,8 +108,9 @@ import Testing
                     #expect(changes[0]["cursor"] == payload["n_cursor"])
 
                     // A delete from B reaches A and C, not B.
-                    let deviceB = try #require(try await client.signed(.get, "/api/v1/device_tokens?user_alias=alice", as: app.deviceCredential)
-                        .json.arrayValue?.first { $0["token"]?.stringValue == tokenB }?["id"]?.intValue)
+                    let deviceB = try #require(
+                        try await client.signed(.get, "/api/v1/device_tokens?user_alias=alice", as: app.deviceCredential)
+                            .json.arrayValue?.first { $0["token"]?.stringValue == tokenB }?["id"]?.intValue)
                     #expect(try await client.asUser(alice, .delete, "/api/v1/me/notifications/\(id)?device_token_id=\(deviceB)").status == .noContent)
                     #expect(try await Pipeline.settled(service, id))
                     #expect(apns.pushes(to: tokenB).filter(Self.isBackground).count == 1)
@@ -178,7 +179,8 @@ import Testing
                 // One signal per collapsing window the burst spanned, and one in flight when it began.
                 let windows = Int((burst / service.configuration.syncSignalDelay).rounded(.up))
                 #expect((1...max(3, windows + 1)).contains(signals.count), "20 changes over \(burst) sent \(signals.count) signals")
-                let changes = try #require(try await service.integer("SELECT count(*) FROM user_notification_changes WHERE notification_id = \(id) AND kind = 'updated'"))
+                let changes = try #require(
+                    try await service.integer("SELECT count(*) FROM user_notification_changes WHERE notification_id = \(id) AND kind = 'updated'"))
                 #expect(changes > 1)
                 let last = try JSONValue.decode(signals.last?.payload ?? [])
                 let final = try await client.asUser(carol, .get, "/api/v1/me/notifications/\(id)").json

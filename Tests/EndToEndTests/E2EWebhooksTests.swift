@@ -2,12 +2,13 @@ import Foundation
 import HummingbirdTesting
 import NotifiableApp
 import NotifiableCore
-@testable import NotifiableDelivery
 import NotifiableSandbox
 import NotifiableStore
 import NotifiableTesting
 import PostgresNIO
 import Testing
+
+@testable import NotifiableDelivery
 
 /// Webhooks end to end: pushes through the fake APNs, status reports through the SDK
 /// endpoints, events POSTed by the worker to a local receiver that checks every signature.
@@ -46,8 +47,10 @@ import Testing
     }
 
     /// Registers a webhook through the admin API; answers its id and secret.
-    static func register(_ client: some TestClientProtocol, _ service: TestService, appID: Int64, url: String,
-                         events: String = "") async throws -> (id: Int64, secret: String) {
+    static func register(
+        _ client: some TestClientProtocol, _ service: TestService, appID: Int64, url: String,
+        events: String = ""
+    ) async throws -> (id: Int64, secret: String) {
         let eventsField = events.isEmpty ? "" : #", "events": \#(events)"#
         let created = try await client.admin(.post, "/admin/apps/\(appID)/webhooks", body: #"{"url": "\#(url)"\#(eventsField)}"#, service: service)
         #expect(created.status == .created, "\(String(buffer: created.body))")
@@ -61,8 +64,9 @@ import Testing
         var events: [JSONValue] = []
         for request in receiver.received {
             let signature = request.headers["x-notifiable-signature"] ?? ""
-            #expect(WebhookSignature.verify(header: signature, secret: secret, body: request.body, now: Int64(Date().timeIntervalSince1970)),
-                    "signature \(signature) does not sign \(String(decoding: request.body, as: UTF8.self))")
+            #expect(
+                WebhookSignature.verify(header: signature, secret: secret, body: request.body, now: Int64(Date().timeIntervalSince1970)),
+                "signature \(signature) does not sign \(String(decoding: request.body, as: UTF8.self))")
             #expect(!WebhookSignature.verify(header: signature, secret: secret + "x", body: request.body, now: Int64(Date().timeIntervalSince1970)))
             #expect(request.method == "POST")
             #expect(request.headers["x-notifiable-webhook-id"] == String(webhookID))
@@ -95,19 +99,25 @@ import Testing
                     #expect(try await Pipeline.settled(service, id))
                     #expect(try await Pipeline.settled(service, other))
                     for _ in 0..<2 {
-                        let opened = try await client.signed(.post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": "\#(alice)", "user": {"alias": "alice"}}"#, as: app.deviceCredential)
+                        let opened = try await client.signed(
+                            .post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": "\#(alice)", "user": {"alias": "alice"}}"#,
+                            as: app.deviceCredential)
                         #expect(opened.status == .ok)
-                        let delivered = try await client.signed(.post, "/api/v1/notifications/\(id)/delivered", body: #"{"device_token_id": \#(alice)}"#, as: app.deviceCredential)
+                        let delivered = try await client.signed(
+                            .post, "/api/v1/notifications/\(id)/delivered", body: #"{"device_token_id": \#(alice)}"#, as: app.deviceCredential)
                         #expect(delivered.status == .ok)
                     }
-                    _ = try await client.signed(.post, "/api/v1/notifications/\(other)/opened", body: #"{"device_token_id": \#(elsewhere), "user": {"alias": "alice"}}"#, as: quiet.deviceCredential)
+                    _ = try await client.signed(
+                        .post, "/api/v1/notifications/\(other)/opened", body: #"{"device_token_id": \#(elsewhere), "user": {"alias": "alice"}}"#,
+                        as: quiet.deviceCredential)
 
                     let expected: Set<String> = [
                         "sent \(alice)", "failed \(gone)", "invalidated \(gone)", "delivered \(alice)", "opened \(alice)",
                     ]
-                    #expect(try await service.eventually {
-                        Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id).count >= expected.count
-                    })
+                    #expect(
+                        try await service.eventually {
+                            Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id).count >= expected.count
+                        })
                     // Anything sent twice would arrive within a few polls.
                     try await Task.sleep(for: .milliseconds(500))
                     let events = Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id)
@@ -134,9 +144,10 @@ import Testing
                     // The other app has no webhook: its pushes and reports recorded nothing.
                     #expect(try await service.integer("SELECT count(*) FROM webhook_events") == Int64(expected.count))
                     // A batch is recorded delivered after the receiver has answered: wait for the record.
-                    #expect(try await service.eventually {
-                        try await service.integer("SELECT count(*) FROM webhook_batches WHERE state <> 'delivered'") == 0
-                    })
+                    #expect(
+                        try await service.eventually {
+                            try await service.integer("SELECT count(*) FROM webhook_batches WHERE state <> 'delivered'") == 0
+                        })
                     let batches = try await client.admin(.get, "/admin/apps/\(app.app.id)/webhooks/\(webhook.id)/batches", service: service)
                     #expect(batches.status == .ok)
                     let listed = batches.json["data"]?.arrayValue ?? []
@@ -163,9 +174,10 @@ import Testing
                     #expect(try await service.integer("SELECT count(*) FROM webhook_events") == 250)
 
                     receiver.answer(200)
-                    #expect(try await service.eventually {
-                        Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id).count >= 250
-                    })
+                    #expect(
+                        try await service.eventually {
+                            Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id).count >= 250
+                        })
                     try await Task.sleep(for: .milliseconds(500))
                     let events = Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id)
                     let ids = events.compactMap { $0["event_id"]?.intValue }
@@ -203,9 +215,10 @@ import Testing
                     #expect(try await Pipeline.settled(service, first))
 
                     let base = "/admin/apps/\(app.app.id)/webhooks"
-                    #expect(try await service.eventually {
-                        try await client.admin(.get, base, service: service).json["data"]?[0]?["state"]?.stringValue == "paused"
-                    })
+                    #expect(
+                        try await service.eventually {
+                            try await client.admin(.get, base, service: service).json["data"]?[0]?["state"]?.stringValue == "paused"
+                        })
                     let paused = try await client.admin(.get, base, service: service).json["data"]?[0]
                     #expect(paused?["paused_reason"]?.stringValue?.contains("HTTP 500") == true)
                     #expect(paused?["paused_at"]?.stringValue != nil)
@@ -214,7 +227,9 @@ import Testing
                     #expect(receiver.received.count == 3)
                     let second = try await Pipeline.send(client, app.serverCredential, #"{"message": "2", "device_ids": [\#(device)]}"#)
                     #expect(try await Pipeline.settled(service, second))
-                    _ = try await client.signed(.post, "/api/v1/notifications/\(second)/opened", body: #"{"device_token_id": \#(device), "user": {"alias": "carol"}}"#, as: app.deviceCredential)
+                    _ = try await client.signed(
+                        .post, "/api/v1/notifications/\(second)/opened", body: #"{"device_token_id": \#(device), "user": {"alias": "carol"}}"#,
+                        as: app.deviceCredential)
                     #expect(receiver.received.count == 3)
                     #expect(try await client.admin(.get, base, service: service).json["data"]?[0]?["pending_events"]?.intValue == 2)
 
@@ -222,12 +237,14 @@ import Testing
                     let resumed = try await client.admin(.post, "\(base)/\(webhook.id)/resume", service: service)
                     #expect(resumed.status == .ok)
                     #expect(resumed.json["state"]?.stringValue == "active")
-                    #expect(try await service.eventually {
-                        Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id).count >= 3
-                    })
+                    #expect(
+                        try await service.eventually {
+                            Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id).count >= 3
+                        })
                     try await Task.sleep(for: .milliseconds(300))
                     let events = Self.acceptedEvents(receiver, secret: webhook.secret, webhookID: webhook.id)
-                    #expect(events.map { "\($0["type"]?.stringValue ?? "") \($0["notification_id"]?.intValue ?? 0)" }
+                    #expect(
+                        events.map { "\($0["type"]?.stringValue ?? "") \($0["notification_id"]?.intValue ?? 0)" }
                             == ["sent \(first)", "sent \(second)", "opened \(second)"])
                     let batches = try await client.admin(.get, "\(base)/\(webhook.id)/batches", service: service).json["data"]?.arrayValue ?? []
                     #expect(batches.last?["attempts"]?.intValue == 4)
@@ -257,9 +274,10 @@ import Testing
                     let listed = String(buffer: try await client.admin(.get, batches, service: service).body)
                     #expect(timedOut, "\(listed)")
                     receiver.answer(200)
-                    #expect(try await service.eventually {
-                        try await client.admin(.get, batches, service: service).json["data"]?[0]?["state"]?.stringValue == "delivered"
-                    })
+                    #expect(
+                        try await service.eventually {
+                            try await client.admin(.get, batches, service: service).json["data"]?[0]?["state"]?.stringValue == "delivered"
+                        })
                 }
             }
         }
@@ -316,17 +334,21 @@ import Testing
         let strict = configuration
         try await withTestService(configure: { $0 = strict }) { client, service in
             let app = try await service.createApp()
-            for url in ["http://127.0.0.1:9/h", "http://localhost:8080/hooks", "http://[::1]/h", "http://169.254.169.254/latest", "https://10.0.0.5/h",
-                        // What getaddrinfo, and so the connection, reads as 10.0.0.1 and 127.0.0.1.
-                        "http://012.0.0.1/h", "http://0x7f.1/h", "http://2130706433/h"] {
+            for url in [
+                "http://127.0.0.1:9/h", "http://localhost:8080/hooks", "http://[::1]/h", "http://169.254.169.254/latest", "https://10.0.0.5/h",
+                // What getaddrinfo, and so the connection, reads as 10.0.0.1 and 127.0.0.1.
+                "http://012.0.0.1/h", "http://0x7f.1/h", "http://2130706433/h",
+            ] {
                 let refused = try await client.admin(.post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "\#(url)"}"#, service: service)
                 #expect(refused.status == .unprocessableContent, "\(url): \(String(buffer: refused.body))")
                 #expect(refused.errorCode == "internal_webhook_target", "\(url)")
                 #expect(refused.errorField == "url")
             }
-            let unresolvable = try await client.admin(.post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "https://no-such-host.invalid/h"}"#, service: service)
+            let unresolvable = try await client.admin(
+                .post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "https://no-such-host.invalid/h"}"#, service: service)
             #expect(unresolvable.errorCode == "internal_webhook_target")
-            let outside = try await client.admin(.post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "https://93.184.215.14/hooks"}"#, service: service)
+            let outside = try await client.admin(
+                .post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "https://93.184.215.14/hooks"}"#, service: service)
             #expect(outside.status == .created, "\(String(buffer: outside.body))")
         }
         // Off (the default), loopback is a target like any other; a port out of range never is.
@@ -335,7 +357,8 @@ import Testing
             let local = try await client.admin(.post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "http://127.0.0.1:9/h"}"#, service: service)
             #expect(local.status == .created)
             for port in ["0", "65536", "99999"] {
-                let bad = try await client.admin(.post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "http://example.com:\#(port)/h"}"#, service: service)
+                let bad = try await client.admin(
+                    .post, "/admin/apps/\(app.app.id)/webhooks", body: #"{"url": "http://example.com:\#(port)/h"}"#, service: service)
                 #expect(bad.status == .unprocessableContent, "port \(port): \(String(buffer: bad.body))")
                 #expect(bad.errorCode == "invalid_url", "port \(port)")
             }
@@ -368,13 +391,16 @@ import Testing
             #expect(try await refusal(#"{"url": "https://example.com/h", "secret": "mine"}"#) == (422, "unknown_field", "secret"))
             #expect(try await refusal(#"{"url": "#) == (400, "malformed_json", nil))
 
-            let created = try await client.admin(.post, base, body: #"{"url": "https://example.com/h", "events": ["opened", "sent", "opened"]}"#, service: service)
+            let created = try await client.admin(
+                .post, base, body: #"{"url": "https://example.com/h", "events": ["opened", "sent", "opened"]}"#, service: service)
             #expect(created.status == .created)
             #expect(created.json["events"] == .array([.string("opened"), .string("sent")]))
             #expect(created.json["secret"]?.stringValue?.hasPrefix("whsec_") == true)
             let id = try #require(created.json["id"]?.intValue)
             // The secret is stored sealed, not in the clear.
-            #expect(try await service.integer("SELECT count(*) FROM webhooks WHERE position(convert_to(\(created.json["secret"]?.stringValue ?? ""), 'UTF8') IN sealed_secret) > 0") == 0)
+            #expect(
+                try await service.integer(
+                    "SELECT count(*) FROM webhooks WHERE position(convert_to(\(created.json["secret"]?.stringValue ?? ""), 'UTF8') IN sealed_secret) > 0") == 0)
 
             let otherBase = "/admin/apps/\(other.app.id)/webhooks/\(id)"
             #expect(try await client.admin(.delete, otherBase, service: service).status == .notFound)
@@ -382,7 +408,9 @@ import Testing
             #expect(try await client.admin(.get, "\(otherBase)/batches", service: service).status == .notFound)
             #expect(try await client.admin(.get, "/admin/apps/\(other.app.id)/webhooks", service: service).json["data"]?.arrayValue?.isEmpty == true)
             #expect(try await client.admin(.get, "/admin/apps/999999999/webhooks", service: service).status == .notFound)
-            #expect(try await client.admin(.post, "/admin/apps/999999999/webhooks", body: #"{"url": "https://example.com/h"}"#, service: service).status == .notFound)
+            #expect(
+                try await client.admin(.post, "/admin/apps/999999999/webhooks", body: #"{"url": "https://example.com/h"}"#, service: service).status
+                    == .notFound)
             #expect(try await client.execute(uri: base, method: .get).status == .unauthorized)
 
             #expect(try await client.admin(.delete, "\(base)/\(id)", service: service).status == .noContent)
@@ -429,9 +457,11 @@ import Testing
             )
             for try await (type, device, reason) in rows.decode((String, Int64, String).self) { recorded.append("\(type) \(device) \(reason)") }
             // Within one statement, events follow delivery ids, which need not follow device ids.
-            #expect(recorded.sorted() == [
-                "sent \(first) -", "sent \(second) -", "dead \(second) gave up", "delivered \(first) -", "delivered \(second) -",
-            ].sorted())
+            #expect(
+                recorded.sorted()
+                    == [
+                        "sent \(first) -", "sent \(second) -", "dead \(second) gave up", "delivered \(first) -", "delivered \(second) -",
+                    ].sorted())
         }
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import NotifiableCore
 import NotifiableSandbox
 import NotifiableStore
 import NotifiableTesting
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A `notifiable work` process serves its own counters on `NOTIFIABLE_METRICS_PORT`, and
 /// `LOG_FORMAT=json` makes every line it logs a JSON object. In the worker processes' suite, so
@@ -14,7 +15,8 @@ import Testing
 extension E2EWorkerProcessTests {
     static func get(_ url: URL) async -> String? {
         guard let (data, response) = try? await URLSession.shared.data(from: url),
-              (response as? HTTPURLResponse)?.statusCode == 200 else { return nil }
+            (response as? HTTPURLResponse)?.statusCode == 200
+        else { return nil }
         return String(decoding: data, as: UTF8.self)
     }
 
@@ -35,9 +37,11 @@ extension E2EWorkerProcessTests {
                 )
                 let worker = try NotifiableProcess(
                     ["work"],
-                    environment: Self.workerEnvironment(url, [
-                        "NOTIFIABLE_METRICS_PORT": "\(port)", "LOG_FORMAT": "json", "LOG_LEVEL": "info",
-                    ]),
+                    environment: Self.workerEnvironment(
+                        url,
+                        [
+                            "NOTIFIABLE_METRICS_PORT": "\(port)", "LOG_FORMAT": "json", "LOG_LEVEL": "info",
+                        ]),
                     output: try FileHandle(forWritingTo: logFile)
                 )
                 do {

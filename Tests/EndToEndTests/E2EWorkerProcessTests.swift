@@ -68,14 +68,18 @@ import Testing
 
                 // The database: one delivery per device, every one sent once.
                 #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(notification.id)") == Int64(devices))
-                #expect(try await service.integer("SELECT count(DISTINCT device_id) FROM deliveries WHERE notification_id = \(notification.id) AND state = 'sent'") == Int64(devices))
+                #expect(
+                    try await service.integer("SELECT count(DISTINCT device_id) FROM deliveries WHERE notification_id = \(notification.id) AND state = 'sent'")
+                        == Int64(devices))
 
                 // The gateway: at-least-once across a crash, at most twice per device.
                 let perToken = Dictionary(grouping: gateway.acceptedPushes, by: \.token).mapValues(\.count)
                 #expect(perToken.count == devices)
                 #expect(perToken.values.allSatisfy { $0 <= 2 })
                 let duplicates = perToken.values.reduce(0) { $0 + $1 - 1 }
-                print("crash test: killed with \(sentAtKill) sent and \(leasedAtKill) leased of \(devices); gateway saw \(duplicates) duplicate pushes; second worker exit \(second.exitStatus)")
+                print(
+                    "crash test: killed with \(sentAtKill) sent and \(leasedAtKill) leased of \(devices); gateway saw \(duplicates) duplicate pushes; second worker exit \(second.exitStatus)"
+                )
             }
         }
     }

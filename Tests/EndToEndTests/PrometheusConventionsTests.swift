@@ -65,7 +65,8 @@ import Testing
         }
         // Every process reports the same queue gauges (they read the shared database): summed, N
         // processes would show N times the queue. Rules and panels take their max.
-        let gauges = try NSRegularExpression(pattern: #"(\w+)(?: by \([a-z_, ]*\))? ?\((notifiable_queue_(?![a-z_]*_total\b)[a-z_]+|notifiable_apps_misconfigured)"#)
+        let gauges = try NSRegularExpression(
+            pattern: #"(\w+)(?: by \([a-z_, ]*\))? ?\((notifiable_queue_(?![a-z_]*_total\b)[a-z_]+|notifiable_apps_misconfigured)"#)
         let aggregations = gauges.matches(in: queried, range: NSRange(queried.startIndex..., in: queried)).compactMap { match in
             Range(match.range(at: 1), in: queried).map { (String(queried[$0]), Range(match.range(at: 2), in: queried).map { String(queried[$0]) } ?? "") }
         }

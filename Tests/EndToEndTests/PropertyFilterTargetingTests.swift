@@ -61,30 +61,46 @@ import Testing
     static func seed(_ client: some TestClientProtocol, _ service: TestService) async throws -> Population {
         let app = try await service.createApp()
         var devices: [String: Int64] = [:]
-        devices["ana"] = try await register(client, app, 1, provider: "apns", #"""
+        devices["ana"] = try await register(
+            client, app, 1, provider: "apns",
+            #"""
             "language": "en", "country": "GB", "custom_properties": {"tier": "gold", "level": 5, "score": 2.5, "beta": true, "team": "red", "last_seen_us": 1700000000000005}
             """#)
-        devices["ben"] = try await register(client, app, 2, provider: "gcm", #"""
+        devices["ben"] = try await register(
+            client, app, 2, provider: "gcm",
+            #"""
             "language": "fr", "country": "fr", "custom_properties": {"tier": "silver", "level": 12, "score": -1, "beta": false}
             """#)
         // As the iOS SDK sends them: a string holding the JSON object.
-        devices["cleo"] = try await register(client, app, 3, provider: "fcm", #"""
+        devices["cleo"] = try await register(
+            client, app, 3, provider: "fcm",
+            #"""
             "language": "EN", "country": "us", "custom_properties": "{\"tier\": \"Gold\", \"level\": \"5\", \"beta\": \"true\", \"team\": \"blue\"}"
             """#)
-        devices["dan"] = try await register(client, app, 4, provider: "apns", #"""
+        devices["dan"] = try await register(
+            client, app, 4, provider: "apns",
+            #"""
             "user_alias": "dan", "language": "de", "custom_properties": {"level": 3, "score": 0, "team": "blue"}
             """#)
         devices["eve"] = try await register(client, app, 5, provider: "apns", "")
-        devices["finn"] = try await register(client, app, 6, provider: "FCM", #"""
+        devices["finn"] = try await register(
+            client, app, 6, provider: "FCM",
+            #"""
             "language": "pt", "country": "BR", "custom_properties": {"tier": "gold", "level": 100, "score": 10.75, "team": "red"}
             """#)
-        devices["gus"] = try await register(client, app, 7, provider: "apns", #"""
+        devices["gus"] = try await register(
+            client, app, 7, provider: "apns",
+            #"""
             "language": "en", "country": "US", "custom_properties": {"tier": "bronze", "level": 9.5, "team": 7}
             """#)
-        devices["hana"] = try await register(client, app, 8, provider: "gcm", #"""
+        devices["hana"] = try await register(
+            client, app, 8, provider: "gcm",
+            #"""
             "language": "ast", "country": "gb", "custom_properties": {"Tier": "gold", "last_seen_us": 1700000000000012}
             """#)
-        devices["ivan"] = try await register(client, app, 9, provider: "APNS", #"""
+        devices["ivan"] = try await register(
+            client, app, 9, provider: "APNS",
+            #"""
             "language": "FR", "country": "Fr", "custom_properties": {"tier": "", "level": -7, "score": 1e2}
             """#)
         #expect(Set(devices.values).count == 9)
@@ -130,13 +146,15 @@ import Testing
             #expect(reached == expected, "\(body): reached \(reached.sorted()), expected \(expected.sorted())")
         }
         let ids = sent.map { String($0.2) }.joined(separator: ", ")
-        #expect(try await service.integer(
-            "SELECT count(*) FROM notifications WHERE id IN (\(unescaped: ids)) AND state = 'fanned_out'"
-        ) == Int64(sent.count))
+        #expect(
+            try await service.integer(
+                "SELECT count(*) FROM notifications WHERE id IN (\(unescaped: ids)) AND state = 'fanned_out'"
+            ) == Int64(sent.count))
         let outsiders = population.outsiders.map(String.init).joined(separator: ", ")
-        #expect(try await service.integer(
-            "SELECT count(*) FROM deliveries WHERE device_id IN (\(unescaped: outsiders))"
-        ) == 0)
+        #expect(
+            try await service.integer(
+                "SELECT count(*) FROM deliveries WHERE device_id IN (\(unescaped: outsiders))"
+            ) == 0)
     }
 
     @Test func customPropertyFiltersReachExactlyTheDevicesWhoseValuesMatch() async throws {
@@ -251,8 +269,10 @@ import Testing
                 ([p("level", ">", "4"), p("level", "<", "20"), f("provider", "=", #""apns""#)], "", ["ana", "gus"]),
                 ([p("beta", "exists"), p("beta", "!=", "true")], "", ["ben", "cleo"]),
                 ([f("country", "in", #"["gb", "us"]"#), p("tier", "!=", #""gold""#), f("language", "!=", #""fr""#)], "", ["cleo", "gus", "hana"]),
-                ([p("tier", "!=", #""gold""#), p("tier", "!=", #""silver""#), f("provider", "!=", #""fcm""#), f("language", "!=", #""de""#)], "",
-                 ["eve", "gus", "ivan"]),
+                (
+                    [p("tier", "!=", #""gold""#), p("tier", "!=", #""silver""#), f("provider", "!=", #""fcm""#), f("language", "!=", #""de""#)], "",
+                    ["eve", "gus", "ivan"]
+                ),
                 ([p("team", "exists"), p("team", "!=", #""red""#), f("country", "!=", #""us""#)], "", ["dan"]),
                 ([p("level", ">", "4"), p("level", ">", "4")], "", ["ana", "ben", "finn", "gus"]),
                 ([p("level", ">", "10"), p("level", "<", "5")], "", []),

@@ -90,7 +90,8 @@ enum NotifiableAndroidSDK {
         guard let scalar = Unicode.Scalar(unit) else { return nil }
         if (48...57).contains(unit) { return Int64(unit - 48) }
         guard scalar.properties.generalCategory == .decimalNumber, let value = scalar.properties.numericValue,
-              value >= 0, value <= 9, value == value.rounded() else { return nil }
+            value >= 0, value <= 9, value == value.rounded()
+        else { return nil }
         return Int64(value)
     }
 

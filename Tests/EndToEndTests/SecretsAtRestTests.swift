@@ -1,5 +1,4 @@
 import Crypto
-import _CryptoExtras
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
@@ -7,6 +6,7 @@ import NotifiableSandbox
 import NotifiableStore
 import NotifiableTesting
 import Testing
+import _CryptoExtras
 
 /// Secrets (credential secret keys, APNs .p8 keys, FCM private keys) are stored only encrypted
 /// and never logged: not in a `pg_dump` of the database, not in anything the service logs at
@@ -15,59 +15,60 @@ import Testing
     @Test func secretsAppearNeitherInTheDatabaseDumpNorInTheLogs() async throws {
         let capture = LogCapture()
         try await withFakeFCM { fcmGateway in
-          try await withFakeAPNs { gateway in
-            try await withTestService(workers: true, logger: capture.logger()) { client, service in
-                let app = try await service.createApp()
-                let apnsKey = P256.Signing.PrivateKey()
-                gateway.trust(teamID: "TEAM123456", keyID: "KEY1234567", publicKey: apnsKey.publicKey)
-                let apns: JSONValue = .object([
-                    "key_id": .string("KEY1234567"), "team_id": .string("TEAM123456"), "bundle_id": .string("com.example.app"),
-                    "private_key": .string(apnsKey.pemRepresentation), "environment": .string("sandbox"),
-                    "endpoint": .string(gateway.baseURL), "trusted_ca_pem": .string(gateway.certificatePEM),
-                ])
-                let uploaded = try await client.admin(.put, "/admin/apps/\(app.app.id)/apns", body: Self.text(apns), service: service)
-                #expect(uploaded.status == .ok)
+            try await withFakeAPNs { gateway in
+                try await withTestService(workers: true, logger: capture.logger()) { client, service in
+                    let app = try await service.createApp()
+                    let apnsKey = P256.Signing.PrivateKey()
+                    gateway.trust(teamID: "TEAM123456", keyID: "KEY1234567", publicKey: apnsKey.publicKey)
+                    let apns: JSONValue = .object([
+                        "key_id": .string("KEY1234567"), "team_id": .string("TEAM123456"), "bundle_id": .string("com.example.app"),
+                        "private_key": .string(apnsKey.pemRepresentation), "environment": .string("sandbox"),
+                        "endpoint": .string(gateway.baseURL), "trusted_ca_pem": .string(gateway.certificatePEM),
+                    ])
+                    let uploaded = try await client.admin(.put, "/admin/apps/\(app.app.id)/apns", body: Self.text(apns), service: service)
+                    #expect(uploaded.status == .ok)
 
-                let account = try fcmGateway.makeServiceAccount(projectID: "secret-project")
-                let fcmPEM = try #require(try JSONValue.decode(Array(account.utf8))["private_key"]?.stringValue)
-                let fcmUpload = try await client.admin(
-                    .put, "/admin/apps/\(app.app.id)/fcm",
-                    body: Self.text(.object([
-                        "service_account": .string(account), "endpoint": .string(fcmGateway.baseURL),
-                        "trusted_ca_pem": .string(fcmGateway.certificatePEM),
-                    ])),
-                    service: service
-                )
-                #expect(fcmUpload.status == .ok, "\(String(buffer: fcmUpload.body))")
+                    let account = try fcmGateway.makeServiceAccount(projectID: "secret-project")
+                    let fcmPEM = try #require(try JSONValue.decode(Array(account.utf8))["private_key"]?.stringValue)
+                    let fcmUpload = try await client.admin(
+                        .put, "/admin/apps/\(app.app.id)/fcm",
+                        body: Self.text(
+                            .object([
+                                "service_account": .string(account), "endpoint": .string(fcmGateway.baseURL),
+                                "trusted_ca_pem": .string(fcmGateway.certificatePEM),
+                            ])),
+                        service: service
+                    )
+                    #expect(fcmUpload.status == .ok, "\(String(buffer: fcmUpload.body))")
 
-                // Use both keys: sign an APNs JWT and an FCM assertion, and send.
-                let token = String(repeating: "5e", count: 32)
-                _ = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "alice")
-                _ = try await E2EFCMTests.register(client, app.deviceCredential, token: "android-secret-test", alias: "alice")
-                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "secret test", "user_aliases": ["alice"]}"#)
-                #expect(try await Pipeline.settled(service, id))
-                #expect(gateway.pushes(to: token).count == 1)
-                #expect(fcmGateway.messages(to: "android-secret-test").count == 1)
+                    // Use both keys: sign an APNs JWT and an FCM assertion, and send.
+                    let token = String(repeating: "5e", count: 32)
+                    _ = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "alice")
+                    _ = try await E2EFCMTests.register(client, app.deviceCredential, token: "android-secret-test", alias: "alice")
+                    let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "secret test", "user_aliases": ["alice"]}"#)
+                    #expect(try await Pipeline.settled(service, id))
+                    #expect(gateway.pushes(to: token).count == 1)
+                    #expect(fcmGateway.messages(to: "android-secret-test").count == 1)
 
-                let secrets: [(String, [String])] = [
-                    ("APNs .p8 key", Self.fingerprints(pem: apnsKey.pemRepresentation, der: apnsKey.derRepresentation)),
-                    ("FCM private key", Self.fingerprints(pem: fcmPEM, der: try _RSA.Signing.PrivateKey(pemRepresentation: fcmPEM).derRepresentation)),
-                    ("server secret key", [app.serverCredential.secretKey, Self.hex(Data(base64Encoded: app.serverCredential.secretKey)!)]),
-                    ("device secret key", [app.deviceCredential.secretKey]),
-                ]
-                let dump = try await Self.pgDump(service.configuration.databaseURL)
-                #expect(dump.contains("apns_settings"), "the dump is not of the service's database")
-                #expect(dump.contains("KEY1234567"), "the dump does not hold the APNs settings")
-                let logs = capture.text
-                #expect(capture.count > 10, "nothing was logged, so nothing was checked")
-                for (name, fingerprints) in secrets {
-                    for fingerprint in fingerprints {
-                        #expect(!dump.contains(fingerprint), "the \(name) is in the database dump")
-                        #expect(!logs.contains(fingerprint), "the \(name) is in the logs")
+                    let secrets: [(String, [String])] = [
+                        ("APNs .p8 key", Self.fingerprints(pem: apnsKey.pemRepresentation, der: apnsKey.derRepresentation)),
+                        ("FCM private key", Self.fingerprints(pem: fcmPEM, der: try _RSA.Signing.PrivateKey(pemRepresentation: fcmPEM).derRepresentation)),
+                        ("server secret key", [app.serverCredential.secretKey, Self.hex(Data(base64Encoded: app.serverCredential.secretKey)!)]),
+                        ("device secret key", [app.deviceCredential.secretKey]),
+                    ]
+                    let dump = try await Self.pgDump(service.configuration.databaseURL)
+                    #expect(dump.contains("apns_settings"), "the dump is not of the service's database")
+                    #expect(dump.contains("KEY1234567"), "the dump does not hold the APNs settings")
+                    let logs = capture.text
+                    #expect(capture.count > 10, "nothing was logged, so nothing was checked")
+                    for (name, fingerprints) in secrets {
+                        for fingerprint in fingerprints {
+                            #expect(!dump.contains(fingerprint), "the \(name) is in the database dump")
+                            #expect(!logs.contains(fingerprint), "the \(name) is in the logs")
+                        }
                     }
                 }
             }
-          }
         }
     }
 

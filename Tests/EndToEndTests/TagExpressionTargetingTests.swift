@@ -128,9 +128,10 @@ import Testing
             #expect(try await Self.targeted(service, rareID) == rare)
             #expect(try await Self.targeted(service, denseID) == rare.union(dense))
             #expect(try await Self.targeted(service, noneID).count == 150)
-            #expect(try await service.integer(
-                "SELECT count(*) FROM notifications WHERE id IN (\(rareID), \(denseID), \(noneID)) AND state = 'fanned_out'"
-            ) == 3)
+            #expect(
+                try await service.integer(
+                    "SELECT count(*) FROM notifications WHERE id IN (\(rareID), \(denseID), \(noneID)) AND state = 'fanned_out'"
+                ) == 3)
         }
     }
 

@@ -1,11 +1,11 @@
 import Crypto
-import _CryptoExtras
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
 import NotifiableStore
 import NotifiableTesting
 import Testing
+import _CryptoExtras
 
 /// Operators manage apps through `/admin/apps` without touching the database.
 @Suite struct AppAdministrationTests {
@@ -98,7 +98,8 @@ import Testing
             }
             #expect(try await client.admin(.post, "/admin/apps", body: "{not json", service: service).status == .badRequest)
             #expect(try await client.admin(.patch, "/admin/apps/999999999", body: #"{"name": "x"}"#, service: service).status == .notFound)
-            #expect(try await client.admin(.post, "/admin/apps/999999999/credentials/rotate", body: #"{"role": "device"}"#, service: service).status == .notFound)
+            #expect(
+                try await client.admin(.post, "/admin/apps/999999999/credentials/rotate", body: #"{"role": "device"}"#, service: service).status == .notFound)
             #expect(try await client.admin(.get, "/admin/apps/abc", service: service).status == .notFound)
             let unauthenticated = try await client.execute(uri: "/admin/apps", method: .get, headers: [:], body: nil)
             #expect(unauthenticated.status == .unauthorized)

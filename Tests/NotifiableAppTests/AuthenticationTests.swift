@@ -12,17 +12,17 @@ import Testing
 
     /// Exactly what the iOS SDK sends: pretty-printed JSON, its Content-Type, path without query.
     static let sdkBody = """
-    {
-      "device_token" : {
-        "provider" : "apns",
-        "token" : "\(token)",
-        "name" : "iPhone",
-        "language" : "en",
-        "country" : "GB",
-        "custom_properties" : "{\\"onsite\\":true}"
-      }
-    }
-    """
+        {
+          "device_token" : {
+            "provider" : "apns",
+            "token" : "\(token)",
+            "name" : "iPhone",
+            "language" : "en",
+            "country" : "GB",
+            "custom_properties" : "{\\"onsite\\":true}"
+          }
+        }
+        """
 
     @Test func requestSignedAsTheIOSSDKSignsItIsAccepted() async throws {
         try await withTestService { client, service in
@@ -64,15 +64,19 @@ import Testing
             let now = Int64(Date().timeIntervalSince1970)
             let body = ByteBuffer(string: Self.sdkBody)
 
-            func expectRefused(_ headers: HTTPFields, method: HTTPRequest.Method = .post, uri: String = path,
-                               sentBody: ByteBuffer? = body, code: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            func expectRefused(
+                _ headers: HTTPFields, method: HTTPRequest.Method = .post, uri: String = path,
+                sentBody: ByteBuffer? = body, code: String, sourceLocation: SourceLocation = #_sourceLocation
+            ) async throws {
                 let response = try await client.execute(uri: uri, method: method, headers: headers, body: sentBody)
                 #expect(response.status == .unauthorized, sourceLocation: sourceLocation)
                 #expect(response.errorCode == code, "\(String(buffer: response.body))", sourceLocation: sourceLocation)
                 #expect(response.headers[.contentType]?.hasPrefix("application/json") == true, sourceLocation: sourceLocation)
             }
-            func headers(method: HTTPRequest.Method = .post, path: String = path, date: Int64 = now,
-                         credential: Credential = credential) -> HTTPFields {
+            func headers(
+                method: HTTPRequest.Method = .post, path: String = path, date: Int64 = now,
+                credential: Credential = credential
+            ) -> HTTPFields {
                 signedHeaders(method: method, path: path, body: Self.sdkBody, credential: credential, date: date)
             }
 
@@ -177,8 +181,9 @@ import Testing
             let id = try #require(device.json["id"]?.intValue)
             for method in [HTTPRequest.Method.put, .patch] {
                 let uri = "/api/v1/device_tokens/\(id)"
-                let bare = try await send(signedHeaders(method: method, path: uri, body: #"{"name": "x"}"#, credential: server, bodyHash: .unhashed),
-                                          body: #"{"name": "x"}"#, method: method, uri: uri)
+                let bare = try await send(
+                    signedHeaders(method: method, path: uri, body: #"{"name": "x"}"#, credential: server, bodyHash: .unhashed),
+                    body: #"{"name": "x"}"#, method: method, uri: uri)
                 #expect(bare.errorCode == "body_not_signed", "\(method)")
                 #expect(try await client.signed(method, uri, body: #"{"name": "x"}"#, as: server).status == .ok, "\(method)")
             }

@@ -22,28 +22,73 @@ import Testing
     static let registrationCases: [Case] = [
         Case(name: "malformed JSON", body: #"{"device_token": {"provider": "apns""#, status: .badRequest, code: "malformed_json", field: nil),
         Case(name: "not an object", body: #"["apns"]"#, status: .unprocessableContent, code: "invalid_body", field: nil),
-        Case(name: "token of the wrong type", body: #"{"device_token": {"provider": "apns", "token": 12345}}"#, status: .unprocessableContent, code: "invalid_type", field: "device_token.token"),
+        Case(
+            name: "token of the wrong type", body: #"{"device_token": {"provider": "apns", "token": 12345}}"#, status: .unprocessableContent,
+            code: "invalid_type", field: "device_token.token"),
         Case(name: "device_token not an object", body: #"{"device_token": "abc"}"#, status: .unprocessableContent, code: "invalid_type", field: "device_token"),
-        Case(name: "missing token", body: #"{"device_token": {"provider": "apns"}}"#, status: .unprocessableContent, code: "missing_field", field: "device_token.token"),
-        Case(name: "missing provider", body: #"{"device_token": {"token": "\#(hex)"}}"#, status: .unprocessableContent, code: "missing_field", field: "device_token.provider"),
-        Case(name: "non-hex APNs token", body: #"{"device_token": {"provider": "apns", "token": "\#(String(repeating: "zz", count: 32))"}}"#, status: .unprocessableContent, code: "invalid_token", field: "device_token.token"),
-        Case(name: "short APNs token", body: #"{"device_token": {"provider": "apns", "token": "abcd"}}"#, status: .unprocessableContent, code: "invalid_token", field: "device_token.token"),
-        Case(name: "unknown provider", body: #"{"device_token": {"provider": "wns", "token": "\#(hex)"}}"#, status: .unprocessableContent, code: "invalid_provider", field: "device_token.provider"),
-        Case(name: "300-character alias", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "user_alias": "\#(String(repeating: "a", count: 300))"}}"#, status: .unprocessableContent, code: "too_long", field: "device_token.user_alias"),
-        Case(name: "300-character name", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "name": "\#(String(repeating: "n", count: 300))"}}"#, status: .unprocessableContent, code: "too_long", field: "device_token.name"),
-        Case(name: "custom_properties a JSON array", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": [1, 2]}}"#, status: .unprocessableContent, code: "invalid_custom_properties", field: "device_token.custom_properties"),
-        Case(name: "custom_properties an invalid JSON string", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": "{onsite: yes"}}"#, status: .unprocessableContent, code: "invalid_custom_properties", field: "device_token.custom_properties"),
-        Case(name: "custom_properties a string holding an array", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": "[1]"}}"#, status: .unprocessableContent, code: "invalid_custom_properties", field: "device_token.custom_properties"),
-        Case(name: "language too long", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "language": "english"}}"#, status: .unprocessableContent, code: "invalid_language", field: "device_token.language"),
-        Case(name: "country of three letters", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "country": "GBR"}}"#, status: .unprocessableContent, code: "invalid_country", field: "device_token.country"),
-        Case(name: "alias of the wrong type", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "user_alias": ["a"]}}"#, status: .unprocessableContent, code: "invalid_type", field: "device_token.user_alias"),
-        Case(name: "NUL in the alias", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "user_alias": "a\u0000b"}}"#, status: .unprocessableContent, code: "invalid_character", field: "device_token.user_alias"),
-        Case(name: "NUL inside custom properties", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": {"k": ["ok", "x\u0000"]}}}"#, status: .unprocessableContent, code: "invalid_character", field: "device_token.custom_properties.k.1"),
+        Case(
+            name: "missing token", body: #"{"device_token": {"provider": "apns"}}"#, status: .unprocessableContent, code: "missing_field",
+            field: "device_token.token"),
+        Case(
+            name: "missing provider", body: #"{"device_token": {"token": "\#(hex)"}}"#, status: .unprocessableContent, code: "missing_field",
+            field: "device_token.provider"),
+        Case(
+            name: "non-hex APNs token", body: #"{"device_token": {"provider": "apns", "token": "\#(String(repeating: "zz", count: 32))"}}"#,
+            status: .unprocessableContent, code: "invalid_token", field: "device_token.token"),
+        Case(
+            name: "short APNs token", body: #"{"device_token": {"provider": "apns", "token": "abcd"}}"#, status: .unprocessableContent, code: "invalid_token",
+            field: "device_token.token"),
+        Case(
+            name: "unknown provider", body: #"{"device_token": {"provider": "wns", "token": "\#(hex)"}}"#, status: .unprocessableContent,
+            code: "invalid_provider", field: "device_token.provider"),
+        Case(
+            name: "300-character alias",
+            body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "user_alias": "\#(String(repeating: "a", count: 300))"}}"#,
+            status: .unprocessableContent, code: "too_long", field: "device_token.user_alias"),
+        Case(
+            name: "300-character name", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "name": "\#(String(repeating: "n", count: 300))"}}"#,
+            status: .unprocessableContent, code: "too_long", field: "device_token.name"),
+        Case(
+            name: "custom_properties a JSON array", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": [1, 2]}}"#,
+            status: .unprocessableContent, code: "invalid_custom_properties", field: "device_token.custom_properties"),
+        Case(
+            name: "custom_properties an invalid JSON string",
+            body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": "{onsite: yes"}}"#, status: .unprocessableContent,
+            code: "invalid_custom_properties", field: "device_token.custom_properties"),
+        Case(
+            name: "custom_properties a string holding an array",
+            body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": "[1]"}}"#, status: .unprocessableContent,
+            code: "invalid_custom_properties", field: "device_token.custom_properties"),
+        Case(
+            name: "language too long", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "language": "english"}}"#,
+            status: .unprocessableContent, code: "invalid_language", field: "device_token.language"),
+        Case(
+            name: "country of three letters", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "country": "GBR"}}"#,
+            status: .unprocessableContent, code: "invalid_country", field: "device_token.country"),
+        Case(
+            name: "alias of the wrong type", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "user_alias": ["a"]}}"#,
+            status: .unprocessableContent, code: "invalid_type", field: "device_token.user_alias"),
+        Case(
+            name: "NUL in the alias", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "user_alias": "a\u0000b"}}"#,
+            status: .unprocessableContent, code: "invalid_character", field: "device_token.user_alias"),
+        Case(
+            name: "NUL inside custom properties",
+            body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": {"k": ["ok", "x\u0000"]}}}"#, status: .unprocessableContent,
+            code: "invalid_character", field: "device_token.custom_properties.k.1"),
         // The SDKs send custom_properties as a string of JSON: its escapes decode to NUL only when it is read.
-        Case(name: "NUL in a key of string-form custom properties", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": "{\"k\\u0000\": 1}"}}"#, status: .unprocessableContent, code: "invalid_character", field: "device_token.custom_properties"),
-        Case(name: "NUL in a value of string-form custom properties", body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": "{\"k\": [\"a\\u0000\"]}"}}"#, status: .unprocessableContent, code: "invalid_character", field: "device_token.custom_properties"),
-        Case(name: "NUL in a platform property's key", body: #"{"provider": "apns", "token": "\#(hex)", "a\u0000": 1}"#, status: .unprocessableContent, code: "invalid_character", field: "a\u{0}"),
-        Case(name: "FCM token with spaces", body: #"{"provider": "fcm", "token": "a b"}"#, status: .unprocessableContent, code: "invalid_token", field: "token"),
+        Case(
+            name: "NUL in a key of string-form custom properties",
+            body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": "{\"k\\u0000\": 1}"}}"#, status: .unprocessableContent,
+            code: "invalid_character", field: "device_token.custom_properties"),
+        Case(
+            name: "NUL in a value of string-form custom properties",
+            body: #"{"device_token": {"provider": "apns", "token": "\#(hex)", "custom_properties": "{\"k\": [\"a\\u0000\"]}"}}"#, status: .unprocessableContent,
+            code: "invalid_character", field: "device_token.custom_properties"),
+        Case(
+            name: "NUL in a platform property's key", body: #"{"provider": "apns", "token": "\#(hex)", "a\u0000": 1}"#, status: .unprocessableContent,
+            code: "invalid_character", field: "a\u{0}"),
+        Case(
+            name: "FCM token with spaces", body: #"{"provider": "fcm", "token": "a b"}"#, status: .unprocessableContent, code: "invalid_token", field: "token"),
     ]
 
     @Test(arguments: registrationCases)
@@ -86,9 +131,10 @@ import Testing
         try await withTestService { client, service in
             let app = try await service.createApp()
             let credential = app.deviceCredential
-            let id = try #require(try await client.signed(
-                .post, "/api/v1/device_tokens", body: #"{"provider": "apns", "token": "\#(Self.hex)"}"#, as: credential
-            ).json["id"]?.intValue)
+            let id = try #require(
+                try await client.signed(
+                    .post, "/api/v1/device_tokens", body: #"{"provider": "apns", "token": "\#(Self.hex)"}"#, as: credential
+                ).json["id"]?.intValue)
 
             let badToken = try await client.signed(.patch, "/api/v1/device_tokens/\(id)", body: #"{"token": "nothex"}"#, as: credential)
             #expect(badToken.status == .unprocessableContent)

@@ -1,7 +1,8 @@
 import HTTPTypes
 import NotifiableCore
-@testable import NotifiableApp
 import Testing
+
+@testable import NotifiableApp
 
 /// Whose address a request is counted under: the peer's, or the last hop a trusted proxy reports,
 /// with the proxy recognised however its address is written.

@@ -24,8 +24,10 @@ import Testing
         Recipe(name: "Ruby", program: "/usr/bin/ruby", prefix: ["\(clients)/notifiable.rb"]),
         Recipe(
             name: "shell (curl, openssl)", program: "/bin/bash",
-            prefix: ["-c", #". "$0"; command=$1; shift; case $command in request) notifiable_request "$@";; verify-webhook) notifiable_verify_webhook "$@";; esac"#,
-                     "\(clients)/notifiable.sh"]
+            prefix: [
+                "-c", #". "$0"; command=$1; shift; case $command in request) notifiable_request "$@";; verify-webhook) notifiable_verify_webhook "$@";; esac"#,
+                "\(clients)/notifiable.sh",
+            ]
         ),
     ]
 
@@ -45,21 +47,27 @@ import Testing
             let base = "http://127.0.0.1:\(try #require(client.port))"
             let token = String(repeating: "7e", count: 32)
 
-            let registered = try await run(recipe, ["request", "POST", base, "/api/v1/device_tokens",
-                                                    #"{"device_token": {"provider": "apns", "token": "\#(token)", "user_alias": "alice"}}"#],
-                                           as: app.deviceCredential)
+            let registered = try await run(
+                recipe,
+                [
+                    "request", "POST", base, "/api/v1/device_tokens",
+                    #"{"device_token": {"provider": "apns", "token": "\#(token)", "user_alias": "alice"}}"#,
+                ],
+                as: app.deviceCredential)
             #expect(registered.status == 0, "\(registered.output)")
             let id = try #require(try await service.integer("SELECT id FROM devices WHERE app_id = \(app.app.id) AND token = \(token)"))
 
             // Server credentials: the body is covered, as the service requires.
-            let sent = try await run(recipe, ["request", "POST", base, "/api/v1/notifications", #"{"message": "Hi", "user_aliases": ["alice"]}"#],
-                                     as: app.serverCredential)
+            let sent = try await run(
+                recipe, ["request", "POST", base, "/api/v1/notifications", #"{"message": "Hi", "user_aliases": ["alice"]}"#],
+                as: app.serverCredential)
             #expect(sent.status == 0, "\(sent.output)")
             #expect(sent.output.contains("202"), "\(sent.output)")
             let notification = try #require(try await service.integer("SELECT max(id) FROM notifications WHERE app_id = \(app.app.id)"))
 
-            let updated = try await run(recipe, ["request", "PATCH", base, "/api/v1/device_tokens/\(id)", #"{"name": "Alice's phone"}"#],
-                                        as: app.serverCredential)
+            let updated = try await run(
+                recipe, ["request", "PATCH", base, "/api/v1/device_tokens/\(id)", #"{"name": "Alice's phone"}"#],
+                as: app.serverCredential)
             #expect(updated.status == 0, "\(updated.output)")
             #expect(try await service.integer("SELECT count(*) FROM devices WHERE id = \(id) AND name = 'Alice''s phone'") == 1)
 

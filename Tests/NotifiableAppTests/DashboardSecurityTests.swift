@@ -3,10 +3,11 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import NotifiableCore
-@testable import NotifiableApp
 import NotifiableStore
 import NotifiableTesting
 import Testing
+
+@testable import NotifiableApp
 
 /// The dashboard's and the admin API's defences: sessions that sign-out ends for good, cookies
 /// marked Secure behind HTTPS, guesses of the admin token slowed to a stop, and headers that stop
@@ -37,9 +38,10 @@ import Testing
             let session = DashboardSession(
                 adminToken: service.configuration.adminToken ?? "", sessions: DashboardSessionStore(client: service.postgres, logger: TestDatabase.logger)
             )
-            #expect(try await service.integer(
-                "SELECT count(*) FROM dashboard_sessions WHERE token_digest = \(session.digest(value)) AND ended_at IS NOT NULL"
-            ) == 1)
+            #expect(
+                try await service.integer(
+                    "SELECT count(*) FROM dashboard_sessions WHERE token_digest = \(session.digest(value)) AND ended_at IS NOT NULL"
+                ) == 1)
             // Forged and malformed cookies get nowhere.
             for forged in ["notifiable_session=\(String(repeating: "A", count: 43))", "notifiable_session=1.deadbeef", "notifiable_session="] {
                 #expect(try await client.execute(uri: "/dashboard", method: .get, headers: [.cookie: forged]).status == .seeOther)

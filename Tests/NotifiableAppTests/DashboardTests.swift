@@ -41,15 +41,19 @@ import Testing
                 let tokens = (1...4).map { String(format: "%064x", 0xDA5 + $0) }
                 var deviceIDs: [Int64] = []
                 for (index, token) in tokens.enumerated() {
-                    deviceIDs.append(try await Pipeline.register(client, app.deviceCredential, token: token, alias: "u\(index)", language: index == 0 ? "fr" : nil))
+                    deviceIDs.append(
+                        try await Pipeline.register(client, app.deviceCredential, token: token, alias: "u\(index)", language: index == 0 ? "fr" : nil))
                 }
                 gateway.script(token: tokens[2], [.unregistered(since: Date(timeIntervalSince1970: 0).addingTimeInterval(Date().timeIntervalSince1970 + 60))])
                 gateway.script(token: tokens[3], [.reject(status: 400, reason: "PayloadEmpty")])
-                let id = try await Pipeline.send(client, app.serverCredential, #"""
+                let id = try await Pipeline.send(
+                    client, app.serverCredential,
+                    #"""
                     {"title": "Sale", "message": "Today only", "localized": {"fr": {"title": "Soldes"}}, "all": true}
                     """#)
                 #expect(try await Pipeline.settled(service, id))
-                _ = try await client.signed(.post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(deviceIDs[0])}"#, as: app.deviceCredential)
+                _ = try await client.signed(
+                    .post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(deviceIDs[0])}"#, as: app.deviceCredential)
 
                 let (appsStatus, apps) = try await page("/dashboard")
                 #expect(appsStatus == .ok)
@@ -97,7 +101,9 @@ import Testing
                 #expect(stateful.contains("Users<b>2</b>"))
                 #expect(stateful.contains("Read<b>1</b>"))
                 #expect(stateful.contains("Activated<b>1</b>"))
-                let tagged = try await Pipeline.send(client, app.serverCredential, #"{"title": "Tagged", "tag_expression": "beta && !lang:fr", "near": {"latitude": 51.5, "longitude": -0.12, "radius_m": 5000}}"#)
+                let tagged = try await Pipeline.send(
+                    client, app.serverCredential,
+                    #"{"title": "Tagged", "tag_expression": "beta && !lang:fr", "near": {"latitude": 51.5, "longitude": -0.12, "radius_m": 5000}}"#)
                 let (_, taggedPage) = try await page("/dashboard/apps/\(app.app.id)/notifications/\(tagged)")
                 #expect(taggedPage.contains("tags beta &amp;&amp; !lang:fr"))
                 #expect(taggedPage.contains("within 5,000 m of 51.5, -0.12") || taggedPage.contains("within 5000 m of 51.5, -0.12"))
@@ -167,9 +173,11 @@ import Testing
 
             let saved = try await post("csrf=\(token)&" + change)
             #expect(saved.status == .seeOther)
-            #expect(try await service.apps.app(id: app.app.id)?.pushDefaults == PushDefaults(
-                androidStyle: .notification, timeToLiveSeconds: 3600, mutableContent: true, contentAvailable: false
-            ))
+            #expect(
+                try await service.apps.app(id: app.app.id)?.pushDefaults
+                    == PushDefaults(
+                        androidStyle: .notification, timeToLiveSeconds: 3600, mutableContent: true, contentAvailable: false
+                    ))
             let after = String(buffer: try await client.execute(uri: "/dashboard/apps/\(app.app.id)?saved=1", method: .get, headers: [.cookie: cookie]).body)
             #expect(after.contains("Push defaults saved."))
             #expect(after.contains(#"<option value="notification" selected>"#))

@@ -36,15 +36,17 @@ import Testing
 
             let queries = DashboardStore(client: service.postgres, logger: TestDatabase.logger)
             let merged = try await queries.history(deviceID: id, appID: app.app.id).map { [$0.event, $0.detail ?? ""] }
-            #expect(merged == [
-                ["registered", "user alice"], ["user_changed", "alice → bob"], ["anonymised", "bob → anonymous"],
-                ["merged", "into device \(other)"],
-            ])
+            #expect(
+                merged == [
+                    ["registered", "user alice"], ["user_changed", "alice → bob"], ["anonymised", "bob → anonymous"],
+                    ["merged", "into device \(other)"],
+                ])
             let survivor = try await queries.history(deviceID: other, appID: app.app.id).map { [$0.event, $0.detail ?? ""] }
-            #expect(survivor == [
-                ["registered", "user carol"], ["token_changed", "b7b7b7b7… → a7a7a7a7…"], ["unregistered", ""],
-                ["registered_again", ""], ["invalidated", "Unregistered"],
-            ])
+            #expect(
+                survivor == [
+                    ["registered", "user carol"], ["token_changed", "b7b7b7b7… → a7a7a7a7…"], ["unregistered", ""],
+                    ["registered_again", ""], ["invalidated", "Unregistered"],
+                ])
             // Another app's view of the device has no history.
             #expect(try await queries.history(deviceID: other, appID: app.app.id + 1_000_000).isEmpty)
         }

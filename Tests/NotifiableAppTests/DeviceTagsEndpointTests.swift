@@ -110,16 +110,17 @@ import Testing
         }
     }
 
-    @Test(arguments: [
-        ("PUT", #"{"tags": ["a", "b", "c", "semi;colon"]}"#, "invalid_tag", "tags.3"),
-        ("PUT", #"{"tags": ["\#(String(repeating: "x", count: 121))"]}"#, "invalid_tag", "tags.0"),
-        ("PUT", #"{"tags": [\#((0...60).map { "\"t\($0)\"" }.joined(separator: ","))]}"#, "too_many_tags", "tags"),
-        ("PUT", #"{"add": ["a"]}"#, "unknown_field", "add"),
-        ("PATCH", #"{"add": ["a", "b c"]}"#, "invalid_tag", "add.1"),
-        ("PATCH", #"{"remove": [7]}"#, "invalid_type", "remove.0"),
-        ("PATCH", #"{"add": ["a"], "remove": ["a"]}"#, "conflicting_tags", "remove"),
-        ("PATCH", #"{}"#, "missing_field", "add"),
-    ] as [(String, String, String, String)])
+    @Test(
+        arguments: [
+            ("PUT", #"{"tags": ["a", "b", "c", "semi;colon"]}"#, "invalid_tag", "tags.3"),
+            ("PUT", #"{"tags": ["\#(String(repeating: "x", count: 121))"]}"#, "invalid_tag", "tags.0"),
+            ("PUT", #"{"tags": [\#((0...60).map { "\"t\($0)\"" }.joined(separator: ","))]}"#, "too_many_tags", "tags"),
+            ("PUT", #"{"add": ["a"]}"#, "unknown_field", "add"),
+            ("PATCH", #"{"add": ["a", "b c"]}"#, "invalid_tag", "add.1"),
+            ("PATCH", #"{"remove": [7]}"#, "invalid_type", "remove.0"),
+            ("PATCH", #"{"add": ["a"], "remove": ["a"]}"#, "conflicting_tags", "remove"),
+            ("PATCH", #"{}"#, "missing_field", "add"),
+        ] as [(String, String, String, String)])
     func badBodiesAreNamed(method: String, body: String, code: String, field: String) async throws {
         try await withTestService { client, service in
             let app = try await service.createApp()

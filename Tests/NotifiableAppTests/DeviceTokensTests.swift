@@ -35,7 +35,8 @@ import Testing
             #expect(anonymous.json["user_alias"] == .null)
 
             // The token in upper case is the same device.
-            let upper = try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenA.uppercased(), alias: "carol"), as: device)
+            let upper = try await client.signed(
+                .post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenA.uppercased(), alias: "carol"), as: device)
             #expect(upper.json["id"]?.intValue == id)
             #expect(upper.json["token"]?.stringValue == Self.tokenA)
 
@@ -80,11 +81,16 @@ import Testing
         try await withTestService { client, service in
             let app = try await service.createApp()
             let device = app.deviceCredential
-            let a = try #require(try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenA, alias: "alice"), as: device).json["id"]?.intValue)
-            let b = try #require(try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenB, alias: "bob"), as: device).json["id"]?.intValue)
+            let a = try #require(
+                try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenA, alias: "alice"), as: device).json["id"]?
+                    .intValue)
+            let b = try #require(
+                try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenB, alias: "bob"), as: device).json["id"]?
+                    .intValue)
 
             // A partial update changes only what it sends.
-            let renamed = try await client.signed(.patch, "/api/v1/device_tokens/\(a)", body: #"{"device_token": {"name": "iPad", "language": "fr"}}"#, as: device)
+            let renamed = try await client.signed(
+                .patch, "/api/v1/device_tokens/\(a)", body: #"{"device_token": {"name": "iPad", "language": "fr"}}"#, as: device)
             #expect(renamed.status == .ok)
             #expect(renamed.json["name"]?.stringValue == "iPad")
             #expect(renamed.json["language"]?.stringValue == "fr")
@@ -96,7 +102,8 @@ import Testing
             #expect(anonymised.json["name"]?.stringValue == "iPad")
 
             // Moving A to B's token merges them: one row survives, and it is A.
-            let merged = try await client.signed(.patch, "/api/v1/device_tokens/\(a)", body: #"{"device_token": {"token": "\#(Self.tokenB.uppercased())"}}"#, as: device)
+            let merged = try await client.signed(
+                .patch, "/api/v1/device_tokens/\(a)", body: #"{"device_token": {"token": "\#(Self.tokenB.uppercased())"}}"#, as: device)
             #expect(merged.status == .ok)
             #expect(merged.json["id"]?.intValue == a)
             #expect(merged.json["token"]?.stringValue == Self.tokenB)
@@ -118,7 +125,9 @@ import Testing
         try await withTestService { client, service in
             let app = try await service.createApp()
             let device = app.deviceCredential
-            let id = try #require(try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenA, alias: "alice"), as: device).json["id"]?.intValue)
+            let id = try #require(
+                try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenA, alias: "alice"), as: device).json["id"]?
+                    .intValue)
 
             let deleted = try await client.signed(.delete, "/api/v1/device_tokens/\(id)", as: device)
             #expect(deleted.status == .noContent)
@@ -146,7 +155,9 @@ import Testing
         try await withTestService { client, service in
             let appA = try await service.createApp(name: "A")
             let appB = try await service.createApp(name: "B")
-            let id = try #require(try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenA, alias: "alice"), as: appA.deviceCredential).json["id"]?.intValue)
+            let id = try #require(
+                try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenA, alias: "alice"), as: appA.deviceCredential)
+                    .json["id"]?.intValue)
 
             for credential in [appB.deviceCredential, appB.serverCredential] {
                 let patch = try await client.signed(.patch, "/api/v1/device_tokens/\(id)", body: #"{"name": "mine"}"#, as: credential)
@@ -157,7 +168,8 @@ import Testing
                 #expect(list.json.arrayValue?.isEmpty == true)
             }
             // B registering the same token makes a device of B's own; A's is untouched.
-            let own = try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenA, alias: "eve"), as: appB.deviceCredential)
+            let own = try await client.signed(
+                .post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenA, alias: "eve"), as: appB.deviceCredential)
             #expect(own.json["id"]?.intValue != id)
             let aList = try await client.signed(.get, "/api/v1/device_tokens?user_alias=alice", as: appA.deviceCredential)
             #expect(aList.json[0]?["name"]?.stringValue == "iPhone")

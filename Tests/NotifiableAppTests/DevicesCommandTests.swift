@@ -16,7 +16,9 @@ import Testing
             try await cli.register(app: app, token: leaving, alias: "dave")
             try await cli.register(app: app, token: staying, alias: "jo")
             let mixed = Hex.token(4)
-            let file = try cli.write("devices.csv", """
+            let file = try cli.write(
+                "devices.csv",
+                """
                 token,provider,user_alias,language,country,custom_properties
                 \(mixed.uppercased()),apns,alice,EN,GB,"{""vip"":true, ""tier"": ""gold""}"
                 \(mixed),APNS,bob,en,gb,
@@ -58,7 +60,9 @@ import Testing
     @Test func tagsComeInSpaceSeparatedFromCSVAndAsArraysFromJSONLinesAndARowWithoutThemKeepsThem() async throws {
         try await CLIFixture.with { cli in
             let app = try await cli.createApp()
-            let csv = try cli.write("tags.csv", """
+            let csv = try cli.write(
+                "tags.csv",
+                """
                 token,provider,user_alias,tags
                 \(Hex.token(41)),apns,ann,vip lang:fr vip
                 \(Hex.token(42)),apns,ben,ok not;ok
@@ -67,10 +71,12 @@ import Testing
                 """)
             let first = try await cli.run("devices", "import", "--app", "\(app)", csv.path)
             #expect(first.status == 0 && first.output.contains("invalid_tag: 1 (lines 3)"), "\(first.output)")
-            let jsonl = try cli.write("tags.jsonl", [
-                #"{"token": "\#(Hex.token(41))", "provider": "apns", "user_alias": "ann"}"#,
-                #"{"token": "\#(Hex.token(43))", "provider": "apns", "user_alias": "cal", "tags": ["group:beta"]}"#,
-            ].joined(separator: "\n") + "\n")
+            let jsonl = try cli.write(
+                "tags.jsonl",
+                [
+                    #"{"token": "\#(Hex.token(41))", "provider": "apns", "user_alias": "ann"}"#,
+                    #"{"token": "\#(Hex.token(43))", "provider": "apns", "user_alias": "cal", "tags": ["group:beta"]}"#,
+                ].joined(separator: "\n") + "\n")
             let second = try await cli.run("devices", "import", "--app", "\(app)", jsonl.path)
             #expect(second.status == 0, "\(second.output)")
             let devices = try await cli.devices(app: app)
@@ -130,14 +136,16 @@ import Testing
             let app = try await cli.createApp()
             // The table as notifiable-rails' migrations leave it (2013 create, name, 2017 is_valid
             // removal and app/token index, 2018 language and country).
-            try await cli.sql("""
+            try await cli.sql(
+                """
                 CREATE TABLE notifiable_device_tokens (
                     id serial PRIMARY KEY, token varchar, provider varchar, locale varchar, user_alias varchar,
                     app_id integer, created_at timestamp, updated_at timestamp, name varchar, language varchar, country varchar
                 )
                 """)
             try await cli.sql("CREATE UNIQUE INDEX ON notifiable_device_tokens (app_id, token)")
-            try await cli.sql("""
+            try await cli.sql(
+                """
                 INSERT INTO notifiable_device_tokens (token, provider, locale, user_alias, app_id, name, language, country) VALUES
                   ('\(Hex.token(11).uppercased())', 'apns', 'en_GB', 'alice', 1, 'iPhone', NULL, NULL),
                   ('fcm-token-b', 'gcm', NULL, 'bob', 1, NULL, 'FR', 'fr'),
@@ -166,7 +174,9 @@ import Testing
     @Test func exportWritesWhatImportReadsBack() async throws {
         try await CLIFixture.with { cli in
             let source = try await cli.createApp(), copy = try await cli.createApp(), jsonCopy = try await cli.createApp()
-            let file = try cli.write("devices.csv", #"""
+            let file = try cli.write(
+                "devices.csv",
+                #"""
                 token,provider,user_alias,language,country,custom_properties,name,tags
                 \#(Hex.token(21)),apns,alice,en,gb,"{""tags"":[""a,b"",""c\""d""]}","Alice's ""phone""
                 second line",lang:en group:beta group:beta
@@ -273,10 +283,12 @@ struct CLIFixture: Sendable {
     }
 
     func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        try await NotifiableProcess.run(arguments, environment: [
-            "DATABASE_URL": url, "NOTIFIABLE_MASTER_KEY": TestDatabase.masterKey.base64,
-            "NOTIFIABLE_MIGRATIONS_DIR": TestDatabase.migrationsDirectory.path,
-        ])
+        try await NotifiableProcess.run(
+            arguments,
+            environment: [
+                "DATABASE_URL": url, "NOTIFIABLE_MASTER_KEY": TestDatabase.masterKey.base64,
+                "NOTIFIABLE_MIGRATIONS_DIR": TestDatabase.migrationsDirectory.path,
+            ])
     }
 
     func createApp() async throws -> Int64 {

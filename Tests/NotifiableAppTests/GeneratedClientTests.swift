@@ -41,10 +41,12 @@ import Testing
         try await withTestService(.live) { client, service in
             let app = try await service.createApp()
             let base = "http://127.0.0.1:\(try #require(client.port))"
-            let (status, output) = try await runProgram(URL(fileURLWithPath: python), [
-                script.path, base, app.deviceCredential.accessID, app.deviceCredential.secretKey,
-                app.serverCredential.accessID, app.serverCredential.secretKey, work.path,
-            ])
+            let (status, output) = try await runProgram(
+                URL(fileURLWithPath: python),
+                [
+                    script.path, base, app.deviceCredential.accessID, app.deviceCredential.secretKey,
+                    app.serverCredential.accessID, app.serverCredential.secretKey, work.path,
+                ])
             #expect(status == 0, "\(output)")
             #expect(output.contains("generated client: ok"), "\(output)")
         }

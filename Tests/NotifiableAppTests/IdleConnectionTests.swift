@@ -47,7 +47,10 @@ import Testing
             try #require(hard > 256, "the hard open-file limit (\(hard)) leaves no room above 256")
             let (_, output) = try await runProgram(
                 URL(fileURLWithPath: "/bin/sh"),
-                ["-c", #"ulimit -Sn 256 && ulimit -Hn "$1" && exec timeout -s TERM 3 "$0" serve --no-workers"#, NotifiableProcess.executable.path, String(hard)],
+                [
+                    "-c", #"ulimit -Sn 256 && ulimit -Hn "$1" && exec timeout -s TERM 3 "$0" serve --no-workers"#, NotifiableProcess.executable.path,
+                    String(hard),
+                ],
                 environment: environment
             )
             #expect(output.contains("raised the open-file limit to the hard limit"), "\(output)")

@@ -4,9 +4,10 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import NotifiableTesting
-@testable import NotifiableApp
 import Synchronization
 import Testing
+
+@testable import NotifiableApp
 
 @Suite struct JSONLogHandlerTests {
     /// Each written line, parsed.
@@ -31,9 +32,11 @@ import Testing
         logger.logLevel = .debug
         logger[metadataKey: "request_id"] = "abc"
         logger.info("request", metadata: ["status": "200", "ms": "1.5"])
-        logger.debug("quote \" backslash \\ newline \n tab \t bell \u{7} unicode é 🙂", metadata: [
-            "nested": ["list": ["a", "b"], "count": .stringConvertible(3)],
-        ])
+        logger.debug(
+            "quote \" backslash \\ newline \n tab \t bell \u{7} unicode é 🙂",
+            metadata: [
+                "nested": ["list": ["a", "b"], "count": .stringConvertible(3)]
+            ])
         logger.trace("below the level: not written")
 
         let objects = try lines.objects()
@@ -74,10 +77,12 @@ import Testing
     @Test func numbersAndBooleansStayNumbersAndBooleans() throws {
         let lines = Lines()
         let logger = Logger(label: "n") { _ in lines.handler() }
-        logger.info("request", metadata: [
-            "status": .stringConvertible(404), "ms": .stringConvertible(3.25), "app_id": .stringConvertible(Int64(7)),
-            "ok": .stringConvertible(false), "text": "404", "nan": .stringConvertible(Double.nan),
-        ])
+        logger.info(
+            "request",
+            metadata: [
+                "status": .stringConvertible(404), "ms": .stringConvertible(3.25), "app_id": .stringConvertible(Int64(7)),
+                "ok": .stringConvertible(false), "text": "404", "nan": .stringConvertible(Double.nan),
+            ])
         let metadata = try #require(try lines.objects().first?["metadata"] as? [String: Any])
         #expect(metadata["status"] as? Int == 404)
         #expect(metadata["ms"] as? Double == 3.25)

@@ -13,7 +13,8 @@ import Testing
         let old = MasterKey.generate(), new = MasterKey.generate()
         try await TestDatabase.withFreshDatabase { url in
             let environment = ["DATABASE_URL": url, "NOTIFIABLE_MIGRATIONS_DIR": TestDatabase.migrationsDirectory.path]
-            let created = try await NotifiableProcess.run(["apps", "create", "--name", "Keys", "--json"], environment: environment.merging(["NOTIFIABLE_MASTER_KEY": old.base64]) { $1 })
+            let created = try await NotifiableProcess.run(
+                ["apps", "create", "--name", "Keys", "--json"], environment: environment.merging(["NOTIFIABLE_MASTER_KEY": old.base64]) { $1 })
             #expect(created.status == 0, "\(created.output)")
             let printed = try JSONValue.decode(Array(created.output.utf8))
             let appID = try #require(printed["id"]?.intValue)
@@ -26,17 +27,21 @@ import Testing
                 let apps = { (keys: MasterKeyring) in AppStore(client: postgres, keys: keys, logger: TestDatabase.logger) }
                 let settings = APNsSettings(keyID: "K", teamID: "T", bundleID: "b", privateKeyPEM: apnsKey, environment: .sandbox)
                 #expect(try await apns(MasterKeyring(current: old)).save(settings, appID: appID))
-                let webhook = try #require(try await WebhookStore(client: postgres, keys: MasterKeyring(current: old), logger: TestDatabase.logger)
-                    .create(appID: appID, WebhookSubscription(url: "https://example.com/hooks", eventNames: nil)))
+                let webhook = try #require(
+                    try await WebhookStore(client: postgres, keys: MasterKeyring(current: old), logger: TestDatabase.logger)
+                        .create(appID: appID, WebhookSubscription(url: "https://example.com/hooks", eventNames: nil)))
 
                 // Without the old key, nothing sealed with it can be re-sealed: the command says which variable to set.
-                let refused = try await NotifiableProcess.run(["keys", "rotate"], environment: environment.merging(["NOTIFIABLE_MASTER_KEY": new.base64]) { $1 })
+                let refused = try await NotifiableProcess.run(
+                    ["keys", "rotate"], environment: environment.merging(["NOTIFIABLE_MASTER_KEY": new.base64]) { $1 })
                 #expect(refused.status != 0)
                 #expect(refused.output.contains("NOTIFIABLE_PREVIOUS_MASTER_KEYS"), "\(refused.output)")
 
-                let rotated = try await NotifiableProcess.run(["keys", "rotate"], environment: environment.merging([
-                    "NOTIFIABLE_MASTER_KEY": new.base64, "NOTIFIABLE_PREVIOUS_MASTER_KEYS": "\(MasterKey.generate().base64),\(old.base64)",
-                ]) { $1 })
+                let rotated = try await NotifiableProcess.run(
+                    ["keys", "rotate"],
+                    environment: environment.merging([
+                        "NOTIFIABLE_MASTER_KEY": new.base64, "NOTIFIABLE_PREVIOUS_MASTER_KEYS": "\(MasterKey.generate().base64),\(old.base64)",
+                    ]) { $1 })
                 #expect(rotated.status == 0, "\(rotated.output)")
                 #expect(rotated.output.contains("Re-sealed 4 secrets"), "\(rotated.output)")
 

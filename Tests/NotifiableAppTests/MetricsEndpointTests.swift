@@ -29,7 +29,8 @@ import Testing
                 let answer = try await client.signed(.patch, "/api/v1/device_tokens/\(id)", body: #"{"name": "iPad"}"#, as: app.deviceCredential)
                 #expect(answer.status == .ok)
             }
-            let invalid = try await client.signed(.post, "/api/v1/device_tokens", body: #"{"device_token": {"provider": "apns", "token": "zz"}}"#, as: app.deviceCredential)
+            let invalid = try await client.signed(
+                .post, "/api/v1/device_tokens", body: #"{"device_token": {"provider": "apns", "token": "zz"}}"#, as: app.deviceCredential)
             #expect(invalid.status == .unprocessableContent)
             _ = try await client.execute(uri: "/no/such/thing/987654321", method: .get, headers: [:], body: nil)
 
@@ -43,10 +44,11 @@ import Testing
             #expect(samples.all(requests).allSatisfy { !$0.labels["route", default: ""].contains("987654321") })
             let durations = "notifiable_http_request_duration_seconds_count"
             #expect(samples.value(durations, ["route": "/api/v1/device_tokens", "method": "POST", "status": "200"]) == 3)
-            #expect(samples.value(
-                "notifiable_http_request_duration_seconds_bucket",
-                ["route": "/api/v1/device_tokens", "method": "POST", "status": "200", "le": "+Inf"]
-            ) == 3)
+            #expect(
+                samples.value(
+                    "notifiable_http_request_duration_seconds_bucket",
+                    ["route": "/api/v1/device_tokens", "method": "POST", "status": "200", "le": "+Inf"]
+                ) == 3)
 
             // The scrape itself is counted from the next one on.
             let again = try await Self.scrape(client)

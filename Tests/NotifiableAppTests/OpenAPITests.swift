@@ -19,11 +19,12 @@ import _CryptoExtras
         let postgres = PostgresClient(configuration: try postgresConfiguration(configuration), backgroundLogger: TestDatabase.logger)
         let router = buildRouter(configuration, postgres: postgres, logger: TestDatabase.logger)
         // The dashboard's HTML pages are for browsers, not part of the API.
-        let routed = Set(router.routes.filter { !$0.path.description.hasPrefix("/dashboard") }.map { route in
-            let path = route.path.description.split(separator: "/", omittingEmptySubsequences: false)
-                .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
-            return "\(route.method.rawValue) \(path)"
-        })
+        let routed = Set(
+            router.routes.filter { !$0.path.description.hasPrefix("/dashboard") }.map { route in
+                let path = route.path.description.split(separator: "/", omittingEmptySubsequences: false)
+                    .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
+                return "\(route.method.rawValue) \(path)"
+            })
         let documented = try OpenAPIConformance().operations
         #expect(routed.count > 30)
         #expect(routed.subtracting(documented).sorted() == [], "routes missing from the document")
@@ -58,10 +59,12 @@ import _CryptoExtras
 
             let created = try await admin(.post, "/admin/apps", #"{"name": "Docs", "delivery_mode": "sandbox"}"#)
             let appID = try #require(created.json["id"]?.intValue)
-            let device = Credential(role: .device, accessID: created.json["device_credentials"]?["access_id"]?.stringValue ?? "",
-                                    secretKey: created.json["device_credentials"]?["secret_key"]?.stringValue ?? "")
-            let server = Credential(role: .server, accessID: created.json["server_credentials"]?["access_id"]?.stringValue ?? "",
-                                    secretKey: created.json["server_credentials"]?["secret_key"]?.stringValue ?? "")
+            let device = Credential(
+                role: .device, accessID: created.json["device_credentials"]?["access_id"]?.stringValue ?? "",
+                secretKey: created.json["device_credentials"]?["secret_key"]?.stringValue ?? "")
+            let server = Credential(
+                role: .server, accessID: created.json["server_credentials"]?["access_id"]?.stringValue ?? "",
+                secretKey: created.json["server_credentials"]?["secret_key"]?.stringValue ?? "")
             try await admin(.post, "/admin/apps", #"{"name": ""}"#)
             try await admin(.get, "/admin/apps")
             try await admin(.get, "/admin/apps/\(appID)")
@@ -86,7 +89,8 @@ import _CryptoExtras
             try await admin(.delete, "/admin/apps/\(appID)/fcm")
             try await admin(.put, "/admin/apps/\(appID)/fcm", #"{"service_account": {"project_id": "x"}}"#)
 
-            let registration = #"{"device_token": {"provider": "apns", "token": "\#(String(repeating: "d0", count: 32))", "user_alias": "ada", "language": "en"}}"#
+            let registration =
+                #"{"device_token": {"provider": "apns", "token": "\#(String(repeating: "d0", count: 32))", "user_alias": "ada", "language": "en"}}"#
             let registered = try await api(.post, "/api/v1/device_tokens", registration, as: device)
             let deviceID = try #require(registered.json["id"]?.intValue)
             try await api(.post, "/api/v1/device_tokens.json", #"{"provider": "fcm", "token": "docs-android", "user_alias": "ada"}"#, as: device)
@@ -102,7 +106,9 @@ import _CryptoExtras
                 try await api(method, "/api/v1/device_tokens/\(deviceID)/tags", body, as: device)
                 try await api(method, "/api/v1/device_tokens/999999999/tags", #"{"tags": []}"#, as: server)
             }
-            check(try await client.signed(.get, "/api/v1/device_tokens?user_alias=ada", as: Credential(role: .device, accessID: "nobody", secretKey: "x")), "GET", "/api/v1/device_tokens")
+            check(
+                try await client.signed(.get, "/api/v1/device_tokens?user_alias=ada", as: Credential(role: .device, accessID: "nobody", secretKey: "x")), "GET",
+                "/api/v1/device_tokens")
 
             let sent = try await api(.post, "/api/v1/notifications", #"{"title": "Docs", "message": "m", "user_aliases": ["ada"]}"#, as: server)
             let id = try #require(sent.json["id"]?.intValue)
@@ -136,14 +142,21 @@ import _CryptoExtras
             try await admin(.delete, "/admin/apps/\(appID)/webhooks/\(webhookID)")
             try await api(.delete, "/api/v1/notifications/\(id)", as: server)
             try await api(.get, "/api/v1/notifications/999999999", as: server)
-            let later = try await api(.post, "/api/v1/notifications", #"{"title": "Later", "all": true, "send_at": "\#(Date().addingTimeInterval(3600).ISO8601Format())"}"#, as: server)
+            let later = try await api(
+                .post, "/api/v1/notifications", #"{"title": "Later", "all": true, "send_at": "\#(Date().addingTimeInterval(3600).ISO8601Format())"}"#,
+                as: server)
             #expect(later.json["state"]?.stringValue == "scheduled")
-            let morning = try await api(.post, "/api/v1/notifications", #"{"title": "Morning", "all": true, "send_at": "2099-01-01T08:00:00", "local_time": true}"#, as: server)
+            let morning = try await api(
+                .post, "/api/v1/notifications", #"{"title": "Morning", "all": true, "send_at": "2099-01-01T08:00:00", "local_time": true}"#, as: server)
             #expect(morning.errorCode == "too_far_ahead")
             let rich = try await api(.post, "/api/v1/notifications", #"{"title": "Photo", "device_ids": [\#(deviceID)], "rich": true}"#, as: server)
             let richID = try #require(rich.json["id"]?.intValue)
-            check(try await client.signed(.put, "/api/v1/notifications/\(richID)/content", bytes: [1, 2, 3], contentType: "image/png", as: server), "PUT", "/api/v1/notifications/\(richID)/content")
-            check(try await client.signed(.put, "/api/v1/notifications/\(richID)/content", bytes: [1], contentType: "image/png", as: server), "PUT", "/api/v1/notifications/\(richID)/content")
+            check(
+                try await client.signed(.put, "/api/v1/notifications/\(richID)/content", bytes: [1, 2, 3], contentType: "image/png", as: server), "PUT",
+                "/api/v1/notifications/\(richID)/content")
+            check(
+                try await client.signed(.put, "/api/v1/notifications/\(richID)/content", bytes: [1], contentType: "image/png", as: server), "PUT",
+                "/api/v1/notifications/\(richID)/content")
             #expect(try await service.eventually { try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(richID)") == 1 })
             try await api(.get, "/api/v1/notifications/\(richID)/content?device_token_id=\(deviceID)", as: device)
             try await api(.get, "/api/v1/notifications/\(richID)/content?device_token_id=999999999", as: device)

@@ -1,5 +1,6 @@
-@testable import NotifiableApp
 import Testing
+
+@testable import NotifiableApp
 
 @Suite struct RequestIdentifierTests {
     @Test(arguments: ["abc-123", "a", String(repeating: "x", count: 128), "with space", "~!@#$%^&*()_+{}|:<>?"])

@@ -103,7 +103,9 @@ import Testing
     static func expectReadable(_ response: TestResponse, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let body = String(buffer: response.body)
         #expect((200..<300).contains(response.status.code), "\(what): \(response.status) \(body)", sourceLocation: sourceLocation)
-        #expect(response.headers[.contentType]?.hasPrefix("application/json") == true, "\(what): Content-Type \(response.headers[.contentType] ?? "absent")", sourceLocation: sourceLocation)
+        #expect(
+            response.headers[.contentType]?.hasPrefix("application/json") == true, "\(what): Content-Type \(response.headers[.contentType] ?? "absent")",
+            sourceLocation: sourceLocation)
         #expect(response.json.objectValue != nil, "\(what): not a JSON object: \(body)", sourceLocation: sourceLocation)
     }
 
@@ -184,7 +186,7 @@ import Testing
     // MARK: - The dates each SDK writes are the service's RFC 1123
 
     @Test func bothSDKsDatesAreTheHTTPDateForm() {
-        let moment = Date(timeIntervalSince1970: 1_551_780_000) // Tue, 05 Mar 2019 10:00:00 GMT
+        let moment = Date(timeIntervalSince1970: 1_551_780_000)  // Tue, 05 Mar 2019 10:00:00 GMT
         #expect(IOSSDK.date(moment) == "Tue, 05 Mar 2019 10:00:00 GMT")
         #expect(AndroidSDK.date(moment) == "Tue, 05 Mar 2019 10:00:00 GMT")
     }
@@ -203,7 +205,9 @@ import Testing
                 // registerDeviceWithName:userAlias:locale:customProperties:platformProperties: (en-GB).
                 // NSJSONWritingPrettyPrinted: two-space indent, " : ", "/" written as "\/"; custom
                 // properties a string of compact JSON; platform properties as raw keys.
-                let registration = try await Self.iOS(client, .post, "api/v1/device_tokens", #"""
+                let registration = try await Self.iOS(
+                    client, .post, "api/v1/device_tokens",
+                    #"""
                     {
                       "device_token" : {
                         "provider" : "apns",
@@ -220,14 +224,18 @@ import Testing
                     """#, as: credential)
                 let id = try Self.iOSDeviceID(registration, "register")
                 var device = try await Self.stored(service, id)
-                #expect(device == StoredDevice(
-                    provider: "apns", token: token, name: "Ana’s iPhone 11/Pro", userAlias: "alice", language: "en", country: "gb",
-                    customProperties: .object(["onsite": .bool(true), "floor": .integer(3)]),
-                    platformProperties: .object(["app_version": .string("2.1"), "build": .integer(412)])
-                ))
+                #expect(
+                    device
+                        == StoredDevice(
+                            provider: "apns", token: token, name: "Ana’s iPhone 11/Pro", userAlias: "alice", language: "en", country: "gb",
+                            customProperties: .object(["onsite": .bool(true), "floor": .integer(3)]),
+                            platformProperties: .object(["app_version": .string("2.1"), "build": .integer(412)])
+                        ))
 
                 // updateDeviceName: PATCH with the stored user alias, no provider.
-                let renamed = try await Self.iOS(client, .patch, "api/v1/device_tokens/\(id)", #"""
+                let renamed = try await Self.iOS(
+                    client, .patch, "api/v1/device_tokens/\(id)",
+                    #"""
                     {
                       "device_token" : {
                         "user_alias" : "alice",
@@ -237,7 +245,9 @@ import Testing
                     """#, as: credential)
                 Self.expectReadable(renamed, "update name")
                 // updateDeviceLocale with a language-only preferred language: country "".
-                let french = try await Self.iOS(client, .patch, "api/v1/device_tokens/\(id)", #"""
+                let french = try await Self.iOS(
+                    client, .patch, "api/v1/device_tokens/\(id)",
+                    #"""
                     {
                       "device_token" : {
                         "user_alias" : "alice",
@@ -252,7 +262,9 @@ import Testing
                 #expect(device.language == "fr")
                 #expect(device.country == nil)
                 #expect(device.userAlias == "alice")
-                let brazilian = try await Self.iOS(client, .patch, "api/v1/device_tokens/\(id)", #"""
+                let brazilian = try await Self.iOS(
+                    client, .patch, "api/v1/device_tokens/\(id)",
+                    #"""
                     {
                       "device_token" : {
                         "user_alias" : "alice",
@@ -278,7 +290,9 @@ import Testing
                 }
                 #expect(nID == notification)
 
-                let delivered = try await Self.iOS(client, .post, "api/v1/notifications/\(nID)/delivered", #"""
+                let delivered = try await Self.iOS(
+                    client, .post, "api/v1/notifications/\(nID)/delivered",
+                    #"""
                     {
                       "device_token_id" : "\#(id)"
                     }
@@ -286,7 +300,9 @@ import Testing
                 Self.expectReadable(delivered, "delivered")
                 var report = try await Self.reported(service, notification: notification, device: id)
                 #expect(report.delivered && !report.opened)
-                let opened = try await Self.iOS(client, .post, "api/v1/notifications/\(nID)/opened", #"""
+                let opened = try await Self.iOS(
+                    client, .post, "api/v1/notifications/\(nID)/opened",
+                    #"""
                     {
                       "device_token_id" : "\#(id)",
                       "user" : {
@@ -299,7 +315,9 @@ import Testing
                 #expect(report.delivered && report.opened)
 
                 // associateDeviceToUser: a POST register of the same token for another user.
-                let associated = try await Self.iOS(client, .post, "api/v1/device_tokens", #"""
+                let associated = try await Self.iOS(
+                    client, .post, "api/v1/device_tokens",
+                    #"""
                     {
                       "device_token" : {
                         "provider" : "apns",
@@ -317,7 +335,9 @@ import Testing
 
                 // unregisterTokenWithCompletionHandler → anonymiseToken: a POST register with
                 // user_alias "" and the current locale, nothing else of the device's.
-                let anonymised = try await Self.iOS(client, .post, "api/v1/device_tokens", #"""
+                let anonymised = try await Self.iOS(
+                    client, .post, "api/v1/device_tokens",
+                    #"""
                     {
                       "device_token" : {
                         "provider" : "apns",
@@ -358,10 +378,12 @@ import Testing
                 )
                 let id = try Self.androidDeviceID(registration, "register")
                 var device = try await Self.stored(service, id)
-                #expect(device == StoredDevice(
-                    provider: "fcm", token: token, name: "Pixel 3", userAlias: "carol", language: "en", country: "gb",
-                    customProperties: .object(["onsite": .bool(true)]), platformProperties: .object([:])
-                ))
+                #expect(
+                    device
+                        == StoredDevice(
+                            provider: "fcm", token: token, name: "Pixel 3", userAlias: "carol", language: "en", country: "gb",
+                            customProperties: .object(["onsite": .bool(true)]), platformProperties: .object([:])
+                        ))
 
                 // updateDeviceLocale(id, Locale.FRANCE): language and country only.
                 let french = try await Self.android(

@@ -37,21 +37,22 @@ import Testing
         #expect(configured.queueMetricsInterval == .zero)
     }
 
-    @Test(arguments: [
-        ("DATABASE_URL", nil),
-        ("DATABASE_URL", "mysql://localhost/db"),
-        ("NOTIFIABLE_MASTER_KEY", nil),
-        ("NOTIFIABLE_MASTER_KEY", "c2hvcnQ="),
-        ("PORT", "eighty"),
-        ("PORT", "70000"),
-        ("LOG_LEVEL", "loud"),
-        ("LOG_FORMAT", "yaml"),
-        ("NOTIFIABLE_QUEUE_METRICS_SECONDS", "-1"),
-        ("NOTIFIABLE_ADMIN_TOKEN", "short"),
-        ("NOTIFIABLE_MIGRATE_ON_START", "maybe"),
-        ("NOTIFIABLE_LEASE_SECONDS", "20"),
-        ("NOTIFIABLE_TRUSTED_PROXIES", "10.0.0.2, proxy.internal"),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("DATABASE_URL", nil),
+            ("DATABASE_URL", "mysql://localhost/db"),
+            ("NOTIFIABLE_MASTER_KEY", nil),
+            ("NOTIFIABLE_MASTER_KEY", "c2hvcnQ="),
+            ("PORT", "eighty"),
+            ("PORT", "70000"),
+            ("LOG_LEVEL", "loud"),
+            ("LOG_FORMAT", "yaml"),
+            ("NOTIFIABLE_QUEUE_METRICS_SECONDS", "-1"),
+            ("NOTIFIABLE_ADMIN_TOKEN", "short"),
+            ("NOTIFIABLE_MIGRATE_ON_START", "maybe"),
+            ("NOTIFIABLE_LEASE_SECONDS", "20"),
+            ("NOTIFIABLE_TRUSTED_PROXIES", "10.0.0.2, proxy.internal"),
+        ] as [(String, String?)])
     func aBadVariableIsNamedInTheError(variable: String, value: String?) {
         var environment = Self.valid
         environment[variable] = value

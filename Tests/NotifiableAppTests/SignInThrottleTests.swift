@@ -1,6 +1,7 @@
 import Foundation
-@testable import NotifiableApp
 import Testing
+
+@testable import NotifiableApp
 
 /// The throttle's clock, driven by hand: the wait it answers shrinks as time passes and ends when
 /// the oldest failure leaves the window; its memory stays bounded.

@@ -21,7 +21,9 @@ import Testing
     }
 
     /// Every change after `cursor`, page by page.
-    static func feed(_ client: some TestClientProtocol, _ token: String, after cursor: String = "0", pageSize: Int = 100) async throws -> (changes: [JSONValue], cursor: String) {
+    static func feed(
+        _ client: some TestClientProtocol, _ token: String, after cursor: String = "0", pageSize: Int = 100
+    ) async throws -> (changes: [JSONValue], cursor: String) {
         var cursor = cursor
         var changes: [JSONValue] = []
         while true {
@@ -153,17 +155,19 @@ import Testing
             let withDevices = try await send(#"{"title": "x", "device_ids": [1], "stateful": true}"#)
             #expect(withDevices.status == .unprocessableContent)
             #expect(withDevices.errorCode == "stateful_needs_user_aliases")
-            let tooLong = try await send(#"{"title": "x", "user_aliases": ["a"], "stateful": {"expires_at": "\#(Date().addingTimeInterval(31 * 86400).ISO8601Format())"}}"#)
+            let tooLong = try await send(
+                #"{"title": "x", "user_aliases": ["a"], "stateful": {"expires_at": "\#(Date().addingTimeInterval(31 * 86400).ISO8601Format())"}}"#)
             #expect(tooLong.errorField == "stateful.expires_at")
             #expect(try await send(#"{"title": "x", "user_aliases": ["a"], "stateful": "yes"}"#).errorField == "stateful")
             #expect(try await send(#"{"title": "x", "user_aliases": ["a"], "stateful": {"expiry": 1}}"#).errorField == "stateful.expiry")
 
             let id = try await Self.sendStateful(client, server, to: ["alice"])
             let alice = try await client.userToken(for: "alice", as: server)
-            let bobsDevice = try await client.signed(
-                .post, "/api/v1/device_tokens", body: #"{"provider": "apns", "token": "\#(String(repeating: "ab", count: 32))", "user_alias": "bob"}"#,
-                as: app.deviceCredential
-            ).json["id"]?.intValue ?? 0
+            let bobsDevice =
+                try await client.signed(
+                    .post, "/api/v1/device_tokens", body: #"{"provider": "apns", "token": "\#(String(repeating: "ab", count: 32))", "user_alias": "bob"}"#,
+                    as: app.deviceCredential
+                ).json["id"]?.intValue ?? 0
             let cases: [(body: String, field: String)] = [
                 (#"{"read_state": "seen"}"#, "read_state"),
                 (#"{"user_action_state": "opened"}"#, "user_action_state"),
@@ -192,7 +196,8 @@ import Testing
             let later = try await Self.sendStateful(client, app.serverCredential, to: ["alice"])
             let alice = try await client.userToken(for: "alice", as: app.serverCredential)
             #expect(try await client.asUser(alice, .get, "/api/v1/me/notifications").json["data"]?.arrayValue?.count == 2)
-            let soonExpiry = try await service.integer("SELECT extract(epoch FROM expires_at - created_at)::int8 FROM user_notifications WHERE notification_id = \(soon)")
+            let soonExpiry = try await service.integer(
+                "SELECT extract(epoch FROM expires_at - created_at)::int8 FROM user_notifications WHERE notification_id = \(soon)")
             #expect(soonExpiry == 60)
 
             // Its minute passes (moved on by hand rather than waited for).
@@ -205,7 +210,8 @@ import Testing
             #expect(try await client.asUser(alice, .patch, "/api/v1/me/notifications/\(soon)", body: #"{"read_state": "read"}"#).status == .notFound)
 
             let (changes, _) = try await Self.feed(client, alice)
-            #expect(changes.map { "\($0["kind"]?.stringValue ?? "") \($0["id"]?.intValue ?? 0)" } == ["created \(soon)", "created \(later)", "expired \(soon)"])
+            #expect(
+                changes.map { "\($0["kind"]?.stringValue ?? "") \($0["id"]?.intValue ?? 0)" } == ["created \(soon)", "created \(later)", "expired \(soon)"])
             #expect(try await service.integer("SELECT count(*) FROM user_notifications WHERE notification_id = \(soon)") == 0)
         }
     }
@@ -214,7 +220,8 @@ import Testing
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
             let id = try await Self.sendStateful(client, app.serverCredential, to: ["alice", "bob", "carol"])
-            try await service.postgres.query("UPDATE user_notifications SET expires_at = now() - interval '1 second' WHERE user_alias <> 'carol'", logger: TestDatabase.logger)
+            try await service.postgres.query(
+                "UPDATE user_notifications SET expires_at = now() - interval '1 second' WHERE user_alias <> 'carol'", logger: TestDatabase.logger)
             let store = UserNotificationStore(client: service.postgres, logger: TestDatabase.logger)
             #expect(try await store.expire(batchSize: 1) == 2)
             #expect(try await store.expire() == 0)
@@ -245,7 +252,9 @@ import Testing
         let (ids, token) = try await withTestService { client, service in
             let app = try await service.createApp()
             var ids: [Int64] = []
-            for n in 0..<(writers * notificationsPerWriter) { ids.append(try await Self.sendStateful(client, app.serverCredential, to: [alias], title: "n\(n)")) }
+            for n in 0..<(writers * notificationsPerWriter) {
+                ids.append(try await Self.sendStateful(client, app.serverCredential, to: [alias], title: "n\(n)"))
+            }
             return (ids, try await client.userToken(for: alias, as: app.serverCredential))
         }
         // What each writer did that changed something, per notification, in order.
@@ -317,21 +326,38 @@ private final class Expected: @unchecked Sendable {
     private var sequences: [Int64: [String]] = [:]
 
     func record(id: Int64, read: String, action: String) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         let state = "\(read) \(action)"
         guard (current[id] ?? "unread no_interaction") != state else { return }
         current[id] = state
         sequences[id, default: []].append(state)
     }
 
-    var changeCount: Int { lock.lock(); defer { lock.unlock() }; return sequences.values.map(\.count).reduce(0, +) }
-    func states(of id: Int64) -> [String] { lock.lock(); defer { lock.unlock() }; return sequences[id] ?? [] }
+    var changeCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return sequences.values.map(\.count).reduce(0, +)
+    }
+    func states(of id: Int64) -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return sequences[id] ?? []
+    }
 }
 
 /// Set once, read from anywhere.
 private final class Flag: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false
-    func set() { lock.lock(); value = true; lock.unlock() }
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    func set() {
+        lock.lock()
+        value = true
+        lock.unlock()
+    }
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
 }

@@ -1,10 +1,11 @@
 import Foundation
 import HummingbirdTesting
-@testable import NotifiableApp
 import NotifiableCore
 import NotifiableStore
 import NotifiableTesting
 import Testing
+
+@testable import NotifiableApp
 
 /// `POST /api/v1/users/:alias/tokens`: the app's backend mints short-lived user tokens; the
 /// verifier accepts them only for their app, before they expire, and until the key is rotated.
@@ -99,7 +100,8 @@ import Testing
             let text = verifier.signed(minted)
             #expect(try await verifier.verify(text) == minted)
             // A token of the other app verifies as the other app's, never as this one's.
-            let foreign = try await verifier.verify(verifier.signed(try #require(try await verifier.mint(appID: other.app.id, userAlias: "alice", lifetime: 600))))
+            let foreign = try await verifier.verify(
+                verifier.signed(try #require(try await verifier.mint(appID: other.app.id, userAlias: "alice", lifetime: 600))))
             #expect(foreign.appID == other.app.id)
             // This app's claims signed with the other app's key.
             let forged = minted.signed(with: service.configuration.keys.current.userTokenKey(appID: other.app.id, generation: 1))

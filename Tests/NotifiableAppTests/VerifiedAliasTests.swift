@@ -176,7 +176,8 @@ import Testing
             let anonymous = try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(alias: nil), as: app.deviceCredential)
             #expect(anonymous.status == .ok)
             #expect(anonymous.json["id"]?.intValue == id)
-            let nulled = try await client.signed(.put, "/api/v1/device_tokens/\(id)", body: #"{"user_alias": null, "token": "\#(Self.tokenB)"}"#, as: app.deviceCredential)
+            let nulled = try await client.signed(
+                .put, "/api/v1/device_tokens/\(id)", body: #"{"user_alias": null, "token": "\#(Self.tokenB)"}"#, as: app.deviceCredential)
             #expect(nulled.status == .ok)
             #expect(try await client.signed(.delete, "/api/v1/device_tokens/\(id)", as: app.deviceCredential).status == .noContent)
         }
@@ -220,7 +221,10 @@ import Testing
             let registered = try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(alias: "alice"), as: app.deviceCredential)
             #expect(registered.status == .ok)
             let id = try #require(registered.json["id"]?.intValue)
-            #expect(try await client.signed(.patch, "/api/v1/device_tokens/\(id)", body: #"{"user_alias": "bob", "token": "\#(Self.tokenB)"}"#, as: app.deviceCredential).status == .ok)
+            #expect(
+                try await client.signed(
+                    .patch, "/api/v1/device_tokens/\(id)", body: #"{"user_alias": "bob", "token": "\#(Self.tokenB)"}"#, as: app.deviceCredential
+                ).status == .ok)
             #expect(try await client.signed(.get, "/api/v1/device_tokens?user_alias=bob", as: app.deviceCredential).json.arrayValue?.count == 1)
             // A user_token sent anyway is not stored, and an invalid one is not even read.
             let extra = try await client.signed(
@@ -232,7 +236,8 @@ import Testing
             // Switched on and off again: back to no token.
             let verified = try await client.admin(.patch, "/admin/apps/\(app.app.id)", body: #"{"require_verified_alias": true}"#, service: service)
             #expect(verified.json["require_verified_alias"] == .bool(true))
-            #expect(try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(alias: "dave"), as: app.deviceCredential).status == .forbidden)
+            #expect(
+                try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(alias: "dave"), as: app.deviceCredential).status == .forbidden)
             try await client.admin(.patch, "/admin/apps/\(app.app.id)", body: #"{"require_verified_alias": false}"#, service: service)
             #expect(try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(alias: "dave"), as: app.deviceCredential).status == .ok)
         }
@@ -249,17 +254,20 @@ import Testing
                 if path == "POST" {
                     refused = try await client.signed(.post, "/api/v1/device_tokens", body: body, as: app.deviceCredential)
                 } else {
-                    let created = try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenB, alias: nil), as: app.deviceCredential)
+                    let created = try await client.signed(
+                        .post, "/api/v1/device_tokens", body: Self.registration(token: Self.tokenB, alias: nil), as: app.deviceCredential)
                     let id = try #require(created.json["id"]?.intValue)
-                    refused = try await client.signed(.patch, "/api/v1/device_tokens/\(id)", body: #"{"device_token": {"tags": ["\#(tag)"]}}"#, as: app.deviceCredential)
+                    refused = try await client.signed(
+                        .patch, "/api/v1/device_tokens/\(id)", body: #"{"device_token": {"tags": ["\#(tag)"]}}"#, as: app.deviceCredential)
                 }
                 #expect(refused.status == .forbidden, "\(tag) by \(path)")
                 #expect(refused.errorCode == "reserved_tag")
                 #expect(refused.errorField == "device_token.tags")
             }
-            #expect(try await service.integer(
-                "SELECT count(*) FROM devices WHERE app_id = \(app.app.id) AND tags && ARRAY['username:alice', 'user:alice', 'UserName:alice', 'user:bob']"
-            ) == 0)
+            #expect(
+                try await service.integer(
+                    "SELECT count(*) FROM devices WHERE app_id = \(app.app.id) AND tags && ARRAY['username:alice', 'user:alice', 'UserName:alice', 'user:bob']"
+                ) == 0)
 
             // Tags that only look alike are the device's to set.
             let own = try await client.signed(

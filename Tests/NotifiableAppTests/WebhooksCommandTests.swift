@@ -16,7 +16,8 @@ import Testing
             func run(_ arguments: String...) async throws -> (status: Int32, output: String) {
                 try await NotifiableProcess.run(arguments, environment: environment)
             }
-            let added = try await run("apps", "webhooks", "add", "--app", id, "--url", "https://example.com/hooks", "--event", "opened", "--event", "dead", "--json")
+            let added = try await run(
+                "apps", "webhooks", "add", "--app", id, "--url", "https://example.com/hooks", "--event", "opened", "--event", "dead", "--json")
             #expect(added.status == 0, "\(added.output)")
             let webhook = try JSONValue.decode(Array(added.output.utf8))
             let webhookID = try #require(webhook["id"]?.intValue)

@@ -16,7 +16,10 @@ private final class Stranded: Sendable {
     }
 
     func release() {
-        for continuation in waiting.withLock({ waiting in defer { waiting = [] }; return waiting }) {
+        for continuation in waiting.withLock({ waiting in
+            defer { waiting = [] }
+            return waiting
+        }) {
             continuation.resume(returning: 0)
         }
     }

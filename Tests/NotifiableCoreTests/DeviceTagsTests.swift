@@ -27,16 +27,17 @@ private func registrationError(_ members: String) throws -> ValidationError? {
         #expect(update.tags == .set(["a"]))
     }
 
-    @Test(arguments: [
-        (#""tags": ["ok", "ok2", "ok3", "has space"]"#, "invalid_tag", "device_token.tags.3"),
-        (#""tags": [""]"#, "invalid_tag", "device_token.tags.0"),
-        (#""tags": ["a", "x:1=1"]"#, "invalid_tag", "device_token.tags.1"),
-        (#""tags": ["a&&b"]"#, "invalid_tag", "device_token.tags.0"),
-        (#""tags": ["café"]"#, "invalid_tag", "device_token.tags.0"),
-        (#""tags": ["\#(String(repeating: "t", count: 121))"]"#, "invalid_tag", "device_token.tags.0"),
-        (#""tags": [1]"#, "invalid_type", "device_token.tags.0"),
-        (#""tags": "beta""#, "invalid_type", "device_token.tags"),
-    ] as [(String, String, String)])
+    @Test(
+        arguments: [
+            (#""tags": ["ok", "ok2", "ok3", "has space"]"#, "invalid_tag", "device_token.tags.3"),
+            (#""tags": [""]"#, "invalid_tag", "device_token.tags.0"),
+            (#""tags": ["a", "x:1=1"]"#, "invalid_tag", "device_token.tags.1"),
+            (#""tags": ["a&&b"]"#, "invalid_tag", "device_token.tags.0"),
+            (#""tags": ["café"]"#, "invalid_tag", "device_token.tags.0"),
+            (#""tags": ["\#(String(repeating: "t", count: 121))"]"#, "invalid_tag", "device_token.tags.0"),
+            (#""tags": [1]"#, "invalid_type", "device_token.tags.0"),
+            (#""tags": "beta""#, "invalid_type", "device_token.tags"),
+        ] as [(String, String, String)])
     func badTagsAreNamedByIndex(members: String, code: String, field: String) throws {
         let error = try registrationError(members)
         #expect(error?.code == code, "\(String(describing: error))")
@@ -70,18 +71,19 @@ private func registrationError(_ members: String) throws -> ValidationError? {
         #expect(TagChanges.replace(["x"]).applied(to: ["a"]) == ["x"])
     }
 
-    @Test(arguments: [
-        (#"{}"#, true, "missing_field", "tags"),
-        (#"{"tags": ["a"], "add": ["b"]}"#, true, "unknown_field", "add"),
-        (#"{"tags": ["ok", "no way"]}"#, true, "invalid_tag", "tags.1"),
-        (#"[]"#, true, "invalid_body", nil),
-        (#"{}"#, false, "missing_field", "add"),
-        (#"{"add": [], "remove": []}"#, false, "missing_field", "add"),
-        (#"{"add": ["a"], "remove": ["b", "a"]}"#, false, "conflicting_tags", "remove"),
-        (#"{"add": ["a", "b", "c", "d;"]}"#, false, "invalid_tag", "add.3"),
-        (#"{"remove": {"a": 1}}"#, false, "invalid_type", "remove"),
-        (#"{"tags": ["a"]}"#, false, "unknown_field", "tags"),
-    ] as [(String, Bool, String, String?)])
+    @Test(
+        arguments: [
+            (#"{}"#, true, "missing_field", "tags"),
+            (#"{"tags": ["a"], "add": ["b"]}"#, true, "unknown_field", "add"),
+            (#"{"tags": ["ok", "no way"]}"#, true, "invalid_tag", "tags.1"),
+            (#"[]"#, true, "invalid_body", nil),
+            (#"{}"#, false, "missing_field", "add"),
+            (#"{"add": [], "remove": []}"#, false, "missing_field", "add"),
+            (#"{"add": ["a"], "remove": ["b", "a"]}"#, false, "conflicting_tags", "remove"),
+            (#"{"add": ["a", "b", "c", "d;"]}"#, false, "invalid_tag", "add.3"),
+            (#"{"remove": {"a": 1}}"#, false, "invalid_type", "remove"),
+            (#"{"tags": ["a"]}"#, false, "unknown_field", "tags"),
+        ] as [(String, Bool, String, String?)])
     func badTagChangesAreNamed(body: String, isReplacement: Bool, code: String, field: String?) throws {
         let value = try json(body)
         let error = validationError { () throws(ValidationError) -> TagChanges in
@@ -105,16 +107,19 @@ private func registrationError(_ members: String) throws -> ValidationError? {
     @Test func aMalformedExpressionIsAValidationErrorOnItsField() throws {
         let body = try json(#"{"notification": {"message": "m", "tag_expression": "(username:alice || group:beta) &&"}}"#)
         let error = validationError { () throws(ValidationError) in try NotificationRequest.parse(body, now: Date()) }
-        #expect(error == ValidationError(
-            code: "invalid_tag_expression",
-            message: "Invalid tag expression at position 34: expected a tag, '!' or '(' after '&&', but the expression ends.",
-            field: "notification.tag_expression"
-        ))
+        #expect(
+            error
+                == ValidationError(
+                    code: "invalid_tag_expression",
+                    message: "Invalid tag expression at position 34: expected a tag, '!' or '(' after '&&', but the expression ends.",
+                    field: "notification.tag_expression"
+                ))
         let typed = try json(#"{"message": "m", "tag_expression": ["a"]}"#)
         #expect(validationError { () throws(ValidationError) in try NotificationRequest.parse(typed, now: Date()) }?.code == "invalid_type")
         let stateful = try json(#"{"message": "m", "user_aliases": ["a"], "tag_expression": "b", "stateful": true}"#)
-        #expect(validationError { () throws(ValidationError) in try NotificationRequest.parse(stateful, now: Date()) }?.code
-            == "stateful_needs_user_aliases")
+        #expect(
+            validationError { () throws(ValidationError) in try NotificationRequest.parse(stateful, now: Date()) }?.code
+                == "stateful_needs_user_aliases")
     }
 
     @Test func storedTargetingWithoutTheKeyStillDecodes() throws {

@@ -131,8 +131,9 @@ import _CryptoExtras
         #expect(badEmail.field == "client_email")
         let badProject = try #require(error(Self.keyFile(["project_id": .string("a/b")])))
         #expect(badProject.field == "project_id")
-        #expect(try FCMServiceAccount(json: Self.keyFile(["project_id": .string("example.com:legacy-project")])).projectID
-            == "example.com:legacy-project")
+        #expect(
+            try FCMServiceAccount(json: Self.keyFile(["project_id": .string("example.com:legacy-project")])).projectID
+                == "example.com:legacy-project")
     }
 
     @Test(arguments: [

@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
-@testable import NotifiableCore
 import NotifiableSandbox
 import Testing
+
+@testable import NotifiableCore
 
 /// `JSONParser` must accept exactly what `JSONDecoder` into `JSONValue` accepted before it, and give
 /// the same values: that decoder (still reachable through `JSONValue`'s `Codable`) is the oracle.
@@ -141,7 +142,9 @@ import Testing
         }
     }
 
-    static let alphabet: [Unicode.Scalar] = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "é", "€", "\u{2028}", "😀", "\u{10FFFF}", "{", "]", ","]
+    static let alphabet: [Unicode.Scalar] = [
+        "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "é", "€", "\u{2028}", "😀", "\u{10FFFF}", "{", "]", ",",
+    ]
 
     static func randomString(_ random: inout SplitMix64) -> String {
         String(String.UnicodeScalarView((0..<Int.random(in: 0...6, using: &random)).map { _ in alphabet.randomElement(using: &random)! }))

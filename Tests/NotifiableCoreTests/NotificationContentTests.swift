@@ -37,13 +37,14 @@ extension NotificationContentTests {
         }
 
         /// Each field falls back on its own: `lang-COUNTRY`, then `lang`, then the default.
-        @Test(arguments: [
-            ("pt", "br", LocalizedText(title: "Oi", subtitle: "Sub PT", message: "Msg BR")),
-            ("pt", "pt", LocalizedText(title: "Olá", subtitle: "Sub PT", message: "Default message")),
-            ("pt", nil, LocalizedText(title: "Olá", subtitle: "Sub PT", message: "Default message")),
-            ("es", "br", LocalizedText(title: "Default title", subtitle: "Default sub", message: "Default message")),
-            ("fr", "fr", LocalizedText(title: "Default title", subtitle: "Default sub", message: "Message FR")),
-        ] as [(String, String?, LocalizedText)])
+        @Test(
+            arguments: [
+                ("pt", "br", LocalizedText(title: "Oi", subtitle: "Sub PT", message: "Msg BR")),
+                ("pt", "pt", LocalizedText(title: "Olá", subtitle: "Sub PT", message: "Default message")),
+                ("pt", nil, LocalizedText(title: "Olá", subtitle: "Sub PT", message: "Default message")),
+                ("es", "br", LocalizedText(title: "Default title", subtitle: "Default sub", message: "Default message")),
+                ("fr", "fr", LocalizedText(title: "Default title", subtitle: "Default sub", message: "Message FR")),
+            ] as [(String, String?, LocalizedText)])
         func eachFieldFallsBackOnItsOwn(language: String, country: String?, expected: LocalizedText) {
             let content = NotificationContent(
                 text: LocalizedText(title: "Default title", subtitle: "Default sub", message: "Default message"),
@@ -77,7 +78,8 @@ extension NotificationContentTests {
         }
 
         @Test func parsedLocaleKeysAreFoundByDeviceLocale() throws {
-            let body = try json(#"""
+            let body = try json(
+                #"""
                 {"title": "Hello", "localized": {"pt_BR": {"title": "Oi"}, "PT": {"title": "Olá"}}, "all": true}
                 """#)
             let content = try NotificationRequest.parse(body, now: Date(timeIntervalSince1970: 1_795_132_800)).content
@@ -99,8 +101,10 @@ extension NotificationContentTests {
         static let full = NotificationContent(
             text: LocalizedText(title: "Sale", subtitle: "Today only", message: "50% off"),
             localized: ["fr": LocalizedText(title: "Soldes", message: "50 % de réduction"), "pt-br": brazilian],
-            parameters: ["deep_link": .string("app://sale"), "count": .integer(3), "ratio": .number(0.5),
-                         "nested": .object(["ok": .bool(true), "none": .null, "list": .array([.integer(1), .string("x")])])],
+            parameters: [
+                "deep_link": .string("app://sale"), "count": .integer(3), "ratio": .number(0.5),
+                "nested": .object(["ok": .bool(true), "none": .null, "list": .array([.integer(1), .string("x")])]),
+            ],
             sound: "chime.caf", badge: 4, threadID: "sales", category: "OFFER", contentAvailable: true,
             mutableContent: true, priority: .normal, collapseID: "sale-1",
             expiresAt: Date(timeIntervalSince1970: 1_795_341_600.125)
@@ -122,10 +126,11 @@ extension NotificationContentTests {
 
         @Test func storedContentUsesSnakeCaseKeys() throws {
             let stored = try storedJSON(Self.full)
-            #expect(Set(stored.keys) == [
-                "text", "localized", "parameters", "sound", "badge", "thread_id", "category", "content_available",
-                "mutable_content", "priority", "collapse_id", "expires_at", "android_style",
-            ])
+            #expect(
+                Set(stored.keys) == [
+                    "text", "localized", "parameters", "sound", "badge", "thread_id", "category", "content_available",
+                    "mutable_content", "priority", "collapse_id", "expires_at", "android_style",
+                ])
             #expect(stored["android_style"] == .string("data"))
             #expect(stored["text"] == .object(["title": .string("Sale"), "subtitle": .string("Today only"), "message": .string("50% off")]))
             #expect(stored["priority"] == .string("normal"))
@@ -157,7 +162,8 @@ extension NotificationContentTests {
         }
 
         @Test func parsedRequestRoundTrips() throws {
-            let body = try json(#"""
+            let body = try json(
+                #"""
                 {"title": "Hi", "message": "There", "localized": {"pt_BR": {"message": "Oi"}},
                  "parameters": {"a": 1, "b": 2.5, "c": "x", "d": [true, null]}, "badge": 0, "sound": "default",
                  "ttl_seconds": 3600, "expires_at": null,
@@ -208,7 +214,8 @@ extension NotificationContentTests {
         @Test func filtersAreStoredAsClientsSendThem() throws {
             let data = try JSONEncoder().encode(Self.filters)
             let stored = try JSONValue.decode(data)
-            let expected = try json(#"""
+            let expected = try json(
+                #"""
                 [{"field": "provider", "op": "in", "value": ["fcm", "apns"]},
                  {"field": "language", "op": "=", "value": "en"},
                  {"field": "country", "op": "!=", "value": "gb"},

@@ -28,7 +28,8 @@ private func repeated(_ character: String, _ count: Int) -> String { String(repe
 extension NotificationRequestTests {
     @Suite struct Parsing {
         @Test func fullExample() throws {
-            let request = try parse(#"""
+            let request = try parse(
+                #"""
                 {
                   "notification": {
                     "title": "Sale", "subtitle": "Today only", "message": "50% off everything",
@@ -49,14 +50,16 @@ extension NotificationRequestTests {
                 """#)
             let content = request.content
             #expect(content.text == LocalizedText(title: "Sale", subtitle: "Today only", message: "50% off everything"))
-            #expect(content.localized == [
-                "fr": LocalizedText(title: "Soldes", message: "50 % de réduction"),
-                "pt-br": LocalizedText(title: "Promoção", subtitle: "Só hoje", message: "50% de desconto"),
-            ])
-            #expect(content.parameters == [
-                "deep_link": .string("app://sale"), "count": .integer(3),
-                "nested": .object(["a": .array([.integer(1), .integer(2)])]),
-            ])
+            #expect(
+                content.localized == [
+                    "fr": LocalizedText(title: "Soldes", message: "50 % de réduction"),
+                    "pt-br": LocalizedText(title: "Promoção", subtitle: "Só hoje", message: "50% de desconto"),
+                ])
+            #expect(
+                content.parameters == [
+                    "deep_link": .string("app://sale"), "count": .integer(3),
+                    "nested": .object(["a": .array([.integer(1), .integer(2)])]),
+                ])
             #expect(content.sound == "chime.caf")
             #expect(content.badge == 4)
             #expect(content.threadID == "sales")
@@ -66,15 +69,17 @@ extension NotificationRequestTests {
             #expect(content.priority == .normal)
             #expect(content.collapseID == "sale-2026")
             #expect(content.expiresAt == Date(timeIntervalSince1970: 1_795_341_600))
-            #expect(request.targeting == Targeting(
-                userAliases: ["alice", "bob"],
-                deviceIDs: [12, 7],
-                filters: [
-                    DeviceFilter(subject: .language, op: .equals, value: .string("en")),
-                    DeviceFilter(subject: .customProperty("onsite"), op: .exists, value: nil),
-                ],
-                all: false
-            ))
+            #expect(
+                request.targeting
+                    == Targeting(
+                        userAliases: ["alice", "bob"],
+                        deviceIDs: [12, 7],
+                        filters: [
+                            DeviceFilter(subject: .language, op: .equals, value: .string("en")),
+                            DeviceFilter(subject: .customProperty("onsite"), op: .exists, value: nil),
+                        ],
+                        all: false
+                    ))
             #expect(request.idempotencyKey == "campaign-42")
         }
 
@@ -105,7 +110,8 @@ extension NotificationRequestTests {
         }
 
         @Test func nullMeansAbsent() throws {
-            let request = try parse(#"""
+            let request = try parse(
+                #"""
                 {"title": "Hi", "subtitle": null, "message": null, "localized": null, "parameters": null, "sound": null,
                  "badge": null, "thread_id": null, "category": null, "content_available": null, "mutable_content": null,
                  "priority": null, "collapse_id": null, "expires_at": null, "ttl_seconds": null, "device_ids": null,
@@ -116,13 +122,17 @@ extension NotificationRequestTests {
         }
 
         @Test func emptyStringsReadAsAbsent() throws {
-            let request = try parse(withTarget(#""title": "Hi", "message": "", "subtitle": "", "sound": "", "thread_id": "", "category": "", "collapse_id": """#))
+            let request = try parse(
+                withTarget(#""title": "Hi", "message": "", "subtitle": "", "sound": "", "thread_id": "", "category": "", "collapse_id": """#))
             #expect(request.content == NotificationContent(text: LocalizedText(title: "Hi")))
         }
 
         @Test func textLimitsAreInclusive() throws {
             let long = repeated("é", 2048)
-            let request = try parse(withTarget(#""title": "\#(long)", "message": "\#(long)", "subtitle": "\#(long)", "thread_id": "\#(repeated("t", 255))", "category": "\#(repeated("c", 255))""#))
+            let request = try parse(
+                withTarget(
+                    #""title": "\#(long)", "message": "\#(long)", "subtitle": "\#(long)", "thread_id": "\#(repeated("t", 255))", "category": "\#(repeated("c", 255))""#
+                ))
             #expect(request.content.text.title?.count == 2048)
             #expect(request.content.threadID?.count == 255)
             #expect(request.content.category?.count == 255)
@@ -201,13 +211,16 @@ extension NotificationRequestTests {
 extension NotificationRequestTests {
     @Suite struct Normalisation {
         @Test func localeKeysAreNormalised() throws {
-            let request = try parse(withTarget(#"""
-                "localized": {"pt_BR": {"title": "Oi"}, "FR": {"title": "Salut"}, "zh_TW": {"title": "Hi"}, "ast": {"title": "Hola"}}
-                """#))
-            #expect(request.content.localized == [
-                "pt-br": LocalizedText(title: "Oi"), "fr": LocalizedText(title: "Salut"),
-                "zh-tw": LocalizedText(title: "Hi"), "ast": LocalizedText(title: "Hola"),
-            ])
+            let request = try parse(
+                withTarget(
+                    #"""
+                    "localized": {"pt_BR": {"title": "Oi"}, "FR": {"title": "Salut"}, "zh_TW": {"title": "Hi"}, "ast": {"title": "Hola"}}
+                    """#))
+            #expect(
+                request.content.localized == [
+                    "pt-br": LocalizedText(title: "Oi"), "fr": LocalizedText(title: "Salut"),
+                    "zh-tw": LocalizedText(title: "Hi"), "ast": LocalizedText(title: "Hola"),
+                ])
         }
 
         @Test func nullAndEmptyLocalizedVariantsAreDropped() throws {
@@ -235,14 +248,17 @@ extension NotificationRequestTests {
         }
 
         @Test func languageAndCountryValuesAreLowerCased() throws {
-            let request = try parse(withContent(#"""
-                "filters": [{"field": "language", "op": "in", "value": ["EN", "Pt", "ast"]},
-                            {"field": "country", "op": "!=", "value": "GB"}]
-                """#))
-            #expect(request.targeting.filters == [
-                DeviceFilter(subject: .language, op: .isIn, value: .array([.string("en"), .string("pt"), .string("ast")])),
-                DeviceFilter(subject: .country, op: .notEquals, value: .string("gb")),
-            ])
+            let request = try parse(
+                withContent(
+                    #"""
+                    "filters": [{"field": "language", "op": "in", "value": ["EN", "Pt", "ast"]},
+                                {"field": "country", "op": "!=", "value": "GB"}]
+                    """#))
+            #expect(
+                request.targeting.filters == [
+                    DeviceFilter(subject: .language, op: .isIn, value: .array([.string("en"), .string("pt"), .string("ast")])),
+                    DeviceFilter(subject: .country, op: .notEquals, value: .string("gb")),
+                ])
         }
 
         @Test func fieldNamesAndOperatorsAreCaseInsensitive() throws {
@@ -251,23 +267,27 @@ extension NotificationRequestTests {
         }
 
         @Test func customPropertyFiltersKeepTheirValues() throws {
-            let request = try parse(withContent(#"""
-                "filters": [{"property": "onsite", "op": "=", "value": true},
-                            {"property": "tier", "op": "!=", "value": "Gold"},
-                            {"property": "score", "op": "<", "value": 2.5},
-                            {"property": "level", "op": ">", "value": 3},
-                            {"property": "team", "op": "in", "value": ["Red", 7, false, 1.5, "Red"]},
-                            {"property": "beta", "op": "exists", "value": null}]
-                """#))
-            #expect(request.targeting.filters == [
-                DeviceFilter(subject: .customProperty("onsite"), op: .equals, value: .bool(true)),
-                DeviceFilter(subject: .customProperty("tier"), op: .notEquals, value: .string("Gold")),
-                DeviceFilter(subject: .customProperty("score"), op: .lessThan, value: .number(2.5)),
-                DeviceFilter(subject: .customProperty("level"), op: .greaterThan, value: .integer(3)),
-                DeviceFilter(subject: .customProperty("team"), op: .isIn,
-                             value: .array([.string("Red"), .integer(7), .bool(false), .number(1.5)])),
-                DeviceFilter(subject: .customProperty("beta"), op: .exists, value: nil),
-            ])
+            let request = try parse(
+                withContent(
+                    #"""
+                    "filters": [{"property": "onsite", "op": "=", "value": true},
+                                {"property": "tier", "op": "!=", "value": "Gold"},
+                                {"property": "score", "op": "<", "value": 2.5},
+                                {"property": "level", "op": ">", "value": 3},
+                                {"property": "team", "op": "in", "value": ["Red", 7, false, 1.5, "Red"]},
+                                {"property": "beta", "op": "exists", "value": null}]
+                    """#))
+            #expect(
+                request.targeting.filters == [
+                    DeviceFilter(subject: .customProperty("onsite"), op: .equals, value: .bool(true)),
+                    DeviceFilter(subject: .customProperty("tier"), op: .notEquals, value: .string("Gold")),
+                    DeviceFilter(subject: .customProperty("score"), op: .lessThan, value: .number(2.5)),
+                    DeviceFilter(subject: .customProperty("level"), op: .greaterThan, value: .integer(3)),
+                    DeviceFilter(
+                        subject: .customProperty("team"), op: .isIn,
+                        value: .array([.string("Red"), .integer(7), .bool(false), .number(1.5)])),
+                    DeviceFilter(subject: .customProperty("beta"), op: .exists, value: nil),
+                ])
         }
 
         @Test func emptyArraysCountAsAbsent() throws {
@@ -455,7 +475,8 @@ private let contentCases: [RefusalCase] = [
     RefusalCase(withTarget(#""title": "Hi", "priority": "10""#), "invalid_priority", "priority"),
     RefusalCase(#"{"notification": {"title": "Hi", "priority": ""}, "all": true}"#, "invalid_priority", "notification.priority"),
     RefusalCase(withTarget(#""title": "Hi", "ttl_seconds": 60, "expires_at": "2026-11-22T10:00:00Z""#), "conflicting_fields", "ttl_seconds"),
-    RefusalCase(#"{"notification": {"title": "Hi", "ttl_seconds": 60}, "expires_at": 1795341600, "all": true}"#, "conflicting_fields", "notification.ttl_seconds"),
+    RefusalCase(
+        #"{"notification": {"title": "Hi", "ttl_seconds": 60}, "expires_at": 1795341600, "all": true}"#, "conflicting_fields", "notification.ttl_seconds"),
     RefusalCase(withTarget(#""title": "Hi", "expires_at": "2026-11-19T23:59:59Z""#), "already_expired", "expires_at"),
     RefusalCase(withTarget(#""title": "Hi", "expires_at": "2026-11-20T00:00:00Z""#), "already_expired", "expires_at"),
     RefusalCase(withTarget(#""title": "Hi", "expires_at": 1795132800"#), "already_expired", "expires_at"),
@@ -494,15 +515,19 @@ private let targetingCases: [RefusalCase] = [
     RefusalCase(withContent(#""device_ids": ["99999999999999999999"]"#), "invalid_device_id", "device_ids.0"),
     RefusalCase(withContent(#""device_ids": [1.5]"#), "invalid_device_id", "device_ids.0"),
     RefusalCase(#"{"notification": {"title": "Hi", "device_ids": [2, 0]}}"#, "invalid_device_id", "notification.device_ids.1"),
-    RefusalCase(withContent(#""filters": [\#(Array(repeating: #"{"property": "p", "op": "exists"}"#, count: 21).joined(separator: ","))]"#), "too_many", "filters"),
-    RefusalCase(withFilter(#"{"property": "p", "op": "in", "value": [\#((0...1_000).map(String.init).joined(separator: ","))]}"#), "too_many", "filters.0.value"),
+    RefusalCase(
+        withContent(#""filters": [\#(Array(repeating: #"{"property": "p", "op": "exists"}"#, count: 21).joined(separator: ","))]"#), "too_many", "filters"),
+    RefusalCase(
+        withFilter(#"{"property": "p", "op": "in", "value": [\#((0...1_000).map(String.init).joined(separator: ","))]}"#), "too_many", "filters.0.value"),
     RefusalCase(withFilter(#"{"property": "p", "op": "~", "value": 1}"#), "invalid_operator", "filters.0.op"),
     RefusalCase(withFilter(#"{"property": "p", "op": "==", "value": 1}"#), "invalid_operator", "filters.0.op"),
     RefusalCase(withFilter(#"{"property": "p", "op": "", "value": 1}"#), "invalid_operator", "filters.0.op"),
     RefusalCase(withFilter(#"{"field": "language", "op": "exists"}"#), "invalid_operator", "filters.0.op"),
     RefusalCase(withFilter(#"{"field": "country", "op": "<", "value": 3}"#), "invalid_operator", "filters.0.op"),
     RefusalCase(withFilter(#"{"field": "provider", "op": ">", "value": 3}"#), "invalid_operator", "filters.0.op"),
-    RefusalCase(#"{"notification": {"title": "Hi", "filters": [{"property": "p", "op": "exists"}, {"property": "q", "op": "like", "value": "x"}]}}"#, "invalid_operator", "notification.filters.1.op"),
+    RefusalCase(
+        #"{"notification": {"title": "Hi", "filters": [{"property": "p", "op": "exists"}, {"property": "q", "op": "like", "value": "x"}]}}"#,
+        "invalid_operator", "notification.filters.1.op"),
     RefusalCase(withFilter(#"{"property": "p", "value": 1}"#), "missing_field", "filters.0.op"),
     RefusalCase(withFilter(#"{"op": "=", "value": 1}"#), "missing_field", "filters.0"),
     RefusalCase(withFilter(#"{"property": "p", "op": "="}"#), "missing_field", "filters.0.value"),
@@ -640,8 +665,9 @@ extension NotificationRequestTests {
             #expect(plain.count == 32)
             #expect(try digest(#"{"all":true,"title":"Hi"}"#) == plain)
             #expect(try digest(#"{"title": "Hi", "all": true, "idempotency_key": "k1"}"#) == plain)
-            #expect(try digest(#"{"notification": {"title": "Hi", "idempotency_key": "k1"}, "all": true}"#)
-                == digest(#"{"notification": {"title": "Hi"}, "all": true}"#))
+            #expect(
+                try digest(#"{"notification": {"title": "Hi", "idempotency_key": "k1"}, "all": true}"#)
+                    == digest(#"{"notification": {"title": "Hi"}, "all": true}"#))
         }
 
         @Test func anyOtherChangeIsAnotherRequest() throws {

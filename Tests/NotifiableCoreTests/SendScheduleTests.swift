@@ -10,7 +10,10 @@ import Testing
     }
 
     static func error(_ json: String) -> ValidationError? {
-        do { _ = try parse(json); return nil } catch { return error as? ValidationError }
+        do {
+            _ = try parse(json)
+            return nil
+        } catch { return error as? ValidationError }
     }
 
     @Test func anInstantOrAWallClockTime() throws {

@@ -10,7 +10,10 @@ import Testing
     }
 
     static func error(_ json: String) -> ValidationError? {
-        do { _ = try parse(json); return nil } catch { return error as? ValidationError }
+        do {
+            _ = try parse(json)
+            return nil
+        } catch { return error as? ValidationError }
     }
 
     @Test func trueKeepsCopiesThirtyDaysAndAnObjectSaysUntilWhen() throws {
@@ -29,7 +32,9 @@ import Testing
 
     @Test func refusalsNameTheField() {
         #expect(Self.error(#"{"title": "x", "all": true, "stateful": true}"#)?.code == "stateful_needs_user_aliases")
-        #expect(Self.error(#"{"title": "x", "user_aliases": ["a"], "filters": [{"field": "language", "op": "=", "value": "en"}], "stateful": true}"#)?.code == "stateful_needs_user_aliases")
+        #expect(
+            Self.error(#"{"title": "x", "user_aliases": ["a"], "filters": [{"field": "language", "op": "=", "value": "en"}], "stateful": true}"#)?.code
+                == "stateful_needs_user_aliases")
         #expect(Self.error(#"{"title": "x", "user_aliases": ["a"], "stateful": {"expires_at": 1802600000}}"#)?.field == "stateful.expires_at")
         #expect(Self.error(#"{"title": "x", "user_aliases": ["a"], "stateful": {"expires_at": 1700000000}}"#)?.code == "already_expired")
         #expect(Self.error(#"{"title": "x", "user_aliases": ["a"], "stateful": 1}"#)?.field == "stateful")

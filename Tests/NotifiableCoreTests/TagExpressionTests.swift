@@ -18,49 +18,56 @@ private func failure(_ source: String) -> TagExpressionError? {
 private func tag(_ name: String) -> TagExpression.Node { .tag(name) }
 
 @Suite struct TagExpressionTests {
-    @Test(arguments: [
-        ("beta", tag("beta")),
-        ("  beta\t", tag("beta")),
-        ("a && b", .and([tag("a"), tag("b")])),
-        ("a||b", .or([tag("a"), tag("b")])),
-        ("!a", .not(tag("a"))),
-        ("!!a", .not(.not(tag("a")))),
-        // ! binds tighter than &&, && tighter than ||.
-        ("a || b && c", .or([tag("a"), .and([tag("b"), tag("c")])])),
-        ("a && b || c", .or([.and([tag("a"), tag("b")]), tag("c")])),
-        ("!a && b", .and([.not(tag("a")), tag("b")])),
-        ("!(a && b)", .not(.and([tag("a"), tag("b")]))),
-        ("(a || b) && c", .and([.or([tag("a"), tag("b")]), tag("c")])),
-        ("a && (b && c) && d", .and([tag("a"), tag("b"), tag("c"), tag("d")])),
-        ("((a))", tag("a")),
-        ("(username:alice || group:beta) && !lang:fr",
-         .and([.or([tag("username:alice"), tag("group:beta")]), .not(tag("lang:fr"))])),
-        ("user@example.com && #launch && v1.2-rc_3", .and([tag("user@example.com"), tag("#launch"), tag("v1.2-rc_3")])),
-        // Words that mean something in SQL or elsewhere are tags like any other.
-        ("OR || select && true", .or([tag("OR"), .and([tag("select"), tag("true")])])),
-    ] as [(String, TagExpression.Node)])
+    @Test(
+        arguments: [
+            ("beta", tag("beta")),
+            ("  beta\t", tag("beta")),
+            ("a && b", .and([tag("a"), tag("b")])),
+            ("a||b", .or([tag("a"), tag("b")])),
+            ("!a", .not(tag("a"))),
+            ("!!a", .not(.not(tag("a")))),
+            // ! binds tighter than &&, && tighter than ||.
+            ("a || b && c", .or([tag("a"), .and([tag("b"), tag("c")])])),
+            ("a && b || c", .or([.and([tag("a"), tag("b")]), tag("c")])),
+            ("!a && b", .and([.not(tag("a")), tag("b")])),
+            ("!(a && b)", .not(.and([tag("a"), tag("b")]))),
+            ("(a || b) && c", .and([.or([tag("a"), tag("b")]), tag("c")])),
+            ("a && (b && c) && d", .and([tag("a"), tag("b"), tag("c"), tag("d")])),
+            ("((a))", tag("a")),
+            (
+                "(username:alice || group:beta) && !lang:fr",
+                .and([.or([tag("username:alice"), tag("group:beta")]), .not(tag("lang:fr"))])
+            ),
+            ("user@example.com && #launch && v1.2-rc_3", .and([tag("user@example.com"), tag("#launch"), tag("v1.2-rc_3")])),
+            // Words that mean something in SQL or elsewhere are tags like any other.
+            ("OR || select && true", .or([tag("OR"), .and([tag("select"), tag("true")])])),
+        ] as [(String, TagExpression.Node)])
     func parsesWithPrecedence(source: String, expected: TagExpression.Node) throws {
         #expect(try parse(source) == expected)
     }
 
-    @Test(arguments: [
-        // The brief's example: the operand missing after '&&'.
-        ("group:beta && ", 15, "expected a tag, '!' or '(' after '&&', but the expression ends"),
-        ("a && && b", 6, "expected a tag, '!' or '(' after '&&', not '&&'"),
-        ("a || )", 6, "expected a tag, '!' or '(' after '||', not ')'"),
-        ("!", 2, "expected a tag, '!' or '(' after '!', but the expression ends"),
-        ("&& a", 1, "expected a tag, '!' or '(', not '&&'"),
-        ("()", 2, "expected a tag, '!' or '(' after '(', not ')'"),
-        ("(a || b", 8, "expected ')' to close the '(' at position 1"),
-        ("(a (b))", 4, "expected '&&' or '||' before '('"),
-        ("a b", 3, "expected '&&' or '||' before \"b\""),
-        ("a !b", 3, "expected '&&' or '||' before '!'"),
-        ("a)", 2, "this ')' closes no '('"),
-        ("a & b", 3, "'&' is not an operator; write '&&'"),
-        ("a | b", 3, "'|' is not an operator; write '||'"),
-        ("a && lang=fr", 10, "'=' (U+003D) cannot appear in a tag expression; tags are letters, digits and _ @ # . : -, joined by &&, || and !, grouped with ( )"),
-        ("café", 4, "'é' (U+00E9) cannot appear in a tag expression; tags are letters, digits and _ @ # . : -, joined by &&, || and !, grouped with ( )"),
-    ] as [(String, Int, String)])
+    @Test(
+        arguments: [
+            // The brief's example: the operand missing after '&&'.
+            ("group:beta && ", 15, "expected a tag, '!' or '(' after '&&', but the expression ends"),
+            ("a && && b", 6, "expected a tag, '!' or '(' after '&&', not '&&'"),
+            ("a || )", 6, "expected a tag, '!' or '(' after '||', not ')'"),
+            ("!", 2, "expected a tag, '!' or '(' after '!', but the expression ends"),
+            ("&& a", 1, "expected a tag, '!' or '(', not '&&'"),
+            ("()", 2, "expected a tag, '!' or '(' after '(', not ')'"),
+            ("(a || b", 8, "expected ')' to close the '(' at position 1"),
+            ("(a (b))", 4, "expected '&&' or '||' before '('"),
+            ("a b", 3, "expected '&&' or '||' before \"b\""),
+            ("a !b", 3, "expected '&&' or '||' before '!'"),
+            ("a)", 2, "this ')' closes no '('"),
+            ("a & b", 3, "'&' is not an operator; write '&&'"),
+            ("a | b", 3, "'|' is not an operator; write '||'"),
+            (
+                "a && lang=fr", 10,
+                "'=' (U+003D) cannot appear in a tag expression; tags are letters, digits and _ @ # . : -, joined by &&, || and !, grouped with ( )"
+            ),
+            ("café", 4, "'é' (U+00E9) cannot appear in a tag expression; tags are letters, digits and _ @ # . : -, joined by &&, || and !, grouped with ( )"),
+        ] as [(String, Int, String)])
     func malformedExpressionsSayWhereAndWhat(source: String, position: Int, reason: String) {
         let error = failure(source)
         #expect(error == TagExpressionError(position: position, reason: reason), "\(source)")
@@ -74,15 +81,16 @@ private func tag(_ name: String) -> TagExpression.Node { .tag(name) }
 
     /// Quotes, semicolons and comment markers are refused by the grammar where they stand, so
     /// nothing of such an expression ever reaches SQL.
-    @Test(arguments: [
-        ("beta' OR '1'='1", 5, "\"'\" (U+0027)"),
-        ("beta\" OR 1=1", 5, "'\"' (U+0022)"),
-        ("beta; DROP TABLE devices", 5, "';' (U+003B)"),
-        ("beta -- comment", nil, nil),
-        ("beta /* x */", 6, "'/' (U+002F)"),
-        ("a && $1", 6, "'$' (U+0024)"),
-        ("a\u{0}b", 2, "U+0000"),
-    ] as [(String, Int?, String?)])
+    @Test(
+        arguments: [
+            ("beta' OR '1'='1", 5, "\"'\" (U+0027)"),
+            ("beta\" OR 1=1", 5, "'\"' (U+0022)"),
+            ("beta; DROP TABLE devices", 5, "';' (U+003B)"),
+            ("beta -- comment", nil, nil),
+            ("beta /* x */", 6, "'/' (U+002F)"),
+            ("a && $1", 6, "'$' (U+0024)"),
+            ("a\u{0}b", 2, "U+0000"),
+        ] as [(String, Int?, String?)])
     func injectionAttemptsAreRefusedWithAPosition(source: String, position: Int?, character: String?) {
         let error = failure(source)
         if let position, let character {
@@ -113,9 +121,11 @@ private func tag(_ name: String) -> TagExpression.Node { .tag(name) }
         let fifty = (1...50).map { "t\($0)" }.joined(separator: " || ")
         #expect(try parse(fifty).tags.count == 50)
         let fiftyOne = fifty + " || t51"
-        #expect(failure(fiftyOne) == TagExpressionError(
-            position: fifty.count + 5, reason: "this is tag operand 51; an expression holds at most 50"
-        ))
+        #expect(
+            failure(fiftyOne)
+                == TagExpressionError(
+                    position: fifty.count + 5, reason: "this is tag operand 51; an expression holds at most 50"
+                ))
         // Repeats count: the cap is on the work the database does, not on distinct tags.
         #expect(failure(Array(repeating: "a", count: 51).joined(separator: "&&"))?.position == 151)
     }
@@ -124,9 +134,11 @@ private func tag(_ name: String) -> TagExpression.Node { .tag(name) }
         let sixteen = String(repeating: "(", count: 16) + "a" + String(repeating: ")", count: 16)
         #expect(try parse(sixteen) == tag("a"))
         let seventeen = "(" + sixteen + ")"
-        #expect(failure(seventeen) == TagExpressionError(
-            position: 17, reason: "this '(' nests 17 levels deep; at most 16 ('(' and '!' each open one)"
-        ))
+        #expect(
+            failure(seventeen)
+                == TagExpressionError(
+                    position: 17, reason: "this '(' nests 17 levels deep; at most 16 ('(' and '!' each open one)"
+                ))
         #expect(try parse(String(repeating: "!", count: 16) + "a").tags == ["a"])
         #expect(failure(String(repeating: "!", count: 17) + "a")?.position == 17)
         #expect(failure(String(repeating: "!(", count: 8) + "!a" + String(repeating: ")", count: 8))?.position == 17)

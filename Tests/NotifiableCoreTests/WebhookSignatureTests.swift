@@ -6,8 +6,9 @@ import Testing
 
     /// The expected value comes from Python's hmac module, not from this code.
     @Test func signsTheTimestampAndBodyAsReceiversComputeIt() {
-        #expect(WebhookSignature.header(secret: "whsec_test", timestamp: 1_795_334_400, body: Self.body)
-            == "t=1795334400,sha256=47db51ac02fbae7ec81391cac21b60f956f88e3846d95ddaee0bae8d3398f514")
+        #expect(
+            WebhookSignature.header(secret: "whsec_test", timestamp: 1_795_334_400, body: Self.body)
+                == "t=1795334400,sha256=47db51ac02fbae7ec81391cac21b60f956f88e3846d95ddaee0bae8d3398f514")
     }
 
     @Test func verifiesOnlyTheSameSecretBodyAndARecentTime() {
@@ -39,7 +40,11 @@ import Testing
     }
 
     @Test func namesTheEventThatIsUnknown() {
-        #expect(throws: ValidationError(code: "invalid_event", message: #""bounced" is not an event type; expected one of sent, failed, invalidated, delivered, opened, dead."#, field: "events[1]")) {
+        #expect(
+            throws: ValidationError(
+                code: "invalid_event", message: #""bounced" is not an event type; expected one of sent, failed, invalidated, delivered, opened, dead."#,
+                field: "events[1]")
+        ) {
             try WebhookSubscription(url: "https://example.com", eventNames: ["sent", "bounced"])
         }
         #expect((try? WebhookSubscription(url: "https://example.com", eventNames: nil))?.events == WebhookEventType.allCases)

@@ -107,7 +107,7 @@ import Testing
     @Test func notificationIDIsANumber() throws {
         let json = try text(NotificationContent(text: LocalizedText(message: "m")), id: 123_456_789)
         #expect(json.contains(#""n_id":123456789"#))
-        #expect(!json.contains(#""n_id":"#+"\""))
+        #expect(!json.contains(#""n_id":"# + "\""))
         let parsed = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
         #expect(parsed?["n_id"] is NSNumber)
     }

@@ -1,7 +1,7 @@
-import NotifiableCore
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NotifiableCore
 import Testing
 
 @testable import NotifiableDelivery

@@ -60,9 +60,10 @@ import Testing
                 let dead = try await service.deliveries(of: id, in: "dead")
                 let story = try await service.describeDeliveries(of: id)
                 #expect(dead == 300, "\(story)")
-                #expect(try await service.integer(
-                    "SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND reason = 'InvalidProviderToken'"
-                ) == 300)
+                #expect(
+                    try await service.integer(
+                        "SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND reason = 'InvalidProviderToken'"
+                    ) == 300)
                 #expect(gateway.requestCount == 1)
             }
         }

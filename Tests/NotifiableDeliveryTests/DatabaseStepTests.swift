@@ -12,7 +12,10 @@ private final class Gate: Sendable {
     }
 
     func open() {
-        waiting.withLock { $0?.resume(); $0 = nil }
+        waiting.withLock {
+            $0?.resume()
+            $0 = nil
+        }
     }
 }
 

@@ -78,8 +78,9 @@ import Testing
 
     @Test func refusedSettingsAreMarkedOnlyWhenTheyAreTheApps() {
         let version = Date(timeIntervalSince1970: 1_799_999_000)
-        #expect(Self.decide(.misconfigured(reason: "InvalidProviderToken", settingsVersion: version))
-            == .deadMisconfigured(reason: "InvalidProviderToken", settingsVersion: version))
+        #expect(
+            Self.decide(.misconfigured(reason: "InvalidProviderToken", settingsVersion: version))
+                == .deadMisconfigured(reason: "InvalidProviderToken", settingsVersion: version))
         #expect(Self.decide(.misconfigured(reason: "InvalidProviderToken", settingsVersion: nil)) == .dead(reason: "InvalidProviderToken"))
         // The sandbox's own gateways: nothing for an operator to fix.
         #expect(Self.decide(.misconfigured(reason: "x", settingsVersion: version), sandbox: true) == .dead(reason: "sandbox: x"))

@@ -24,13 +24,14 @@ import _CryptoExtras
         #expect(!jwt.contains("=") && !jwt.contains("+") && !jwt.contains("/"))
         let (header, claims, _, _) = try parts(jwt)
         #expect(header == #"{"alg":"RS256","typ":"JWT","kid":"\#(FCMTestAccount.keyID)"}"#)
-        #expect(claims == [
-            "iss": .string(FCMTestAccount.clientEmail),
-            "scope": .string("https://www.googleapis.com/auth/firebase.messaging"),
-            "aud": .string("https://oauth2.googleapis.com/token"),
-            "iat": .integer(1_700_000_123),
-            "exp": .integer(1_700_003_723),
-        ])
+        #expect(
+            claims == [
+                "iss": .string(FCMTestAccount.clientEmail),
+                "scope": .string("https://www.googleapis.com/auth/firebase.messaging"),
+                "aud": .string("https://oauth2.googleapis.com/token"),
+                "iat": .integer(1_700_000_123),
+                "exp": .integer(1_700_003_723),
+            ])
     }
 
     @Test func withoutAKeyIDThereIsNoKid() throws {

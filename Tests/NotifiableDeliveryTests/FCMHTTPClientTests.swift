@@ -25,9 +25,11 @@ import Testing
         let key = P256.Signing.PrivateKey()
         gateway.trust(teamID: teamID, keyID: keyID, publicKey: key.publicKey)
         let jwt = APNsJWT.make(keyID: keyID, teamID: teamID, issuedAt: Date(), privateKey: key)
-        return Post(url: gateway.baseURL + "/3/device/" + deviceToken(n), headers: [
-            ("apns-topic", "com.example.fcm"), ("apns-push-type", "alert"), ("authorization", "bearer \(jwt)"),
-        ])
+        return Post(
+            url: gateway.baseURL + "/3/device/" + deviceToken(n),
+            headers: [
+                ("apns-topic", "com.example.fcm"), ("apns-push-type", "alert"), ("authorization", "bearer \(jwt)"),
+            ])
     }
 
     static func deviceToken(_ n: Int) -> String {
@@ -66,8 +68,10 @@ import Testing
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for n in 2...101 {
                     group.addTask {
-                        try await client.post(post.url.replacingOccurrences(of: Self.deviceToken(1), with: Self.deviceToken(n)),
-                                              headers: post.headers, body: Array(payload.utf8), deadline: .seconds(10)).status
+                        try await client.post(
+                            post.url.replacingOccurrences(of: Self.deviceToken(1), with: Self.deviceToken(n)),
+                            headers: post.headers, body: Array(payload.utf8), deadline: .seconds(10)
+                        ).status
                     }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
@@ -114,8 +118,9 @@ import Testing
                 _ = try await client.post(post.url, headers: post.headers, body: [], deadline: .milliseconds(300))
                 Issue.record("answered after its deadline")
             } catch {
-                #expect(FCMResponseClassifier.classify(transportError: error)
-                    == .retry(reason: "request deadline exceeded", retryAfter: nil))
+                #expect(
+                    FCMResponseClassifier.classify(transportError: error)
+                        == .retry(reason: "request deadline exceeded", retryAfter: nil))
             }
             // Well before the answer would come, even on a busy machine.
             #expect(started.duration(to: .now) < .seconds(10))

@@ -47,8 +47,9 @@ import Testing
 
     @Test func notificationStyleAddsTheNotificationBlockAndATagBesideTheSameData() throws {
         let (text, _) = try encode(NotificationContent(text: LocalizedText(title: "Hi", message: "There"), androidStyle: .notification))
-        #expect(text == #"{"message":{"android":{"notification":{"tag":"n77"},"priority":"HIGH"},"#
-            + #""data":{"message":"There","n_id":"77","title":"Hi"},"notification":{"body":"There","title":"Hi"},"token":"device-token"}}"#)
+        #expect(
+            text == #"{"message":{"android":{"notification":{"tag":"n77"},"priority":"HIGH"},"#
+                + #""data":{"message":"There","n_id":"77","title":"Hi"},"notification":{"body":"There","title":"Hi"},"token":"device-token"}}"#)
     }
 
     @Test func textIsLocalizedForTheDevice() throws {
@@ -100,13 +101,15 @@ import Testing
             "n_id": .string("the parameter loses"),
         ])
         let (_, message) = try encode(content, notificationID: 9_007_199_254_740_993)
-        #expect(message["data"] == .object([
-            "text": .string("as is"), "empty": .string(""), "int": .string("-42"), "big": .string("9223372036854775807"),
-            "double": .string("1.5"), "yes": .string("true"), "no": .string("false"),
-            "list": .string(#"[1,"two",null]"#), "object": .string(#"{"a":{"url":"https://x.test/a"},"z":1}"#),
-            // The notification id as a string, exact even beyond what a double holds.
-            "n_id": .string("9007199254740993"),
-        ]))
+        #expect(
+            message["data"]
+                == .object([
+                    "text": .string("as is"), "empty": .string(""), "int": .string("-42"), "big": .string("9223372036854775807"),
+                    "double": .string("1.5"), "yes": .string("true"), "no": .string("false"),
+                    "list": .string(#"[1,"two",null]"#), "object": .string(#"{"a":{"url":"https://x.test/a"},"z":1}"#),
+                    // The notification id as a string, exact even beyond what a double holds.
+                    "n_id": .string("9007199254740993"),
+                ]))
     }
 
     @Test func androidOptionsFollowTheContent() throws {
@@ -114,15 +117,19 @@ import Testing
             text: LocalizedText(message: "Score"), sound: "goal.wav", badge: 4, priority: .normal, collapseID: "match-7",
             expiresAt: now.addingTimeInterval(3600.9), androidStyle: .notification
         )
-        #expect(try encode(content).message["android"] == .object([
-            "priority": .string("NORMAL"), "ttl": .string("3600s"), "collapse_key": .string("match-7"),
-            "notification": .object(["sound": .string("goal.wav"), "tag": .string("match-7"), "notification_count": .integer(4)]),
-        ]))
+        #expect(
+            try encode(content).message["android"]
+                == .object([
+                    "priority": .string("NORMAL"), "ttl": .string("3600s"), "collapse_key": .string("match-7"),
+                    "notification": .object(["sound": .string("goal.wav"), "tag": .string("match-7"), "notification_count": .integer(4)]),
+                ]))
         // Data style: the app draws the notification, so Android's notification options are not sent.
         content.androidStyle = .data
-        #expect(try encode(content).message["android"] == .object([
-            "priority": .string("NORMAL"), "ttl": .string("3600s"), "collapse_key": .string("match-7"),
-        ]))
+        #expect(
+            try encode(content).message["android"]
+                == .object([
+                    "priority": .string("NORMAL"), "ttl": .string("3600s"), "collapse_key": .string("match-7"),
+                ]))
     }
 
     @Test func ttlIsClampedToWhatFCMKeeps() throws {

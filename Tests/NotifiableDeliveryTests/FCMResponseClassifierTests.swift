@@ -29,8 +29,9 @@ struct FCMClassifierCase: Sendable, CustomTestStringConvertible {
 
     static let cases: [FCMClassifierCase] = [
         // Accepted.
-        .init(200, body: #"{"name":"projects/p/messages/0:1500415314455276%31bd1c9631bd1c96"}"#,
-              .sent(gatewayID: "projects/p/messages/0:1500415314455276%31bd1c9631bd1c96")),
+        .init(
+            200, body: #"{"name":"projects/p/messages/0:1500415314455276%31bd1c9631bd1c96"}"#,
+            .sent(gatewayID: "projects/p/messages/0:1500415314455276%31bd1c9631bd1c96")),
         .init(200, body: "{\n  \"name\": \"projects/p/messages/0:1\"\n}\n", .sent(gatewayID: "projects/p/messages/0:1")),
         // Bodies of another shape than FCM's own go through the JSON decoder.
         .init(200, body: #"{"name":"projects\/p\/messages\/\u0032"}"#, .sent(gatewayID: "projects/p/messages/2")),
@@ -43,13 +44,15 @@ struct FCMClassifierCase: Sendable, CustomTestStringConvertible {
         .init(200, body: "not json", .sent(gatewayID: nil)),
         // Dead tokens.
         .init(404, "NOT_FOUND", "UNREGISTERED", notFound, .tokenDead(reason: "UNREGISTERED: \(notFound)", at: nil)),
-        .init(403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH", "SenderId mismatch",
-              .tokenDead(reason: "SENDER_ID_MISMATCH: SenderId mismatch", at: nil)),
+        .init(
+            403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH", "SenderId mismatch",
+            .tokenDead(reason: "SENDER_ID_MISMATCH: SenderId mismatch", at: nil)),
         .init(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", badToken, .tokenDead(reason: "INVALID_ARGUMENT: \(badToken)", at: nil)),
         .init(400, "INVALID_ARGUMENT", nil, badToken, .tokenDead(reason: "INVALID_ARGUMENT: \(badToken)", at: nil)),
         // The message is wrong, not the token.
-        .init(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", "Invalid value at 'message.data[0].value' (TYPE_STRING), 12",
-              .failed(reason: "INVALID_ARGUMENT: Invalid value at 'message.data[0].value' (TYPE_STRING), 12")),
+        .init(
+            400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", "Invalid value at 'message.data[0].value' (TYPE_STRING), 12",
+            .failed(reason: "INVALID_ARGUMENT: Invalid value at 'message.data[0].value' (TYPE_STRING), 12")),
         .init(400, "FAILED_PRECONDITION", nil, "Something else", .failed(reason: "FAILED_PRECONDITION: Something else")),
         .init(400, body: "", .failed(reason: "HTTP 400")),
         .init(413, body: "<html>too large</html>", .failed(reason: "HTTP 413")),
@@ -63,18 +66,25 @@ struct FCMClassifierCase: Sendable, CustomTestStringConvertible {
         .init(408, body: "", .retry(reason: "HTTP 408", retryAfter: nil)),
         .init(302, body: "", .retry(reason: "unexpected HTTP status 302", retryAfter: nil)),
         // Credentials.
-        .init(401, "UNAUTHENTICATED", nil, "Request had invalid authentication credentials.",
-              .refreshCredentialsAndRetry(reason: "UNAUTHENTICATED: Request had invalid authentication credentials.")),
+        .init(
+            401, "UNAUTHENTICATED", nil, "Request had invalid authentication credentials.",
+            .refreshCredentialsAndRetry(reason: "UNAUTHENTICATED: Request had invalid authentication credentials.")),
         .init(401, body: "", .refreshCredentialsAndRetry(reason: "HTTP 401")),
         // The app's settings are wrong.
-        .init(401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR", "Auth error from APNS or Web Push Service",
-              .misconfigured(reason: "THIRD_PARTY_AUTH_ERROR: Auth error from APNS or Web Push Service")),
-        .init(403, "PERMISSION_DENIED", nil, "Permission 'cloudmessaging.messages.create' denied",
-              .misconfigured(reason: "PERMISSION_DENIED: Permission 'cloudmessaging.messages.create' denied: check that the service account may send messages for this project")),
-        .init(404, "NOT_FOUND", nil, notFound,
-              .misconfigured(reason: "NOT_FOUND: \(notFound): check the app's FCM project id and endpoint")),
-        .init(404, body: "<html>Not Found</html>",
-              .misconfigured(reason: "HTTP 404: check the app's FCM project id and endpoint")),
+        .init(
+            401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR", "Auth error from APNS or Web Push Service",
+            .misconfigured(reason: "THIRD_PARTY_AUTH_ERROR: Auth error from APNS or Web Push Service")),
+        .init(
+            403, "PERMISSION_DENIED", nil, "Permission 'cloudmessaging.messages.create' denied",
+            .misconfigured(
+                reason:
+                    "PERMISSION_DENIED: Permission 'cloudmessaging.messages.create' denied: check that the service account may send messages for this project")),
+        .init(
+            404, "NOT_FOUND", nil, notFound,
+            .misconfigured(reason: "NOT_FOUND: \(notFound): check the app's FCM project id and endpoint")),
+        .init(
+            404, body: "<html>Not Found</html>",
+            .misconfigured(reason: "HTTP 404: check the app's FCM project id and endpoint")),
         // Codes this code does not know are read by their HTTP status.
         .init(400, "INVALID_ARGUMENT", "SOMETHING_NEW", "New", .failed(reason: "SOMETHING_NEW: New")),
         .init(503, "UNAVAILABLE", "SOMETHING_NEW", "New", .retry(reason: "SOMETHING_NEW: New", retryAfter: nil)),
@@ -149,18 +159,24 @@ struct FCMClassifierCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test func transportFailuresAreRetried() {
-        #expect(FCMResponseClassifier.classify(transportError: HTTPClientError.remoteConnectionClosed)
-            == .retry(reason: "connection closed by FCM", retryAfter: nil))
-        #expect(FCMResponseClassifier.classify(transportError: HTTPClientError.deadlineExceeded)
-            == .retry(reason: "request deadline exceeded", retryAfter: nil))
+        #expect(
+            FCMResponseClassifier.classify(transportError: HTTPClientError.remoteConnectionClosed)
+                == .retry(reason: "connection closed by FCM", retryAfter: nil))
+        #expect(
+            FCMResponseClassifier.classify(transportError: HTTPClientError.deadlineExceeded)
+                == .retry(reason: "request deadline exceeded", retryAfter: nil))
         // Sends go over the HTTP/2 client APNs uses; its failures do not speak of APNs.
-        #expect(FCMResponseClassifier.classify(transportError: HTTP2ClientError.deadlineExceeded)
-            == .retry(reason: "request deadline exceeded", retryAfter: nil))
-        #expect(FCMResponseClassifier.classify(transportError: HTTP2ClientError.connectionClosed("eof"))
-            == .retry(reason: "connection closed by FCM", retryAfter: nil))
-        #expect(FCMResponseClassifier.classify(transportError: ChannelError.connectTimeout(.seconds(10)))
-            == .retry(reason: "connect timeout", retryAfter: nil))
-        #expect(FCMResponseClassifier.classify(transportError: CancellationError())
-            == .retry(reason: "request cancelled", retryAfter: nil))
+        #expect(
+            FCMResponseClassifier.classify(transportError: HTTP2ClientError.deadlineExceeded)
+                == .retry(reason: "request deadline exceeded", retryAfter: nil))
+        #expect(
+            FCMResponseClassifier.classify(transportError: HTTP2ClientError.connectionClosed("eof"))
+                == .retry(reason: "connection closed by FCM", retryAfter: nil))
+        #expect(
+            FCMResponseClassifier.classify(transportError: ChannelError.connectTimeout(.seconds(10)))
+                == .retry(reason: "connect timeout", retryAfter: nil))
+        #expect(
+            FCMResponseClassifier.classify(transportError: CancellationError())
+                == .retry(reason: "request cancelled", retryAfter: nil))
     }
 }

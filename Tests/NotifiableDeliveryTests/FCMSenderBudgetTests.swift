@@ -1,8 +1,9 @@
 import Foundation
 import Logging
-@testable import NotifiableDelivery
 import NotifiableStore
 import Testing
+
+@testable import NotifiableDelivery
 
 /// However many requests a delivery needs (token, send, token again, send again), it ends
 /// within twice the request timeout, so a worker's lease always outlasts it.

@@ -105,10 +105,12 @@ import Testing
         let google = Google { _ in .fcmError(401, "UNAUTHENTICATED", errorCode: nil, message: "Invalid credentials") }
         let sender = google.sender()
         let outcome = await sender.send(fcmDelivery())
-        #expect(outcome == .misconfigured(
-            reason: "UNAUTHENTICATED: Invalid credentials: FCM refused a fresh access token; check that the service account may "
-                + "send messages for this project"
-        ))
+        #expect(
+            outcome
+                == .misconfigured(
+                    reason: "UNAUTHENTICATED: Invalid credentials: FCM refused a fresh access token; check that the service account may "
+                        + "send messages for this project"
+                ))
         #expect(google.sends.count == 2)
         #expect(google.exchanges.count == 2)
         // Remembered: the app's next delivery stops at once, without asking FCM or re-reading settings
@@ -184,10 +186,12 @@ import Testing
         var settings = FCMTestAccount.settings()
         settings.serviceAccountJSON = #"{"project_id": "notifiable-test", "client_email": "a@b.c"}"#
         let google = Google(settings: settings)
-        #expect(await google.sender().send(fcmDelivery()) == .misconfigured(
-            reason: "fcm_settings_unusable: service account: the service account has no private_key: download a new key for "
-                + "the service account in the Firebase console"
-        ))
+        #expect(
+            await google.sender().send(fcmDelivery())
+                == .misconfigured(
+                    reason: "fcm_settings_unusable: service account: the service account has no private_key: download a new key for "
+                        + "the service account in the Firebase console"
+                ))
         #expect(google.transport.requests.isEmpty)
     }
 
@@ -247,8 +251,9 @@ import Testing
             }
         }
         let sender = google.sender()
-        #expect(await sender.send(fcmDelivery(token: "gone"))
-            == .tokenDead(reason: "UNREGISTERED: Requested entity was not found.", at: nil))
+        #expect(
+            await sender.send(fcmDelivery(token: "gone"))
+                == .tokenDead(reason: "UNREGISTERED: Requested entity was not found.", at: nil))
         #expect(await sender.send(fcmDelivery(token: "busy")) == .retry(reason: "QUOTA_EXCEEDED: Quota", retryAfter: .seconds(20)))
 
         let reserved = NotificationContent(text: LocalizedText(title: "t"), parameters: ["google.x": .string("v")])
@@ -287,11 +292,14 @@ import Testing
     }
 
     @Test func theSendURLIsBuiltFromTheEndpointAndProject() {
-        #expect(FCMConnection.sendURL(baseURL: "https://fcm.googleapis.com", projectID: "my-app")
-            == "https://fcm.googleapis.com/v1/projects/my-app/messages:send")
-        #expect(FCMConnection.sendURL(baseURL: "https://127.0.0.1:4443/", projectID: "example.com:legacy")
-            == "https://127.0.0.1:4443/v1/projects/example.com:legacy/messages:send")
-        #expect(FCMConnection.sendURL(baseURL: "https://h", projectID: "a/b c")
-            == "https://h/v1/projects/a%2Fb%20c/messages:send")
+        #expect(
+            FCMConnection.sendURL(baseURL: "https://fcm.googleapis.com", projectID: "my-app")
+                == "https://fcm.googleapis.com/v1/projects/my-app/messages:send")
+        #expect(
+            FCMConnection.sendURL(baseURL: "https://127.0.0.1:4443/", projectID: "example.com:legacy")
+                == "https://127.0.0.1:4443/v1/projects/example.com:legacy/messages:send")
+        #expect(
+            FCMConnection.sendURL(baseURL: "https://h", projectID: "a/b c")
+                == "https://h/v1/projects/a%2Fb%20c/messages:send")
     }
 }

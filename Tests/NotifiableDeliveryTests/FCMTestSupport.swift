@@ -33,7 +33,8 @@ enum FCMTestAccount {
 
 /// A delivery to an Android device.
 func fcmDelivery(
-    id: Int64 = 1, appID: Int64 = 1, token: String = "android-token-1", content: NotificationContent = NotificationContent(
+    id: Int64 = 1, appID: Int64 = 1, token: String = "android-token-1",
+    content: NotificationContent = NotificationContent(
         text: LocalizedText(title: "Hello", message: "World")
     )
 ) -> ClaimedDelivery {
@@ -90,22 +91,31 @@ final class Counter: Sendable {
     private let value = Mutex(0)
 
     @discardableResult
-    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
+    }
     var count: Int { value.withLock { $0 } }
 }
 
 extension FCMHTTPResponse {
     /// A Google API error body with an FCM error code.
-    static func fcmError(_ status: Int, _ googleStatus: String, errorCode: String?, message: String, retryAfter: String? = nil)
+    static func fcmError(
+        _ status: Int, _ googleStatus: String, errorCode: String?, message: String, retryAfter: String? = nil
+    )
         -> FCMHTTPResponse
     {
         var error: [String: JSONValue] = [
             "code": .integer(Int64(status)), "message": .string(message), "status": .string(googleStatus),
         ]
         if let errorCode {
-            error["details"] = .array([.object([
-                "@type": .string("type.googleapis.com/google.firebase.fcm.v1.FcmError"), "errorCode": .string(errorCode),
-            ])])
+            error["details"] = .array([
+                .object([
+                    "@type": .string("type.googleapis.com/google.firebase.fcm.v1.FcmError"), "errorCode": .string(errorCode),
+                ])
+            ])
         }
         return FCMHTTPResponse(status: status, retryAfter: retryAfter, body: Array(JSONValue.object(["error": .object(error)]).jsonText().utf8))
     }

@@ -35,9 +35,10 @@ import _CryptoExtras
         #expect(claims["aud"] == .string(Self.tokenURI))
         #expect(claims["iat"] == .integer(1_800_000_000))
         let signature = _RSA.Signing.RSASignature(rawRepresentation: try #require(decodeBase64URL(pieces[2])))
-        #expect(FCMTestAccount.key.publicKey.isValidSignature(
-            signature, for: Data((pieces[0] + "." + pieces[1]).utf8), padding: .insecurePKCS1v1_5
-        ))
+        #expect(
+            FCMTestAccount.key.publicKey.isValidSignature(
+                signature, for: Data((pieces[0] + "." + pieces[1]).utf8), padding: .insecurePKCS1v1_5
+            ))
     }
 
     @Test func aTransportFailureIsTransient() async {
@@ -58,18 +59,24 @@ import _CryptoExtras
 
     @Test(arguments: [#"{"expires_in":3600}"#, #"{"access_token":""}"#, #"{"access_token":"a\r\nb"}"#, "<html>", ""])
     func anAnswerWithoutAUsableTokenIsTransient(_ body: String) {
-        #expect(grant(200, body) == .failure(.unavailable(
-            "access token unavailable: \(Self.tokenURI) answered 200 without an access_token", retryAfter: nil
-        )))
+        #expect(
+            grant(200, body)
+                == .failure(
+                    .unavailable(
+                        "access token unavailable: \(Self.tokenURI) answered 200 without an access_token", retryAfter: nil
+                    )))
     }
 
     @Test func refusalsMeanTheConfigurationIsWrong() throws {
         let invalidGrant = grant(400, #"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#)
-        #expect(invalidGrant == .failure(.misconfigured(
-            "access token refused: \(Self.tokenURI) answered 400 invalid_grant: Invalid JWT Signature.: the service account key "
-                + "was deleted or disabled, or this server's clock is wrong; generate a new key in the Firebase console "
-                + "(Project settings → Service accounts) and upload it"
-        )))
+        #expect(
+            invalidGrant
+                == .failure(
+                    .misconfigured(
+                        "access token refused: \(Self.tokenURI) answered 400 invalid_grant: Invalid JWT Signature.: the service account key "
+                            + "was deleted or disabled, or this server's clock is wrong; generate a new key in the Firebase console "
+                            + "(Project settings → Service accounts) and upload it"
+                    )))
         for (status, body) in [
             (401, #"{"error":"invalid_client","error_description":"The OAuth client was not found."}"#),
             (403, #"{"error":"unauthorized_client"}"#),
@@ -83,7 +90,8 @@ import _CryptoExtras
             #expect(reason.hasPrefix("access token refused: \(Self.tokenURI) answered \(status)"))
             #expect(reason.hasSuffix("the service account cannot sign in; check that it is enabled, or upload a new key"))
         }
-        guard case .failure(.misconfigured(let reason)) = grant(403, #"{"error":{"code":403,"message":"Service account disabled","status":"PERMISSION_DENIED"}}"#)
+        guard
+            case .failure(.misconfigured(let reason)) = grant(403, #"{"error":{"code":403,"message":"Service account disabled","status":"PERMISSION_DENIED"}}"#)
         else { return }
         #expect(reason.contains("answered 403 PERMISSION_DENIED: Service account disabled"))
         guard case .failure(.misconfigured(let notFound)) = grant(404, "") else {
@@ -94,9 +102,12 @@ import _CryptoExtras
     }
 
     @Test func failuresOfTheEndpointAreTransient() {
-        #expect(grant(503, #"{"error":"temporarily_unavailable"}"#, retryAfter: "12") == .failure(.unavailable(
-            "access token unavailable: \(Self.tokenURI) answered 503 temporarily_unavailable", retryAfter: .seconds(12)
-        )))
+        #expect(
+            grant(503, #"{"error":"temporarily_unavailable"}"#, retryAfter: "12")
+                == .failure(
+                    .unavailable(
+                        "access token unavailable: \(Self.tokenURI) answered 503 temporarily_unavailable", retryAfter: .seconds(12)
+                    )))
         for status in [408, 429, 500, 502, 504, 302, 204] {
             guard case .failure(.unavailable) = grant(status, "") else {
                 Issue.record("\(status) is not transient")

@@ -1,5 +1,5 @@
-import NotifiableCore
 import Foundation
+import NotifiableCore
 import NotifiableSandbox
 import Testing
 

@@ -88,12 +88,12 @@ import Testing
             var tuning = HTTP2Client.Tuning()
             tuning.connectionWindow = window
             try await withClient(connections: 1, tuning: tuning) { gateway, client, jwt in
-            gateway.setRandomFailures(rate: 1, seed: 1, outcome: .reject(status: 400, reason: String(repeating: "X", count: 200)))
-            let statuses = try await Self.sendConcurrently(600, client: client, jwt: jwt)
-            #expect(statuses == [400: 600])
-            gateway.setRandomFailures(rate: 0, seed: 1)
-            let next = try await client.send(Self.push(token: Self.token(1), jwt: jwt), deadline: .seconds(10))
-            #expect(next.status == 200)
+                gateway.setRandomFailures(rate: 1, seed: 1, outcome: .reject(status: 400, reason: String(repeating: "X", count: 200)))
+                let statuses = try await Self.sendConcurrently(600, client: client, jwt: jwt)
+                #expect(statuses == [400: 600])
+                gateway.setRandomFailures(rate: 0, seed: 1)
+                let next = try await client.send(Self.push(token: Self.token(1), jwt: jwt), deadline: .seconds(10))
+                #expect(next.status == 200)
             }
         }
     }
@@ -538,7 +538,9 @@ final class ScriptedHTTP2Server: Sendable {
             // drops as errors); then answer what was accepted.
             if let lastAccepted, !sentGoAway {
                 sentGoAway = true
-                context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastAccepted, errorCode: .noError, opaqueData: nil))), promise: nil)
+                context.write(
+                    wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastAccepted, errorCode: .noError, opaqueData: nil))),
+                    promise: nil)
             }
             for streamID in ended where lastAccepted.map({ streamID <= $0 }) ?? true {
                 if refuseFirst {

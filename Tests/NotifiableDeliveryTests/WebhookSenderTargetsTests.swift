@@ -1,9 +1,10 @@
 import AsyncHTTPClient
 import Foundation
 import NotifiableDelivery
-@testable import NotifiableStore
 import NotifiableTesting
 import Testing
+
+@testable import NotifiableStore
 
 /// The sender asks WebhookTargets again before every POST: a webhook made before
 /// NOTIFIABLE_WEBHOOK_PUBLIC_TARGETS_ONLY was on, or whose name has come to resolve inside the

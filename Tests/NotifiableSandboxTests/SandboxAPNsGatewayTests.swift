@@ -226,7 +226,7 @@ struct SandboxAPNsGatewayTests {
             for attempt in 1...5 where answer == nil {
                 do {
                     answer = try await harness.send(try harness.validPush(to: token))
-                } catch where attempt < 5 {
+                } catch  where attempt < 5 {
                     try await Task.sleep(for: .milliseconds(50))
                 }
             }

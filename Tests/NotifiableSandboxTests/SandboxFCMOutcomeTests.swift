@@ -108,7 +108,7 @@ struct SandboxFCMOutcomeTests {
             for attempt in 1...5 where answer == nil {
                 do {
                     answer = try await harness.send(messageBody(to: token), bearer: accessToken)
-                } catch where attempt < 5 {
+                } catch  where attempt < 5 {
                     try await Task.sleep(for: .milliseconds(50))
                 }
             }

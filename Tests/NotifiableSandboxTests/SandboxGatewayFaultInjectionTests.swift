@@ -191,10 +191,11 @@ struct SandboxGatewayFaultInjectionTests {
         let json = try String(contentsOfFile: statsPath, encoding: .utf8)
         #expect(json.contains(#""accepted_more_than_once":{"abc":2}"#))
         let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n").map(String.init)
-        #expect(lines == [
-            "arrived_at\ttoken\tkey\toutcome\tstatus\tretry_after\tconnection",
-            "1700000000.000042\tabc\tT:K\tunavailable:1\t503\t1\t7",
-            "1700000001.500000\tabc\tT:K\ttimeout\t\t\t0",
-        ])
+        #expect(
+            lines == [
+                "arrived_at\ttoken\tkey\toutcome\tstatus\tretry_after\tconnection",
+                "1700000000.000042\tabc\tT:K\tunavailable:1\t503\t1\t7",
+                "1700000001.500000\tabc\tT:K\ttimeout\t\t\t0",
+            ])
     }
 }

@@ -4,18 +4,22 @@ import Testing
 
 @Suite("Fake gateways: fault mixes")
 struct SandboxGatewayFaultMixTests {
-    @Test("Fault names read back as written", arguments: [
-        "unavailable", "unavailable:0", "unavailable:7", "reset-stream", "drop-connection", "unregistered", "timeout",
-    ])
+    @Test(
+        "Fault names read back as written",
+        arguments: [
+            "unavailable", "unavailable:0", "unavailable:7", "reset-stream", "drop-connection", "unregistered", "timeout",
+        ])
     func names(_ name: String) throws {
         let fault = try #require(SandboxGatewayFault(name: name))
         #expect(fault.description == name)
     }
 
-    @Test("Unknown names, bad shares and shares over 1 are refused with a message", arguments: [
-        ["crash=0.1"], ["unavailable"], ["unavailable=abc"], ["unavailable:-1=0.1"], ["timeout=-0.1"], ["timeout=1.5"],
-        ["unavailable=0.6", "reset-stream=0.5"],
-    ])
+    @Test(
+        "Unknown names, bad shares and shares over 1 are refused with a message",
+        arguments: [
+            ["crash=0.1"], ["unavailable"], ["unavailable=abc"], ["unavailable:-1=0.1"], ["timeout=-0.1"], ["timeout=1.5"],
+            ["unavailable=0.6", "reset-stream=0.5"],
+        ])
     func refusals(_ entries: [String]) {
         #expect(throws: SandboxGatewayError.self) { try SandboxGatewayFaultMix.parse(entries, seed: 1) }
     }

@@ -37,12 +37,14 @@ import Testing
     /// The plans `auto_explain` logs while `statement` runs (functions' statements included),
     /// in a transaction that is rolled back.
     static func explained(_ statement: String, in url: String) async throws -> String {
-        let (status, text) = try await runProgram(TestDatabase.clientProgram("psql"), [
-            "--dbname=\(url)", "--no-psqlrc", "-A", "-t", "-v", "ON_ERROR_STOP=1",
-            "-c", "LOAD 'auto_explain'", "-c", "SET auto_explain.log_min_duration = 0",
-            "-c", "SET auto_explain.log_nested_statements = on", "-c", "SET client_min_messages = log",
-            "-c", "BEGIN", "-c", statement, "-c", "ROLLBACK",
-        ])
+        let (status, text) = try await runProgram(
+            TestDatabase.clientProgram("psql"),
+            [
+                "--dbname=\(url)", "--no-psqlrc", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+                "-c", "LOAD 'auto_explain'", "-c", "SET auto_explain.log_min_duration = 0",
+                "-c", "SET auto_explain.log_nested_statements = on", "-c", "SET client_min_messages = log",
+                "-c", "BEGIN", "-c", statement, "-c", "ROLLBACK",
+            ])
         #expect(status == 0, "\(text)")
         return text
     }

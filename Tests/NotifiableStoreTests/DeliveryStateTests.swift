@@ -29,8 +29,10 @@ import Testing
     }
 
     @Test func theAPIDocumentListsTheSameStates() throws {
-        let document = try JSONValue.decode(try Data(contentsOf: TestDatabase.migrationsDirectory.deletingLastPathComponent()
-            .appendingPathComponent("Sources/NotifiableApp/OpenAPI/openapi.json")))
+        let document = try JSONValue.decode(
+            try Data(
+                contentsOf: TestDatabase.migrationsDirectory.deletingLastPathComponent()
+                    .appendingPathComponent("Sources/NotifiableApp/OpenAPI/openapi.json")))
         let parameters = document["paths"]?["/api/v1/notifications/{id}/deliveries"]?["get"]?["parameters"]?.arrayValue ?? []
         let state = try #require(parameters.first { $0["name"]?.stringValue == "state" })
         let listed = state["schema"]?["enum"]?.arrayValue?.compactMap(\.stringValue) ?? []

@@ -109,9 +109,10 @@ import Testing
             )
             let moved = try await client.signed(.patch, "/api/v1/device_tokens/\(mover)", body: #"{"token": "\#(tokenX)"}"#, as: app.deviceCredential)
             #expect(moved.status == .ok)
-            #expect(try await service.integer(
-                "SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state IN ('available', 'retrying')"
-            ) == 0)
+            #expect(
+                try await service.integer(
+                    "SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state IN ('available', 'retrying')"
+                ) == 0)
         }
     }
 
@@ -155,7 +156,12 @@ import Testing
             #expect(stats.json["deliveries"]?["available"]?.intValue == 3)
             #expect(stats.json["deliveries"]?["sent"]?.intValue == 0)
             let age = try #require(stats.json["oldest_ready_age_seconds"])
-            let seconds: Double = switch age { case .number(let value): value; case .integer(let value): Double(value); default: -1 }
+            let seconds: Double =
+                switch age {
+                case .number(let value): value
+                case .integer(let value): Double(value)
+                default: -1
+                }
             #expect(seconds >= 90 && seconds < 120, "\(seconds)")
         }
     }

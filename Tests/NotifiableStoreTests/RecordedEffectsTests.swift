@@ -24,8 +24,9 @@ import Testing
             let claimed = try await queue.claim(limit: 3, lease: .seconds(30))
             #expect(claimed.count == 3)
             let byDevice = Dictionary(uniqueKeysWithValues: claimed.map { ($0.deviceID, $0) })
-            let version = try #require(try await APNsSettingsStore(client: service.postgres, keys: service.configuration.keys, logger: TestDatabase.logger)
-                .settings(appID: app.app.id)?.updatedAt)
+            let version = try #require(
+                try await APNsSettingsStore(client: service.postgres, keys: service.configuration.keys, logger: TestDatabase.logger)
+                    .settings(appID: app.app.id)?.updatedAt)
 
             // The stale device registered after the gateway's verdict: it keeps its token.
             let verdictTime = Date()

@@ -1,8 +1,9 @@
 import NotifiableCore
-@testable import NotifiableStore
 import NotifiableTesting
 import PostgresNIO
 import Testing
+
+@testable import NotifiableStore
 
 /// Registrations that wait together are written in one statement, and each caller still gets
 /// exactly its own device. To make them wait together, a transaction holds the row that the one
@@ -208,9 +209,11 @@ import Testing
                 let deadline = ContinuousClock.now + .seconds(20)
                 var terminated = false
                 while !terminated, ContinuousClock.now < deadline {
-                    terminated = try await service.integer("""
-                        SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE \(holder) = ANY(pg_blocking_pids(pid))
-                        """) == 1
+                    terminated =
+                        try await service.integer(
+                            """
+                            SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE \(holder) = ANY(pg_blocking_pids(pid))
+                            """) == 1
                     if !terminated { try await Task.sleep(for: .milliseconds(20)) }
                 }
                 try #require(terminated, "the batch never waited on the held row")

@@ -91,9 +91,10 @@ import Testing
             func opened(_ id: Int64, alias: String?, token: String? = nil) async throws -> Int {
                 let user = alias.map { #", "user": {"alias": "\#($0)"}"# } ?? ""
                 let userToken = token.map { #", "user_token": "\#($0)""# } ?? ""
-                return Int(try await client.signed(
-                    .post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(device)\#(user)\#(userToken)}"#, as: app.deviceCredential
-                ).status.code)
+                return Int(
+                    try await client.signed(
+                        .post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": \#(device)\#(user)\#(userToken)}"#, as: app.deviceCredential
+                    ).status.code)
             }
 
             // Without naming the user, the report counts but changes no one's state.

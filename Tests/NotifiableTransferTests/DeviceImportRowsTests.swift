@@ -31,7 +31,10 @@ import Testing
         let device = try good.get()
         #expect(device.provider == .fcm && device.language == .set("en") && device.tags == .set(["beta", "vip"]))
         let short = DeviceImportRows.registration { () throws(ValidationError) in try DeviceImportRows.csvBody(["x"], columns: columns) }
-        guard case .failure(let error) = short else { Issue.record("a row of one field was accepted"); return }
+        guard case .failure(let error) = short else {
+            Issue.record("a row of one field was accepted")
+            return
+        }
         #expect(error.code == "wrong_field_count")
     }
 
@@ -44,11 +47,15 @@ import Testing
         }
         #expect(
             try DeviceImportRows.railsBody(row(locale: "en_GB", language: nil, country: nil))
-                == .object(["token": .string("abc"), "provider": .string("apns"), "user_alias": .string("alice"), "language": .string("en"), "country": .string("GB")])
+                == .object([
+                    "token": .string("abc"), "provider": .string("apns"), "user_alias": .string("alice"), "language": .string("en"), "country": .string("GB"),
+                ])
         )
         #expect(
             try DeviceImportRows.railsBody(row(locale: "en-GB", language: "fr", country: ""))
-                == .object(["token": .string("abc"), "provider": .string("apns"), "user_alias": .string("alice"), "language": .string("fr"), "country": .string("GB")])
+                == .object([
+                    "token": .string("abc"), "provider": .string("apns"), "user_alias": .string("alice"), "language": .string("fr"), "country": .string("GB"),
+                ])
         )
         #expect(throws: ValidationError.self) { try DeviceImportRows.railsBody(row(locale: nil, language: nil, country: nil, valid: false)) }
     }

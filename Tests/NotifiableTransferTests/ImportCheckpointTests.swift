@@ -38,9 +38,10 @@ import Testing
         let report = summary.text(seconds: 2, place: "lines")
         #expect(report.hasPrefix("Read 10 rows in 2.0 s (5 rows/s)."))
         let lines = report.split(separator: "\n").map(String.init)
-        #expect(lines.suffix(2) == [
-            "    invalid_token: 6 (lines 2, 3, 4, 5, 6, …) e.g. The token is not hex.",
-            "    invalid_language: 1 (lines 9) e.g. Language?",
-        ])
+        #expect(
+            lines.suffix(2) == [
+                "    invalid_token: 6 (lines 2, 3, 4, 5, 6, …) e.g. The token is not hex.",
+                "    invalid_language: 1 (lines 9) e.g. Language?",
+            ])
     }
 }

@@ -23,7 +23,9 @@ public enum APNsSettingsInput {
         func identifier(_ key: String) throws -> String {
             let value = try string(key)!
             guard value.count <= 32, value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
-                throw APIError(status: .unprocessableContent, code: "invalid_\(key)", message: "\(key) is the 10-character id Apple shows (letters and digits).", field: key)
+                throw APIError(
+                    status: .unprocessableContent, code: "invalid_\(key)", message: "\(key) is the 10-character id Apple shows (letters and digits).",
+                    field: key)
             }
             return value
         }
@@ -31,7 +33,9 @@ public enum APNsSettingsInput {
         let teamID = try identifier("team_id")
         let bundleID = try string("bundle_id")!
         guard bundleID.unicodeScalars.count <= 255, bundleID.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) else {
-            throw APIError(status: .unprocessableContent, code: "invalid_bundle_id", message: "bundle_id is the app's bundle identifier, e.g. com.example.app.", field: "bundle_id")
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_bundle_id", message: "bundle_id is the app's bundle identifier, e.g. com.example.app.",
+                field: "bundle_id")
         }
         let key = try string("private_key")!
         do {
@@ -45,15 +49,20 @@ public enum APNsSettingsInput {
         }
         let endpoint = try string("endpoint", required: false)
         if let endpoint {
-            guard let url = URL(string: endpoint), url.scheme == "https", url.host != nil, (url.path.isEmpty || url.path == "/"),
-                  url.user == nil, url.query == nil, (try? HTTP2Client.validate(baseURL: endpoint)) != nil else {
-                throw APIError(status: .unprocessableContent, code: "invalid_endpoint", message: "endpoint must be an https URL such as https://127.0.0.1:2197.", field: "endpoint")
+            guard let url = URL(string: endpoint), url.scheme == "https", url.host != nil, url.path.isEmpty || url.path == "/",
+                url.user == nil, url.query == nil, (try? HTTP2Client.validate(baseURL: endpoint)) != nil
+            else {
+                throw APIError(
+                    status: .unprocessableContent, code: "invalid_endpoint", message: "endpoint must be an https URL such as https://127.0.0.1:2197.",
+                    field: "endpoint")
             }
         }
         let ca = try string("trusted_ca_pem", required: false)
         if let ca {
             guard (try? NIOSSLCertificate.fromPEMBytes(Array(ca.utf8)))?.isEmpty == false else {
-                throw APIError(status: .unprocessableContent, code: "invalid_trusted_ca_pem", message: "trusted_ca_pem must hold a PEM certificate.", field: "trusted_ca_pem")
+                throw APIError(
+                    status: .unprocessableContent, code: "invalid_trusted_ca_pem", message: "trusted_ca_pem must hold a PEM certificate.",
+                    field: "trusted_ca_pem")
             }
         }
         return APNsSettings(

@@ -7,9 +7,10 @@ public enum AdminJSON {
     public static func app(
         _ app: App, policy: UserTokenPolicy, credentials: [AppStore.CredentialSummary], apns: APNsSettingsSummary?, fcm: FCMSettingsSummary?
     ) -> String {
-        text(AppJSON(
-            app, policy: policy, credentials: credentials, apns: .some(apns.map(APNsSettingsJSON.init)), fcm: .some(fcm.map(FCMSettingsJSON.init))
-        ))
+        text(
+            AppJSON(
+                app, policy: policy, credentials: credentials, apns: .some(apns.map(APNsSettingsJSON.init)), fcm: .some(fcm.map(FCMSettingsJSON.init))
+            ))
     }
 
     /// `POST /admin/apps/:id/user_tokens/rotate`'s answer.

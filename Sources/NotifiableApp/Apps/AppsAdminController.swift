@@ -51,10 +51,11 @@ struct AppsAdminController {
         async let apns = apnsSettings.summary(appID: app.id)
         async let fcm = fcmSettings.summary(appID: app.id)
         guard let policy = try await policy else { throw APIError.notFound("There is no app \(app.id).") }
-        return JSONResponse(AppJSON(
-            app, policy: policy, credentials: try await credentials,
-            apns: .some(try await apns.map(APNsSettingsJSON.init)), fcm: .some(try await fcm.map(FCMSettingsJSON.init))
-        ))
+        return JSONResponse(
+            AppJSON(
+                app, policy: policy, credentials: try await credentials,
+                apns: .some(try await apns.map(APNsSettingsJSON.init)), fcm: .some(try await fcm.map(FCMSettingsJSON.init))
+            ))
     }
 
     /// `{"name"?, "delivery_mode"?, "require_verified_alias"?, "android_style"?, "default_ttl_seconds"?,
@@ -77,11 +78,12 @@ struct AppsAdminController {
         )
         let requireVerifiedAlias = try body.boolean("require_verified_alias")
         defer { credentials.forgetAll() }
-        let policy = if let requireVerifiedAlias {
-            try await userTokens.setRequireVerifiedAlias(requireVerifiedAlias, appID: id)
-        } else {
-            try await userTokens.policy(appID: id)
-        }
+        let policy =
+            if let requireVerifiedAlias {
+                try await userTokens.setRequireVerifiedAlias(requireVerifiedAlias, appID: id)
+            } else {
+                try await userTokens.policy(appID: id)
+            }
         guard let policy, let app = try await apps.update(id: id, changes) else {
             throw APIError.notFound("There is no app \(id).")
         }

@@ -16,9 +16,15 @@ public enum FCMSettingsInput {
         case .object?:
             json = String(decoding: try JSONEncoder().encode(body.object["service_account"]!), as: UTF8.self)
         case nil, .null?:
-            throw APIError(status: .unprocessableContent, code: "missing_field", message: "service_account is required: the service-account JSON from the Firebase console (Project settings → Service accounts → Generate new private key).", field: "service_account")
+            throw APIError(
+                status: .unprocessableContent, code: "missing_field",
+                message:
+                    "service_account is required: the service-account JSON from the Firebase console (Project settings → Service accounts → Generate new private key).",
+                field: "service_account")
         default:
-            throw APIError(status: .unprocessableContent, code: "invalid_type", message: "service_account must be the service-account JSON object, or its text.", field: "service_account")
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_type", message: "service_account must be the service-account JSON object, or its text.",
+                field: "service_account")
         }
         let account: FCMServiceAccount
         do {
@@ -39,14 +45,19 @@ public enum FCMSettingsInput {
         let endpoint = try body.string("endpoint")
         if let endpoint {
             guard let url = URL(string: endpoint), url.scheme == "https", url.host != nil, url.path.isEmpty || url.path == "/",
-                  url.user == nil, url.query == nil else {
-                throw APIError(status: .unprocessableContent, code: "invalid_endpoint", message: "endpoint must be an https URL such as https://127.0.0.1:4443.", field: "endpoint")
+                url.user == nil, url.query == nil
+            else {
+                throw APIError(
+                    status: .unprocessableContent, code: "invalid_endpoint", message: "endpoint must be an https URL such as https://127.0.0.1:4443.",
+                    field: "endpoint")
             }
         }
         let ca = try body.string("trusted_ca_pem")
         if let ca {
             guard (try? NIOSSLCertificate.fromPEMBytes(Array(ca.utf8)))?.isEmpty == false else {
-                throw APIError(status: .unprocessableContent, code: "invalid_trusted_ca_pem", message: "trusted_ca_pem must hold a PEM certificate.", field: "trusted_ca_pem")
+                throw APIError(
+                    status: .unprocessableContent, code: "invalid_trusted_ca_pem", message: "trusted_ca_pem must hold a PEM certificate.",
+                    field: "trusted_ca_pem")
             }
         }
         return FCMSettings(

@@ -24,10 +24,11 @@ struct DashboardController {
             // Ended here, not only forgotten by this browser: a copy of the cookie stops working too.
             if let session, let cookie = request.cookies[DashboardSession.cookieName]?.value { try await session.end(cookie) }
             var response = Response(status: .seeOther, headers: [.location: "/dashboard/login"])
-            response.setCookie(Cookie(
-                name: DashboardSession.cookieName, value: "", maxAge: 0, path: "/dashboard", secure: origin(request, context).isHTTPS,
-                httpOnly: true, sameSite: .strict
-            ))
+            response.setCookie(
+                Cookie(
+                    name: DashboardSession.cookieName, value: "", maxAge: 0, path: "/dashboard", secure: origin(request, context).isHTTPS,
+                    httpOnly: true, sameSite: .strict
+                ))
             return response
         }
         let pages = router.group("dashboard").add(middleware: DashboardAuthMiddleware(session: session))
@@ -61,10 +62,11 @@ struct DashboardController {
             return DashboardPages.login(error: "That is not the admin token.")
         }
         var response = Response(status: .seeOther, headers: [.location: "/dashboard"])
-        response.setCookie(Cookie(
-            name: DashboardSession.cookieName, value: try await session.issue(client: origin.address), maxAge: Int(DashboardSession.lifetime),
-            path: "/dashboard", secure: origin.isHTTPS, httpOnly: true, sameSite: .strict
-        ))
+        response.setCookie(
+            Cookie(
+                name: DashboardSession.cookieName, value: try await session.issue(client: origin.address), maxAge: Int(DashboardSession.lifetime),
+                path: "/dashboard", secure: origin.isHTTPS, httpOnly: true, sameSite: .strict
+            ))
         return response
     }
 
@@ -88,19 +90,22 @@ struct DashboardController {
         guard let form = try await formOfThisSession(request) else { return Self.staleForm("nothing was changed") }
         guard let app = try await app(context) else { return notFound("There is no such app.") }
         guard let style = form["android_style"].flatMap(AndroidStyle.init(rawValue:)),
-              let ttl = form["default_ttl_seconds"].flatMap({ Int64($0) }), PushDefaults.timeToLiveRange.contains(ttl)
+            let ttl = form["default_ttl_seconds"].flatMap({ Int64($0) }), PushDefaults.timeToLiveRange.contains(ttl)
         else {
             return HTML.page(
-                "Refused", "<p class=\"bad\">The Android style must be data or notification, and the time to live "
+                "Refused",
+                "<p class=\"bad\">The Android style must be data or notification, and the time to live "
                     + "\(PushDefaults.timeToLiveRange.lowerBound) to \(PushDefaults.timeToLiveRange.upperBound) seconds; nothing was changed.</p>",
                 status: .unprocessableContent
             )
         }
         // An unticked checkbox is not sent at all.
-        _ = try await apps.update(id: app.id, AppStore.Changes(
-            androidStyle: style, timeToLiveSeconds: ttl, mutableContent: form["default_mutable_content"] == "on",
-            contentAvailable: form["default_content_available"] == "on"
-        ))
+        _ = try await apps.update(
+            id: app.id,
+            AppStore.Changes(
+                androidStyle: style, timeToLiveSeconds: ttl, mutableContent: form["default_mutable_content"] == "on",
+                contentAvailable: form["default_content_available"] == "on"
+            ))
         return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(app.id)?saved=1"])
     }
 
@@ -150,7 +155,8 @@ struct DashboardController {
 
     @Sendable func queuePage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         DashboardPages.queue(
-            try await queue.stats(), dead: try await queue.dead(appID: nil, afterID: nil, limit: 100), csrf: csrf(request), requeued: request.uri.queryParameters["requeued"].flatMap { Int(String($0)) }
+            try await queue.stats(), dead: try await queue.dead(appID: nil, afterID: nil, limit: 100), csrf: csrf(request),
+            requeued: request.uri.queryParameters["requeued"].flatMap { Int(String($0)) }
         )
     }
 

@@ -19,19 +19,26 @@ struct DashboardNotificationPage {
         let content = notification.content
         var locales = [("default", content.text)]
         locales += content.localized.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        let texts = HTML.table(["Locale", "Title", "Subtitle", "Message"], locales.map { locale, text in
-            [HTML.escape(locale), HTML.escape(text.title ?? ""), HTML.escape(text.subtitle ?? ""), HTML.escape(text.message ?? "")]
-        })
-        let cards = [("Targeted", counters.targeted), ("Sent", counters.sent), ("Delivered", counters.delivered), ("Opened", counters.opened),
-                     ("Retrying", counters.retrying), ("Failed", counters.failed), ("Dead", counters.dead), ("Pending", counters.pending)]
-            .map { "<div class=\"card\">\($0.0)<b>\($0.1)</b></div>" }.joined()
-        let userStates = notification.userStates.map { states in
-            "<h2>Users' states</h2><div class=\"cards\">"
-                + [("Users", states.targeted), ("Read", states.read), ("Dismissed", states.dismissed), ("Activated", states.activated)]
+        let texts = HTML.table(
+            ["Locale", "Title", "Subtitle", "Message"],
+            locales.map { locale, text in
+                [HTML.escape(locale), HTML.escape(text.title ?? ""), HTML.escape(text.subtitle ?? ""), HTML.escape(text.message ?? "")]
+            })
+        let cards = [
+            ("Targeted", counters.targeted), ("Sent", counters.sent), ("Delivered", counters.delivered), ("Opened", counters.opened),
+            ("Retrying", counters.retrying), ("Failed", counters.failed), ("Dead", counters.dead), ("Pending", counters.pending),
+        ]
+        .map { "<div class=\"card\">\($0.0)<b>\($0.1)</b></div>" }.joined()
+        let userStates =
+            notification.userStates.map { states in
+                "<h2>Users' states</h2><div class=\"cards\">"
+                    + [("Users", states.targeted), ("Read", states.read), ("Dismissed", states.dismissed), ("Activated", states.activated)]
                     .map { "<div class=\"card\">\($0.0)<b>\($0.1)</b></div>" }.joined()
-                + "</div>"
-        } ?? ""
-        let reasonRows = reasons.map { ["<span class=\"\(HTML.escape($0.state))\">\(HTML.escape($0.state))</span>", HTML.escape($0.reason), "<span class=\"num\">\($0.count)</span>"] }
+                    + "</div>"
+            } ?? ""
+        let reasonRows = reasons.map {
+            ["<span class=\"\(HTML.escape($0.state))\">\(HTML.escape($0.state))</span>", HTML.escape($0.reason), "<span class=\"num\">\($0.count)</span>"]
+        }
         let filters = (["all"] + DeliveryState.names).map { name in
             let href = "/dashboard/apps/\(app.id)/notifications/\(notification.id)" + (name == "all" ? "" : "?state=\(name)")
             return (state ?? "all") == name ? "<strong>\(name)</strong>" : HTML.link(href, name)
@@ -45,11 +52,17 @@ struct DashboardNotificationPage {
                 HTML.time(record.sentAt), HTML.time(record.deliveredAt), HTML.time(record.openedAt),
             ]
         }
-        let more = nextCursor.map { cursor in
-            "<p>" + HTML.link("/dashboard/apps/\(app.id)/notifications/\(notification.id)?\(state.map { "state=\($0)&" } ?? "")cursor=\(cursor)", "More deliveries →") + "</p>"
-        } ?? ""
+        let more =
+            nextCursor.map { cursor in
+                "<p>"
+                    + HTML.link(
+                        "/dashboard/apps/\(app.id)/notifications/\(notification.id)?\(state.map { "state=\($0)&" } ?? "")cursor=\(cursor)", "More deliveries →")
+                    + "</p>"
+            } ?? ""
         let payload = (try? String(decoding: JSONEncoder.pretty.encode(content), as: UTF8.self)) ?? ""
-        return HTML.page("Notification #\(notification.id)", """
+        return HTML.page(
+            "Notification #\(notification.id)",
+            """
             <p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)")) · created \(HTML.time(notification.createdAt)) · audience: \(HTML.escape(DashboardPages.audience(notification.targeting)))</p>
             <div class="cards">\(cards)</div>
             <p>\(DashboardPages.bar(counters))</p>
@@ -89,7 +102,8 @@ struct SendsChart {
         let bars = points.map { point -> String in
             let index = Double(Int(point.minute.timeIntervalSince(first) / 60))
             let barHeight = Double(point.count) / Double(peak) * (height - 20)
-            return "<rect x=\"\(fmt(index * slot + 1))\" y=\"\(fmt(height - 16 - barHeight))\" width=\"\(fmt(max(1, slot - 2)))\" height=\"\(fmt(barHeight))\" fill=\"#1a73e8\"><title>\(HTML.time(point.minute)): \(point.count)</title></rect>"
+            return
+                "<rect x=\"\(fmt(index * slot + 1))\" y=\"\(fmt(height - 16 - barHeight))\" width=\"\(fmt(max(1, slot - 2)))\" height=\"\(fmt(barHeight))\" fill=\"#1a73e8\"><title>\(HTML.time(point.minute)): \(point.count)</title></rect>"
         }.joined()
         return """
             <svg role="img" aria-label="sends per minute" width="\(fmt(width))" height="\(fmt(height))" viewBox="0 0 \(fmt(width)) \(fmt(height))" xmlns="http://www.w3.org/2000/svg">

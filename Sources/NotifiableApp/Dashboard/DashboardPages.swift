@@ -11,7 +11,9 @@ enum DashboardPages {
 
     static func login(error: String? = nil) -> Response {
         let problem = error.map { "<p class=\"bad\">\(HTML.escape($0))</p>" } ?? ""
-        return HTML.page("Sign in", signedIn: false, """
+        return HTML.page(
+            "Sign in", signedIn: false,
+            """
             <form class="login" method="post" action="/dashboard/login">\(problem)
             <p><label>Admin token<br><input type="password" name="token" autocomplete="current-password" required autofocus></label></p>
             <p><button>Sign in</button></p>
@@ -30,10 +32,12 @@ enum DashboardPages {
                 gateway(overview.apns, sandbox: app.deliveryMode == .sandbox), gateway(overview.fcm, sandbox: app.deliveryMode == .sandbox),
             ]
         }
-        return HTML.page("Apps", HTML.table(
-            ["App", "Mode", "iOS devices", "Android devices", "Invalidated", "Registered in 24 h", "APNs", "FCM"], rows,
-            empty: "No apps yet: create one with `notifiable apps create` or POST /admin/apps."
-        ))
+        return HTML.page(
+            "Apps",
+            HTML.table(
+                ["App", "Mode", "iOS devices", "Android devices", "Invalidated", "Registered in 24 h", "APNs", "FCM"], rows,
+                empty: "No apps yet: create one with `notifiable apps create` or POST /admin/apps."
+            ))
     }
 
     private static func gateway(_ state: GatewayState, sandbox: Bool) -> String {
@@ -61,9 +65,12 @@ enum DashboardPages {
             ]
         }
         let more = nextCursor.map { "<p>" + HTML.link("/dashboard/apps/\(app.id)?cursor=\($0)", "Older notifications →") + "</p>" } ?? ""
-        return HTML.page("\(app.name): notifications", (notice.map { "<p class=\"ok\">\(HTML.escape($0))</p>" } ?? "") + HTML.table(
-            ["", "Title", "Audience", "Created", "Targeted", "Outcome", "Delivered", "Opened"], rows, empty: "No notifications yet."
-        ) + more + pushDefaultsForm(app, csrf: csrf))
+        return HTML.page(
+            "\(app.name): notifications",
+            (notice.map { "<p class=\"ok\">\(HTML.escape($0))</p>" } ?? "")
+                + HTML.table(
+                    ["", "Title", "Audience", "Created", "Targeted", "Outcome", "Delivered", "Opened"], rows, empty: "No notifications yet."
+                ) + more + pushDefaultsForm(app, csrf: csrf))
     }
 
     /// What the app's notifications get when they leave it unsaid, and the form that changes it.
@@ -99,7 +106,11 @@ enum DashboardPages {
     static func audience(_ targeting: Targeting) -> String {
         if targeting.all { return "everyone" }
         var parts: [String] = []
-        if !targeting.userAliases.isEmpty { parts.append("users " + targeting.userAliases.prefix(3).joined(separator: ", ") + (targeting.userAliases.count > 3 ? " +\(targeting.userAliases.count - 3)" : "")) }
+        if !targeting.userAliases.isEmpty {
+            parts.append(
+                "users " + targeting.userAliases.prefix(3).joined(separator: ", ")
+                    + (targeting.userAliases.count > 3 ? " +\(targeting.userAliases.count - 3)" : ""))
+        }
         if !targeting.deviceIDs.isEmpty { parts.append("\(targeting.deviceIDs.count) devices") }
         if !targeting.filters.isEmpty { parts.append("\(targeting.filters.count) filters") }
         if let expression = targeting.tagExpression { parts.append("tags " + expression.source) }

@@ -14,7 +14,9 @@ extension DashboardPages {
             ]
         }
         let notice = requeued.map { "<p class=\"ok\">Re-queued \($0) deliveries.</p>" } ?? ""
-        return HTML.page("Queue", """
+        return HTML.page(
+            "Queue",
+            """
             \(notice)<div class="cards">\(cards)
             <div class="card">Oldest ready<b>\(String(format: "%.1f", stats.oldestReadyAgeSeconds)) s</b></div>
             <div class="card">Fanning out<b>\(stats.fanningOut)</b></div></div>
@@ -41,7 +43,9 @@ extension DashboardPages {
                 HTML.time(record.sentAt), HTML.time(record.deliveredAt), HTML.time(record.openedAt),
             ]
         }
-        return HTML.page("Device #\(device.id)", """
+        return HTML.page(
+            "Device #\(device.id)",
+            """
             <p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)"))</p>
             \(HTML.table(["", ""], facts))
             <h2>History</h2>

@@ -22,7 +22,9 @@ enum HTML {
 
     /// A whole page, with the navigation when signed in.
     static func page(_ title: String, signedIn: Bool = true, _ body: String, status: HTTPResponse.Status = .ok) -> Response {
-        let navigation = signedIn ? """
+        let navigation =
+            signedIn
+            ? """
             <nav><a href="/dashboard">Apps</a><a href="/dashboard/queue">Queue</a>
             <form method="post" action="/dashboard/logout"><button>Sign out</button></form></nav>
             """ : ""
@@ -36,8 +38,10 @@ enum HTML {
             """
         return Response(
             status: status,
-            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store", .init("X-Frame-Options")!: "DENY",
-                      .init("Content-Security-Policy")!: "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'"],
+            headers: [
+                .contentType: "text/html; charset=utf-8", .cacheControl: "no-store", .init("X-Frame-Options")!: "DENY",
+                .init("Content-Security-Policy")!: "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'",
+            ],
             body: .init(byteBuffer: ByteBuffer(string: html))
         )
     }

@@ -46,13 +46,17 @@ struct DeviceTokensController {
         let id = try context.pathID("id", what: "registered device of this app")
         var request = request
         let body = try await request.jsonBody(context: context)
-        guard let current = try await devices.device(id: id, appID: caller.appID) else { throw APIError.notFound("There is no registered device of this app \(id).") }
+        guard let current = try await devices.device(id: id, appID: caller.appID) else {
+            throw APIError.notFound("There is no registered device of this app \(id).")
+        }
         let fields = try DeviceFields.update(from: body, provider: current.provider)
         try verifiedAliases.admit(caller, tags: fields.tags)
         try await verifiedAliases.admit(
             caller, actingFor: fields.userAliasToProve(current: current), token: VerifiedAliasGate.presentedToken(request, body: body)
         )
-        guard let device = try await devices.update(id: id, appID: caller.appID, fields: fields) else { throw APIError.notFound("There is no registered device of this app \(id).") }
+        guard let device = try await devices.update(id: id, appID: caller.appID, fields: fields) else {
+            throw APIError.notFound("There is no registered device of this app \(id).")
+        }
         return JSONResponse(DeviceJSON(device))
     }
 

@@ -31,14 +31,16 @@ public func buildRegistrationCeilingApplication(
                 throw APIError(status: .unprocessableContent, code: "missing_field", message: "provider and token are required.")
             }
             let now = Date()
-            return JSONResponse(DeviceJSON(Device(
-                id: sequence.next(), appID: caller.appID, provider: provider, token: token,
-                name: fields.name.applied(to: nil), userAlias: fields.userAlias.applied(to: nil),
-                language: fields.language.applied(to: nil), country: fields.country.applied(to: nil),
-                customProperties: fields.customProperties.applied(to: nil) ?? [:], platformProperties: fields.platformProperties,
-                createdAt: now, updatedAt: now, registeredAt: now, invalidatedAt: nil, unregisteredAt: nil,
-                tags: fields.tags.applied(to: nil) ?? []
-            )))
+            return JSONResponse(
+                DeviceJSON(
+                    Device(
+                        id: sequence.next(), appID: caller.appID, provider: provider, token: token,
+                        name: fields.name.applied(to: nil), userAlias: fields.userAlias.applied(to: nil),
+                        language: fields.language.applied(to: nil), country: fields.country.applied(to: nil),
+                        customProperties: fields.customProperties.applied(to: nil) ?? [:], platformProperties: fields.platformProperties,
+                        createdAt: now, updatedAt: now, registeredAt: now, invalidatedAt: nil, unregisteredAt: nil,
+                        tags: fields.tags.applied(to: nil) ?? []
+                    )))
         }
     return Application(
         router: router,

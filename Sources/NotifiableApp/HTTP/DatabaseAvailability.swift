@@ -1,6 +1,6 @@
-import NotifiableCore
 import Foundation
 import Logging
+import NotifiableCore
 import NotifiableStore
 import PostgresNIO
 import ServiceLifecycle

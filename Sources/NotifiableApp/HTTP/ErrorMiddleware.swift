@@ -20,20 +20,26 @@ struct ErrorMiddleware: RouterMiddleware {
             answer = APIError.bodyTooLarge
         } catch let error as HTTPError {
             answer = Self.translate(error)
-        } catch where isDatabaseUnavailable(error) {
-            context.logger.warning("request failed: the database is unreachable", metadata: [
-                "error": "\(databaseErrorText(error))", "method": "\(request.method)", "path": "\(request.uri.path)",
-            ])
+        } catch  where isDatabaseUnavailable(error) {
+            context.logger.warning(
+                "request failed: the database is unreachable",
+                metadata: [
+                    "error": "\(databaseErrorText(error))", "method": "\(request.method)", "path": "\(request.uri.path)",
+                ])
             answer = APIError.databaseUnavailable
-        } catch where isMissingReference(error) {
-            context.logger.info("request refers to a row deleted meanwhile", metadata: [
-                "error": "\(databaseErrorText(error))", "method": "\(request.method)", "path": "\(request.uri.path)",
-            ])
+        } catch  where isMissingReference(error) {
+            context.logger.info(
+                "request refers to a row deleted meanwhile",
+                metadata: [
+                    "error": "\(databaseErrorText(error))", "method": "\(request.method)", "path": "\(request.uri.path)",
+                ])
             answer = APIError.notFound("What this request refers to no longer exists; it was deleted meanwhile.")
         } catch {
-            context.logger.error("request failed", metadata: [
-                "error": "\(String(reflecting: error))", "method": "\(request.method)", "path": "\(request.uri.path)",
-            ])
+            context.logger.error(
+                "request failed",
+                metadata: [
+                    "error": "\(String(reflecting: error))", "method": "\(request.method)", "path": "\(request.uri.path)",
+                ])
             answer = APIError.internalError
         }
         context.logFacts.errorCode = answer.code

@@ -25,7 +25,8 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
         switch unwrapOutboundIn(data) {
         case .head(var response) where parserError != nil && response.status == .badRequest:
             let tooLarge = parserError == .headerOverflow
-            let body = tooLarge
+            let body =
+                tooLarge
                 ? #"{"error":{"code":"headers_too_large","message":"The request's headers are larger than this server reads (80 KiB)."}}"#
                 : #"{"error":{"code":"malformed_request","message":"The request is not valid HTTP/1.1 (a header holds a character HTTP does not allow, or the request line is broken)."}}"#
             var buffer = context.channel.allocator.buffer(capacity: body.utf8.count)

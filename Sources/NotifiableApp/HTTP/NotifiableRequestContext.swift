@@ -1,7 +1,6 @@
 import Hummingbird
 import NotifiableCore
 import NotifiableStore
-import NotifiableStore
 
 /// Who signed the request: set by the APIAuth middleware for every `/api/v1` route.
 public struct Caller: Sendable, Equatable {
@@ -36,7 +35,8 @@ public struct NotifiableRequestContext: RequestContext {
     static func bodyLimit(for request: Request) -> Int {
         guard request.method == .put else { return maxBodyBytes }
         let parts = request.uri.path.split(separator: "/")
-        let isContentUpload = parts.count == 5 && parts[0] == "api" && parts[1] == "v1" && parts[2] == "notifications"
+        let isContentUpload =
+            parts.count == 5 && parts[0] == "api" && parts[1] == "v1" && parts[2] == "notifications"
             && parts[4] == "content"
         return isContentUpload ? maxRichContentBytes : maxBodyBytes
     }

@@ -39,7 +39,8 @@ extension Request {
     func cursor() throws -> Int64? {
         guard let text = uri.queryParameters["cursor"].map(String.init), !text.isEmpty else { return nil }
         guard let value = Int64(text), value >= 0 else {
-            throw APIError(status: .unprocessableContent, code: "invalid_cursor", message: "cursor must be a next_cursor value from an earlier page.", field: "cursor")
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_cursor", message: "cursor must be a next_cursor value from an earlier page.", field: "cursor")
         }
         return value
     }

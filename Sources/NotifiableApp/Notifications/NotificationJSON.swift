@@ -52,8 +52,9 @@ struct NotificationJSON: Encodable, Sendable {
         cancelledAt = notification.cancelledAt.map(Timestamp.iso8601)
         expiresAt = notification.content.expiresAt.map(Timestamp.iso8601)
         self.counters = counters.map {
-            Counters(targeted: $0.targeted, pending: $0.pending, retrying: $0.retrying, sent: $0.sent, failed: $0.failed,
-                     dead: $0.dead, cancelled: $0.cancelled, delivered: $0.delivered, opened: $0.opened)
+            Counters(
+                targeted: $0.targeted, pending: $0.pending, retrying: $0.retrying, sent: $0.sent, failed: $0.failed,
+                dead: $0.dead, cancelled: $0.cancelled, delivered: $0.delivered, opened: $0.opened)
         }
         lastError = counters?.lastError
         rich = notification.rich ? true : nil
@@ -62,7 +63,9 @@ struct NotificationJSON: Encodable, Sendable {
             sendAt = Timestamp.iso8601(date)
             localTime = nil
         case .localTime(let wallClock)?:
-            sendAt = wallClock.formatted(Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().dateTimeSeparator(.standard).time(includingFractionalSeconds: false).timeSeparator(.colon))
+            sendAt = wallClock.formatted(
+                Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().dateTimeSeparator(.standard).time(includingFractionalSeconds: false).timeSeparator(
+                    .colon))
             localTime = true
         case nil:
             sendAt = nil

@@ -69,7 +69,8 @@ struct NotificationsController {
         let states = DeliveryState.names
         let state = request.uri.queryParameters["state"].map(String.init)
         if let state, !states.contains(state) {
-            throw APIError(status: .unprocessableContent, code: "invalid_state", message: "state must be one of \(states.joined(separator: ", ")).", field: "state")
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_state", message: "state must be one of \(states.joined(separator: ", ")).", field: "state")
         }
         let kind = request.uri.queryParameters["kind"].map(String.init)
         if let kind, !["push", "sync"].contains(kind) {
@@ -86,7 +87,7 @@ struct NotificationsController {
         let caller = try context.requireServerCaller()
         let id = try context.pathID("id", what: "notification")
         guard try await notifications.cancel(id: id, appID: caller.appID),
-              let notification = try await notifications.notification(id: id, appID: caller.appID)
+            let notification = try await notifications.notification(id: id, appID: caller.appID)
         else { throw APIError.notFound("This app has no notification \(id).") }
         return JSONResponse(NotificationJSON(notification, counters: try await notifications.counters(notificationID: id)))
     }
@@ -109,14 +110,18 @@ struct NotificationsController {
         case nil:
             throw APIError(status: .unprocessableContent, code: "missing_field", message: "Send the device's id as device_token_id.", field: "device_token_id")
         default:
-            throw APIError(status: .unprocessableContent, code: "invalid_type", message: "device_token_id must be the device's id, a number or a string of digits.", field: "device_token_id")
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_type", message: "device_token_id must be the device's id, a number or a string of digits.",
+                field: "device_token_id")
         }
         var alias: String?
         if case .string(let text)? = object["user"]?.objectValue?["alias"], !text.isEmpty { alias = text }
         guard alias.map({ $0.unicodeScalars.count <= 255 && !$0.utf8.contains(0) }) ?? true else {
-            throw APIError(status: .unprocessableContent, code: "invalid_user_alias", message: "user.alias must be at most 255 characters.", field: "user.alias")
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_user_alias", message: "user.alias must be at most 255 characters.", field: "user.alias")
         }
-        guard let stateful = try await notifications.record(event, notificationID: notificationID, deviceID: deviceID, appID: caller.appID, userAlias: alias) else {
+        guard let stateful = try await notifications.record(event, notificationID: notificationID, deviceID: deviceID, appID: caller.appID, userAlias: alias)
+        else {
             throw APIError.notFound("Notification \(notificationID) was not sent to device \(deviceID) of this app.")
         }
         // Opening a stateful notification on one device handles it everywhere: when the report
@@ -125,7 +130,8 @@ struct NotificationsController {
         if event == .opened, stateful, let alias, try await mayActForUser(caller, alias: alias, request: request, body: body) {
             try await userNotifications.markOpened(notificationID: notificationID, deviceID: deviceID, appID: caller.appID, userAlias: alias)
         }
-        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: #"{"status":"ok"}"#)))
     }
 
     private func mayActForUser(_ caller: Caller, alias: String, request: Request, body: JSONValue) async throws -> Bool {

@@ -74,7 +74,8 @@ struct RichContentController {
             )
         }
         if text != nil, deviceID == nil {
-            throw APIError(status: .unprocessableContent, code: "invalid_device_token_id", message: "device_token_id must be a device id.", field: "device_token_id")
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_device_token_id", message: "device_token_id must be a device id.", field: "device_token_id")
         }
         guard let content = try await contents.content(notificationID: id, appID: caller.appID, deviceID: deviceID) else {
             throw APIError.notFound("Notification \(id) has no content for this device.")
@@ -83,7 +84,8 @@ struct RichContentController {
         // only with the user's token, as its opened report does: device credentials and a guessed
         // device id are not enough.
         if caller.role == .device, caller.requiresVerifiedAlias, let deviceID,
-           let alias = try await devices.device(id: deviceID, appID: caller.appID)?.userAlias {
+            let alias = try await devices.device(id: deviceID, appID: caller.appID)?.userAlias
+        {
             try await verifiedAliases.admit(caller, actingFor: alias, token: VerifiedAliasGate.presentedToken(request))
         }
         let etag = Self.etag(content.summary)
@@ -92,11 +94,12 @@ struct RichContentController {
             .acceptRanges: "bytes",
         ]
         // Weak comparison, as RFC 9110 asks for If-None-Match: W/"x" matches "x".
-        let matches = request.headers[.ifNoneMatch]?.split(separator: ",").contains { candidate in
-            var tag = candidate.trimmingCharacters(in: .whitespaces)
-            if tag.hasPrefix("W/") { tag.removeFirst(2) }
-            return tag == etag || tag == "*"
-        } ?? false
+        let matches =
+            request.headers[.ifNoneMatch]?.split(separator: ",").contains { candidate in
+                var tag = candidate.trimmingCharacters(in: .whitespaces)
+                if tag.hasPrefix("W/") { tag.removeFirst(2) }
+                return tag == etag || tag == "*"
+            } ?? false
         if matches {
             headers[.contentType] = nil
             return Response(status: .notModified, headers: headers)

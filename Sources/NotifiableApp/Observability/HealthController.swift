@@ -1,6 +1,6 @@
-import NotifiableCore
 import Hummingbird
 import Logging
+import NotifiableCore
 import PostgresNIO
 
 /// `/health/live`: the process answers. `/health/ready`: it can reach its database, so a load

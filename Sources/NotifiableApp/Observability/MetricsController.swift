@@ -26,9 +26,11 @@ struct MetricsController {
             )
         )
         if let token = configuration.metricsToken {
-            controller.addRoutes(to: router.group().add(middleware: BearerTokenMiddleware.metrics(
-                token: token, throttle: throttle, trustedProxies: configuration.trustedProxies
-            )))
+            controller.addRoutes(
+                to: router.group().add(
+                    middleware: BearerTokenMiddleware.metrics(
+                        token: token, throttle: throttle, trustedProxies: configuration.trustedProxies
+                    )))
         } else {
             controller.addRoutes(to: router)
         }

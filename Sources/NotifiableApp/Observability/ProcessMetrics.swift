@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// The `process_*` metrics Prometheus's own client libraries expose, read from Linux's /proc
 /// at each scrape: CPU, resident memory, open and allowed descriptors, start time.
@@ -32,7 +33,8 @@ enum ProcessMetrics {
         if let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") {
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             if fields.count > 21, let utime = Double(fields[11]), let stime = Double(fields[12]), let start = Double(fields[19]),
-               let rss = Double(fields[21]) {
+                let rss = Double(fields[21])
+            {
                 add("process_cpu_seconds_total", "counter", (utime + stime) / ticks)
                 add("process_resident_memory_bytes", "gauge", rss * pageSize)
                 if let bootTime = Self.bootTime {

@@ -1,6 +1,6 @@
-import NotifiableCore
 import CoreMetrics
 import Logging
+import NotifiableCore
 import NotifiableStore
 
 /// Queue depth as gauges, sampled when `/metrics` is scraped, at most once per `interval`:
@@ -34,9 +34,10 @@ actor QueueGauges {
         dead = depth(DeliveryState.dead.rawValue)
         oldestReadyAge = Gauge(label: "notifiable_queue_oldest_ready_age_seconds", factory: factory)
         fanningOut = Gauge(label: "notifiable_queue_notifications_fanning_out", factory: factory)
-        misconfigured = Dictionary(uniqueKeysWithValues: Provider.allCases.map { provider in
-            (provider, Gauge(label: "notifiable_apps_misconfigured", dimensions: [("provider", provider.rawValue)], factory: factory))
-        })
+        misconfigured = Dictionary(
+            uniqueKeysWithValues: Provider.allCases.map { provider in
+                (provider, Gauge(label: "notifiable_apps_misconfigured", dimensions: [("provider", provider.rawValue)], factory: factory))
+            })
         failures = CoreMetrics.Counter(label: "notifiable_queue_sample_failures_total", factory: factory)
     }
 

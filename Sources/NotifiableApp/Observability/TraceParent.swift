@@ -18,9 +18,9 @@ struct TraceParent: Equatable {
         guard let header else { return nil }
         let parts = header.trimmingCharacters(in: .whitespaces).split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count >= 4, parts[0].count == 2, parts[0] != "ff", parts[1].count == 32, parts[2].count == 16, parts[3].count == 2,
-              parts[0...3].allSatisfy({ $0.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) } }),
-              parts[0] == "00" ? parts.count == 4 : true,
-              parts[1].contains(where: { $0 != "0" }), parts[2].contains(where: { $0 != "0" })
+            parts[0...3].allSatisfy({ $0.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) } }),
+            parts[0] == "00" ? parts.count == 4 : true,
+            parts[1].contains(where: { $0 != "0" }), parts[2].contains(where: { $0 != "0" })
         else { return nil }
         traceID = String(parts[1])
         parentID = String(parts[2])

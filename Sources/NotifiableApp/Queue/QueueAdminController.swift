@@ -69,11 +69,13 @@ struct QueueAdminController {
         case .array(let items)?:
             ids = try items.enumerated().map { index, item in
                 guard case .integer(let value) = item else {
-                    throw APIError(status: .unprocessableContent, code: "invalid_type", message: "delivery_ids must hold numbers.", field: "delivery_ids.\(index)")
+                    throw APIError(
+                        status: .unprocessableContent, code: "invalid_type", message: "delivery_ids must hold numbers.", field: "delivery_ids.\(index)")
                 }
                 return value
             }
-        default: throw APIError(status: .unprocessableContent, code: "invalid_type", message: "delivery_ids must be an array of numbers.", field: "delivery_ids")
+        default:
+            throw APIError(status: .unprocessableContent, code: "invalid_type", message: "delivery_ids must be an array of numbers.", field: "delivery_ids")
         }
         return JSONResponse(RequeueJSON(requeued: try await queue.requeueDead(appID: appID, ids: ids)))
     }

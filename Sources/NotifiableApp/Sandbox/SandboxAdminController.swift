@@ -55,7 +55,8 @@ struct SandboxAdminController {
         var notificationID: Int64?
         if let text = request.uri.queryParameters["notification_id"].map(String.init), !text.isEmpty {
             guard let id = Int64(text), id > 0 else {
-                throw APIError(status: .unprocessableContent, code: "invalid_type", message: "notification_id must be a notification's id.", field: "notification_id")
+                throw APIError(
+                    status: .unprocessableContent, code: "invalid_type", message: "notification_id must be a notification's id.", field: "notification_id")
             }
             notificationID = id
         }

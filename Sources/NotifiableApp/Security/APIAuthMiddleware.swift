@@ -46,7 +46,7 @@ struct APIAuthMiddleware: RouterMiddleware {
         let contentHash = bodyHashes.first?.1 ?? ""
 
         guard Credential.isWellFormedAccessID(authorization.accessID),
-              let credential = try await credentials.credential(accessID: authorization.accessID)
+            let credential = try await credentials.credential(accessID: authorization.accessID)
         else {
             throw APIError.unauthorized("unknown_access_id", "No app has the access id \"\(authorization.accessID)\".")
         }

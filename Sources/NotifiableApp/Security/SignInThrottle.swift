@@ -53,9 +53,11 @@ final class SignInThrottle: Sendable {
     /// Counts a failed attempt and logs, at warning, the one that makes `client` wait.
     func failed(_ client: String, logger: Logger, what: String) {
         if fail(client) == limit {
-            logger.warning("repeated failed sign-ins; refusing the client for a while", metadata: [
-                "client": "\(client)", "failures": "\(limit)", "window_seconds": "\(Int(window))", "credential": "\(what)",
-            ])
+            logger.warning(
+                "repeated failed sign-ins; refusing the client for a while",
+                metadata: [
+                    "client": "\(client)", "failures": "\(limit)", "window_seconds": "\(Int(window))", "credential": "\(what)",
+                ])
         }
     }
 }

@@ -43,10 +43,11 @@ struct UserNotificationsController {
         let limit = try request.limit(default: 50, maximum: 200)
         let records = try await store.list(appID: appID, userAlias: userAlias, readState: readState, beforeID: try request.cursor(), limit: limit)
         let (language, country) = request.locale
-        return JSONResponse(Page(
-            data: records.map { UserNotificationJSON($0, language: language, country: country) },
-            nextCursor: records.count == limit ? records.last.map { String($0.notificationID) } : nil
-        ))
+        return JSONResponse(
+            Page(
+                data: records.map { UserNotificationJSON($0, language: language, country: country) },
+                nextCursor: records.count == limit ? records.last.map { String($0.notificationID) } : nil
+            ))
     }
 
     @Sendable func myShow(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<UserNotificationJSON> {
@@ -85,9 +86,11 @@ struct UserNotificationsController {
             )
         }
         let deviceID = try await originDevice(fields["device_token_id"] ?? request.queryValue(named: "device_token_id").map(JSONValue.string), user: user)
-        guard let record = try await store.update(
-            appID: user.appID, userAlias: user.alias, notificationID: id, readState: readState, actionState: actionState, deviceID: deviceID
-        ) else { throw Self.notFound(id) }
+        guard
+            let record = try await store.update(
+                appID: user.appID, userAlias: user.alias, notificationID: id, readState: readState, actionState: actionState, deviceID: deviceID
+            )
+        else { throw Self.notFound(id) }
         let (language, country) = request.locale
         return JSONResponse(UserNotificationJSON(record, language: language, country: country))
     }

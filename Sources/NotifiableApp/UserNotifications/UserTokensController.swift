@@ -32,7 +32,8 @@ struct UserTokensController {
             throw APIError(status: .unprocessableContent, code: "invalid_body", message: "Send a JSON object, such as {\"ttl_seconds\": 600}, or no body.")
         }
         if let unknown = fields.keys.sorted().first(where: { $0 != "ttl_seconds" }) {
-            throw APIError(status: .unprocessableContent, code: "unknown_field", message: "\(unknown) is not a field here; only ttl_seconds is.", field: unknown)
+            throw APIError(
+                status: .unprocessableContent, code: "unknown_field", message: "\(unknown) is not a field here; only ttl_seconds is.", field: unknown)
         }
         let maximum = Int64(UserToken.maximumLifetime)
         var lifetime = maximum

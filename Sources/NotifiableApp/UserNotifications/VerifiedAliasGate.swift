@@ -39,7 +39,7 @@ struct VerifiedAliasGate: Sendable {
     /// requires verified aliases: only the backend (server credentials) sets those.
     func admit(_ caller: Caller, tags: FieldUpdate<[String]>) throws {
         guard caller.role == .device, caller.requiresVerifiedAlias, case .set(let tags?) = tags,
-              let tag = tags.first(where: DeviceTags.namesAUser)
+            let tag = tags.first(where: DeviceTags.namesAUser)
         else { return }
         throw APIError(
             status: .forbidden, code: "reserved_tag",

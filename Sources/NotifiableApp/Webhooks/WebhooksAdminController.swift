@@ -81,9 +81,10 @@ struct WebhooksAdminController {
         guard let batches = try await webhooks.batches(appID: appID, webhookID: id, beforeID: try request.cursor(), limit: limit) else {
             throw Self.notFound(appID, id)
         }
-        return JSONResponse(Page(
-            data: batches.map(WebhookBatchJSON.init), nextCursor: batches.count == limit ? batches.last.map { String($0.id) } : nil
-        ))
+        return JSONResponse(
+            Page(
+                data: batches.map(WebhookBatchJSON.init), nextCursor: batches.count == limit ? batches.last.map { String($0.id) } : nil
+            ))
     }
 
     private static func ids(_ context: NotifiableRequestContext) throws -> (app: Int64, webhook: Int64) {

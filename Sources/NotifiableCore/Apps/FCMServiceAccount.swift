@@ -120,7 +120,7 @@ public struct FCMServiceAccount: Sendable {
         guard let email = try fields.string("client_email") else { throw missing("client_email") }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
-              email.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+            email.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
         else {
             throw FCMServiceAccountError(
                 field: "client_email",

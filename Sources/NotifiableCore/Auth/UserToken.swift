@@ -59,14 +59,14 @@ public struct UserToken: Sendable, Equatable {
     private static func parse(_ text: String) throws(UserTokenError) -> (token: UserToken, signingInput: Substring, signature: Data) {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard text.utf8.count <= 4096, parts.count == 3,
-              let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
-              let signature = Base64URL.decode(parts[2]),
-              case .object(let header)? = try? JSONDecoder().decode(JSONValue.self, from: headerData),
-              case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: claimsData)
+            let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]),
+            case .object(let header)? = try? JSONDecoder().decode(JSONValue.self, from: headerData),
+            case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: claimsData)
         else { throw .malformed }
         guard header["alg"] == .string("HS256"), case .string(let kid)? = header["kid"], let generation = Int(kid),
-              case .integer(let appID)? = claims["app"], case .string(let alias)? = claims["sub"], !alias.isEmpty,
-              case .integer(let issuedAt)? = claims["iat"], case .integer(let expiresAt)? = claims["exp"]
+            case .integer(let appID)? = claims["app"], case .string(let alias)? = claims["sub"], !alias.isEmpty,
+            case .integer(let issuedAt)? = claims["iat"], case .integer(let expiresAt)? = claims["exp"]
         else { throw .malformed }
         let token = UserToken(
             appID: appID, userAlias: alias, generation: generation,

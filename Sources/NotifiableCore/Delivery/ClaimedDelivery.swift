@@ -1,4 +1,3 @@
-import NotifiableCore
 import Foundation
 
 /// A delivery a worker has claimed: everything needed to send it, read in one row by the

@@ -77,7 +77,8 @@ public struct DeviceFields: Sendable, Equatable {
         let reader = try DeviceFieldReader(body: body)
         var fields = DeviceFields()
         if let providerName = try reader.string("provider"), !providerName.isEmpty,
-           Provider(wireName: providerName) != provider {
+            Provider(wireName: providerName) != provider
+        {
             guard Provider(wireName: providerName) != nil else {
                 throw ValidationError(
                     code: "invalid_provider",

@@ -14,7 +14,8 @@ public enum PushToken {
             guard isHex, apnsLengths.contains(token.utf8.count) else {
                 throw ValidationError(
                     code: "invalid_token",
-                    message: "An APNs token must be \(apnsLengths.lowerBound) to \(apnsLengths.upperBound) hexadecimal characters (the device token's bytes as hex).",
+                    message:
+                        "An APNs token must be \(apnsLengths.lowerBound) to \(apnsLengths.upperBound) hexadecimal characters (the device token's bytes as hex).",
                     field: field
                 )
             }

@@ -51,9 +51,15 @@ struct JSONParser: ~Copyable {
         case UInt8(ascii: "{"): return try object()
         case UInt8(ascii: "["): return try array()
         case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
         default: throw unexpected("where a value was expected")
         }
@@ -111,7 +117,7 @@ struct JSONParser: ~Copyable {
         let start = index
         let count = word.utf8CodeUnitCount
         guard bytes.count - index >= count,
-              UnsafeBufferPointer(start: word.utf8Start, count: count).elementsEqual(bytes[index..<index + count])
+            UnsafeBufferPointer(start: word.utf8Start, count: count).elementsEqual(bytes[index..<index + count])
         else { throw JSONSyntaxError(reason: "unexpected \(Self.describe(bytes[start])) where a value was expected", offset: start) }
         index += count
     }

@@ -41,8 +41,8 @@ enum ISO8601Timestamp {
         }
 
         guard let year = number(4), skip("-"), let month = number(2), skip("-"), let day = number(2),
-              skip("Tt "), let hour = number(2), skip(":"), let minute = number(2), skip(":"),
-              let second = number(2)
+            skip("Tt "), let hour = number(2), skip(":"), let minute = number(2), skip(":"),
+            let second = number(2)
         else { return nil }
 
         var fraction = 0.0

@@ -113,8 +113,10 @@ public struct NotificationRequest: Sendable, Equatable {
                 field: reader.path("send_at")
             )
         }
-        if stateful != nil, targeting.userAliases.isEmpty || !targeting.deviceIDs.isEmpty || !targeting.filters.isEmpty
-            || targeting.tagExpression != nil || targeting.all {
+        if stateful != nil,
+            targeting.userAliases.isEmpty || !targeting.deviceIDs.isEmpty || !targeting.filters.isEmpty
+                || targeting.tagExpression != nil || targeting.all
+        {
             throw ValidationError(
                 code: "stateful_needs_user_aliases",
                 message: "A stateful notification keeps a copy per user, so it targets users: send \"user_aliases\" alone, "

@@ -15,9 +15,11 @@ extension Targeting {
 
     /// Non-empty strings of at most 255 characters, deduplicated in the order sent.
     private static func readUserAliases(_ reader: NotificationFieldReader) throws(ValidationError) -> [String] {
-        guard let list = try reader.array(
-            "user_aliases", expected: "an array of user aliases", maxCount: NotificationRequest.maxRecipients
-        ) else { return [] }
+        guard
+            let list = try reader.array(
+                "user_aliases", expected: "an array of user aliases", maxCount: NotificationRequest.maxRecipients
+            )
+        else { return [] }
         let (items, path) = list
         // Byte for byte, as PostgreSQL compares aliases: Swift's String equality would merge
         // canonically equivalent spellings ("e\u{301}" and "é") that are different users there.
@@ -42,9 +44,11 @@ extension Targeting {
     /// Positive integers, or strings holding one (the SDKs keep ids as strings), deduplicated in
     /// the order sent.
     private static func readDeviceIDs(_ reader: NotificationFieldReader) throws(ValidationError) -> [Int64] {
-        guard let list = try reader.array(
-            "device_ids", expected: "an array of device ids", maxCount: NotificationRequest.maxRecipients
-        ) else { return [] }
+        guard
+            let list = try reader.array(
+                "device_ids", expected: "an array of device ids", maxCount: NotificationRequest.maxRecipients
+            )
+        else { return [] }
         let (items, path) = list
         var seen = Set<Int64>()
         var ids: [Int64] = []
@@ -81,9 +85,11 @@ extension Targeting {
     }
 
     private static func readFilters(_ reader: NotificationFieldReader) throws(ValidationError) -> [DeviceFilter] {
-        guard let list = try reader.array(
-            "filters", expected: "an array of conditions on devices", maxCount: NotificationRequest.maxFilters
-        ) else { return [] }
+        guard
+            let list = try reader.array(
+                "filters", expected: "an array of conditions on devices", maxCount: NotificationRequest.maxFilters
+            )
+        else { return [] }
         let (items, path) = list
         var filters: [DeviceFilter] = []
         for (index, item) in items.enumerated() {

@@ -8,15 +8,15 @@ public enum HTTPDate {
     public static func parse(_ text: String) -> Int64? {
         let parts = text.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT" || parts[5] == "UTC",
-              let day = Int64(parts[1]), (1...31).contains(day),
-              let monthIndex = months.firstIndex(of: String(parts[2])),
-              let year = Int64(parts[3]), (1970...9999).contains(year)
+            let day = Int64(parts[1]), (1...31).contains(day),
+            let monthIndex = months.firstIndex(of: String(parts[2])),
+            let year = Int64(parts[3]), (1970...9999).contains(year)
         else { return nil }
         let time = parts[4].split(separator: ":")
         guard time.count == 3,
-              let hour = Int64(time[0]), (0...23).contains(hour),
-              let minute = Int64(time[1]), (0...59).contains(minute),
-              let second = Int64(time[2]), (0...60).contains(second)
+            let hour = Int64(time[0]), (0...23).contains(hour),
+            let minute = Int64(time[1]), (0...59).contains(minute),
+            let second = Int64(time[2]), (0...60).contains(second)
         else { return nil }
         let days = daysFromCivil(year: year, month: Int64(monthIndex + 1), day: day)
         // 31 Feb would silently become 3 Mar: refuse days the month does not have.

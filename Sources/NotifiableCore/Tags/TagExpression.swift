@@ -84,10 +84,11 @@ extension TagExpression.Node: Codable {
         } else if let operands = try container.decodeIfPresent([Self].self, forKey: .or), operands.count >= 2 {
             self = .or(operands)
         } else {
-            throw DecodingError.dataCorrupted(DecodingError.Context(
-                codingPath: container.codingPath,
-                debugDescription: "A tag expression node is {\"tag\": …}, {\"not\": …}, or {\"and\"|\"or\": [two or more nodes]}."
-            ))
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: container.codingPath,
+                    debugDescription: "A tag expression node is {\"tag\": …}, {\"not\": …}, or {\"and\"|\"or\": [two or more nodes]}."
+                ))
         }
     }
 

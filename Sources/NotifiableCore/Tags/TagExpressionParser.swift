@@ -50,10 +50,13 @@ struct TagExpressionParser {
             try advance()
             operands.append(try conjunction(after: or))
         }
-        return operands.count == 1 ? operands[0] : .or(operands.flatMap { node in
-            if case .or(let inner) = node { return inner }
-            return [node]
-        })
+        return operands.count == 1
+            ? operands[0]
+            : .or(
+                operands.flatMap { node in
+                    if case .or(let inner) = node { return inner }
+                    return [node]
+                })
     }
 
     private mutating func conjunction(after previous: TagExpressionToken?) throws(TagExpressionError) -> Node {
@@ -63,10 +66,13 @@ struct TagExpressionParser {
             try advance()
             operands.append(try unary(after: and))
         }
-        return operands.count == 1 ? operands[0] : .and(operands.flatMap { node in
-            if case .and(let inner) = node { return inner }
-            return [node]
-        })
+        return operands.count == 1
+            ? operands[0]
+            : .and(
+                operands.flatMap { node in
+                    if case .and(let inner) = node { return inner }
+                    return [node]
+                })
     }
 
     private mutating func unary(after previous: TagExpressionToken?) throws(TagExpressionError) -> Node {

@@ -58,8 +58,10 @@ struct TagExpressionTokenizer {
             return TagExpressionToken(kind: scalar == "&" ? .and : .or, position: position)
         default:
             guard scalar.isASCII, DeviceTags.isTagByte(UInt8(scalar.value)) else {
-                throw TagExpressionError(position: position, reason: "\(Self.describe(scalar)) cannot appear in a tag expression; "
-                    + "tags are letters, digits and _ @ # . : -, joined by &&, || and !, grouped with ( )")
+                throw TagExpressionError(
+                    position: position,
+                    reason: "\(Self.describe(scalar)) cannot appear in a tag expression; "
+                        + "tags are letters, digits and _ @ # . : -, joined by &&, || and !, grouped with ( )")
             }
             while index < scalars.count, scalars[index].isASCII, DeviceTags.isTagByte(UInt8(scalars[index].value)) { index += 1 }
             let length = index - start

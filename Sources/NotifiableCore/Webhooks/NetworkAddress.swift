@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// What kind of network an IP address belongs to, for refusing webhook targets inside the
 /// operator's own network (an app's webhook must not become a way to reach the service's

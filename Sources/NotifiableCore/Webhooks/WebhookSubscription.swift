@@ -13,8 +13,8 @@ public struct WebhookSubscription: Sendable, Equatable {
     /// shown in the clear; the signature is how a receiver knows the sender) or a fragment.
     public init(url: String, eventNames: [String]?) throws(ValidationError) {
         guard url.utf8.count <= Self.maxURLLength, let components = URLComponents(string: url),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = components.host, !host.isEmpty
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = components.host, !host.isEmpty
         else {
             throw ValidationError(
                 code: "invalid_url", message: "url must be an absolute http:// or https:// URL of at most \(Self.maxURLLength) characters.", field: "url"

@@ -53,7 +53,9 @@ public enum APNsJWT {
             if !text.contains("PRIVATE KEY-----") {
                 throw APNsKeyError.notAPrivateKey("the APNs key is a PEM block but not a private key; expected -----BEGIN PRIVATE KEY----- from a .p8 file")
             }
-            throw APNsKeyError.notP256("the APNs key could not be read as a P-256 private key; APNs token authentication needs the PKCS#8 P-256 key of a .p8 file (-----BEGIN PRIVATE KEY-----)")
+            throw APNsKeyError.notP256(
+                "the APNs key could not be read as a P-256 private key; APNs token authentication needs the PKCS#8 P-256 key of a .p8 file (-----BEGIN PRIVATE KEY-----)"
+            )
         }
         let compact = text.filter { !$0.isWhitespace }
         if let der = Data(base64Encoded: compact) {
@@ -61,7 +63,8 @@ public enum APNsJWT {
             if let curve = otherCurve(der: der) {
                 throw APNsKeyError.notP256("the APNs key is a \(curve) key; APNs token authentication needs a P-256 (ES256) key from a .p8 file")
             }
-            throw APNsKeyError.notAPrivateKey("the APNs key could not be read as a private key; expected the contents of a .p8 file (-----BEGIN PRIVATE KEY-----)")
+            throw APNsKeyError.notAPrivateKey(
+                "the APNs key could not be read as a private key; expected the contents of a .p8 file (-----BEGIN PRIVATE KEY-----)")
         }
         throw APNsKeyError.notAPrivateKey("the APNs key is not a PEM private key; expected the contents of a .p8 file (-----BEGIN PRIVATE KEY-----)")
     }

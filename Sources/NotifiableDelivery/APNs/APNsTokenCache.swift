@@ -1,6 +1,6 @@
-import NotifiableCore
 import Crypto
 import Foundation
+import NotifiableCore
 
 /// The provider authentication token (JWT) shared by every request of one APNs key.
 ///

@@ -1,5 +1,5 @@
-import NotifiableCore
 import Foundation
+import NotifiableCore
 
 /// An OAuth2 access token as a token endpoint grants it.
 public struct FCMAccessToken: Sendable, Equatable {
@@ -92,9 +92,10 @@ public actor FCMAccessTokens {
                 let lifetime = max(0, RetryPolicy.seconds(granted.lifetime))
                 // Counted from when the exchange began, so the token is never thought fresher than it is.
                 let expiresAt = started.addingTimeInterval(lifetime)
-                result = .success(Issued(
-                    value: granted.value, expiresAt: expiresAt, refreshAt: expiresAt.addingTimeInterval(-min(60, lifetime / 10))
-                ))
+                result = .success(
+                    Issued(
+                        value: granted.value, expiresAt: expiresAt, refreshAt: expiresAt.addingTimeInterval(-min(60, lifetime / 10))
+                    ))
             } catch {
                 result = .failure(error)
             }

@@ -33,7 +33,8 @@ public enum FCMResponseClassifier {
             for detail in details {
                 guard let detail = detail.objectValue else { continue }
                 if errorCode == nil || Self.text(detail["@type"])?.hasSuffix(".FcmError") == true,
-                   let code = Self.text(detail["errorCode"]) {
+                    let code = Self.text(detail["errorCode"])
+                {
                     errorCode = code
                 }
                 if case .array(let violations)? = detail["fieldViolations"] {
@@ -81,10 +82,12 @@ public enum FCMResponseClassifier {
     /// `HTTP <status>` when the body has none.
     public static func classify(status: Int, body: [UInt8], retryAfter: String?, now: Date = Date()) -> DeliveryOutcome {
         if (200..<300).contains(status) {
-            let name = plainMessageName(body) ?? {
-                guard case .string(let name)? = (try? JSONValue.decode(body))?.objectValue?["name"] else { return nil }
-                return name
-            }()
+            let name =
+                plainMessageName(body)
+                ?? {
+                    guard case .string(let name)? = (try? JSONValue.decode(body))?.objectValue?["name"] else { return nil }
+                    return name
+                }()
             return .sent(gatewayID: name.flatMap { $0.isEmpty ? nil : $0 })
         }
         let error = ErrorBody(parsing: body)

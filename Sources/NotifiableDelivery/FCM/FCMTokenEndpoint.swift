@@ -48,7 +48,7 @@ struct FCMTokenEndpoint: Sendable {
         let status = response.status
         if status == 200 {
             guard case .string(let token)? = object["access_token"], !token.isEmpty,
-                  token.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+                token.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
             else {
                 return .failure(.unavailable("access token unavailable: \(tokenURI) answered 200 without an access_token", retryAfter: nil))
             }
@@ -56,9 +56,10 @@ struct FCMTokenEndpoint: Sendable {
         }
         let answer = "\(tokenURI) answered \(status)" + (oauthError(object).map { " \($0)" } ?? "")
         if status == 408 || status == 429 || !(400..<500).contains(status) {
-            return .failure(.unavailable(
-                "access token unavailable: \(answer)", retryAfter: FCMResponseClassifier.parseRetryAfter(response.retryAfter)
-            ))
+            return .failure(
+                .unavailable(
+                    "access token unavailable: \(answer)", retryAfter: FCMResponseClassifier.parseRetryAfter(response.retryAfter)
+                ))
         }
         let advice =
             if case .string("invalid_grant")? = object["error"] {

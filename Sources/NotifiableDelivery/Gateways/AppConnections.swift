@@ -44,7 +44,8 @@ actor AppConnections<Settings: Sendable, Connection: AppConnection> {
 
     func connection(appID: Int64) async -> Result<Connection, MissingConnection> {
         if let cached = connections[appID],
-           MissingConnection.settingsAreFresh(loadedAt: cached.loadedAt, refused: cached.misconfiguration != nil, maxAge: maxAge) {
+            MissingConnection.settingsAreFresh(loadedAt: cached.loadedAt, refused: cached.misconfiguration != nil, maxAge: maxAge)
+        {
             return .success(cached)
         }
         if let load = loading[appID] { return await load.value }

@@ -231,7 +231,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         case let event as NIOHTTP2WindowUpdatedEvent where event.streamID == .rootStream:
             // Keep the connection's receive window open (DATA frames of answers use it up).
             if let window = event.inboundWindowSize, window < connectionWindow / 2,
-               state != .closed, state != .connecting
+                state != .closed, state != .connecting
             {
                 updateWindow(by: connectionWindow - window)
             }

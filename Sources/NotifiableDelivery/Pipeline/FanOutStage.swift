@@ -12,9 +12,13 @@ struct FanOutStage: Sendable {
         while !run.isStopping {
             var held: FanOutJob?
             do {
-                guard var job = try await run.step("claiming a fan-out", { [fanOut, configuration] in
-                    try await fanOut.claim(lease: configuration.lease)
-                }) else {
+                guard
+                    var job = try await run.step(
+                        "claiming a fan-out",
+                        { [fanOut, configuration] in
+                            try await fanOut.claim(lease: configuration.lease)
+                        })
+                else {
                     await run.work.wait(atMost: configuration.pollInterval)
                     continue
                 }

@@ -1,5 +1,5 @@
-import NotifiableCore
 import Logging
+import NotifiableCore
 import NotifiableStore
 import Synchronization
 
@@ -23,10 +23,12 @@ final class LostDeliveryWarnings: Sendable {
             lost[delivery.notificationID] = (entry.appID, entry.count + 1, entry.reason)
         }
         for (notificationID, loss) in lost.sorted(by: { $0.key < $1.key }) where firstTime(notificationID) {
-            logger.warning("deliveries of a notification went dead", metadata: [
-                "notification_id": .stringConvertible(notificationID), "app_id": .stringConvertible(loss.appID),
-                "dead_in_batch": .stringConvertible(loss.count), "reason": "\(loss.reason)",
-            ])
+            logger.warning(
+                "deliveries of a notification went dead",
+                metadata: [
+                    "notification_id": .stringConvertible(notificationID), "app_id": .stringConvertible(loss.appID),
+                    "dead_in_batch": .stringConvertible(loss.count), "reason": "\(loss.reason)",
+                ])
         }
     }
 

@@ -39,9 +39,11 @@ struct QueueMaintenance: Sendable {
             try await userNotifications.pruneChanges()
         }
         if expiredCopies > 0 || prunedChanges > 0 {
-            logger.info("user notification maintenance", metadata: [
-                "expired": "\(expiredCopies)", "pruned_changes": "\(prunedChanges)",
-            ])
+            logger.info(
+                "user notification maintenance",
+                metadata: [
+                    "expired": "\(expiredCopies)", "pruned_changes": "\(prunedChanges)",
+                ])
         }
     }
 }

@@ -34,9 +34,11 @@ struct Recorder: Sendable {
                 return try await run.step("recording a batch") { [queue] in try await queue.record(results) }
             } catch {
                 guard !Task.isCancelled, ContinuousClock.now + delay < giveUp else {
-                    logger.error("could not record a batch; its deliveries will be retried after their lease", metadata: [
-                        "count": "\(results.count)", "error": "\(databaseErrorText(error))",
-                    ])
+                    logger.error(
+                        "could not record a batch; its deliveries will be retried after their lease",
+                        metadata: [
+                            "count": "\(results.count)", "error": "\(databaseErrorText(error))",
+                        ])
                     return RecordedEffects()
                 }
                 logger.warning("recording a batch failed; trying again", metadata: ["error": "\(databaseErrorText(error))"])
@@ -54,19 +56,22 @@ struct Recorder: Sendable {
         var outcomes: [DeliveryMetrics.OutcomeKey: Int] = [:]
         var retries: [Provider: Int] = [:]
         for (delivery, result) in attempts {
-            var outcome: DeliveryMetrics.Outcome = switch result.state {
-            case .sent: .sent
-            case .retrying: .retrying
-            case .dead: .dead
-            default: .failed
-            }
+            var outcome: DeliveryMetrics.Outcome =
+                switch result.state {
+                case .sent: .sent
+                case .retrying: .retrying
+                case .dead: .dead
+                default: .failed
+                }
             if let dead = result.deadToken, effects.invalidatedDevices.contains(dead.deviceID), counted.insert(dead.deviceID).inserted {
                 outcome = .tokenInvalidated
                 metrics.tokenInvalidated(provider: delivery.provider)
-                logger.info("device token invalidated", metadata: [
-                    "app_id": "\(delivery.appID)", "device_id": "\(delivery.deviceID)",
-                    "token": "\(PushToken.logPrefix(delivery.token))", "reason": "\(dead.reason)",
-                ])
+                logger.info(
+                    "device token invalidated",
+                    metadata: [
+                        "app_id": "\(delivery.appID)", "device_id": "\(delivery.deviceID)",
+                        "token": "\(PushToken.logPrefix(delivery.token))", "reason": "\(dead.reason)",
+                    ])
             }
             outcomes[DeliveryMetrics.OutcomeKey(appID: delivery.appID, provider: delivery.provider, outcome: outcome), default: 0] += 1
             if delivery.attempt > 1 { retries[delivery.provider, default: 0] += 1 }
@@ -74,9 +79,11 @@ struct Recorder: Sendable {
         metrics.attempted(outcomes, retries: retries)
         for refused in effects.newlyRefusedSettings {
             // Once per app, not once per delivery: a big notification would flood the log.
-            logger.warning("app's gateway configuration refused; its deliveries go to dead until it is fixed", metadata: [
-                "app_id": "\(refused.appID)", "provider": "\(refused.provider.rawValue)", "reason": "\(refused.reason)",
-            ])
+            logger.warning(
+                "app's gateway configuration refused; its deliveries go to dead until it is fixed",
+                metadata: [
+                    "app_id": "\(refused.appID)", "provider": "\(refused.provider.rawValue)", "reason": "\(refused.reason)",
+                ])
         }
     }
 }

@@ -48,9 +48,11 @@ public struct WebhookSender: Sendable {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "NotifiableServer-Webhooks")
-        request.headers.add(name: WebhookSignature.headerName, value: WebhookSignature.header(
-            secret: secret, timestamp: Int64(now().timeIntervalSince1970), body: batch.body
-        ))
+        request.headers.add(
+            name: WebhookSignature.headerName,
+            value: WebhookSignature.header(
+                secret: secret, timestamp: Int64(now().timeIntervalSince1970), body: batch.body
+            ))
         request.headers.add(name: "X-Notifiable-Webhook-Id", value: String(batch.webhookID))
         request.headers.add(name: "X-Notifiable-Batch-Id", value: String(batch.id))
         request.body = .bytes(ByteBuffer(bytes: batch.body))

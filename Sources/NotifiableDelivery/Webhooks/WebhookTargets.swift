@@ -1,11 +1,12 @@
+import Foundation
+import NIOPosix
+import NotifiableCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import NIOPosix
-import NotifiableCore
 
 /// Where webhooks may be sent. With `refusesInternalAddresses` (NOTIFIABLE_WEBHOOK_PUBLIC_TARGETS_ONLY),
 /// a URL whose host is, or resolves to, a loopback, link-local, private or otherwise internal

@@ -82,13 +82,17 @@ public final class WebhookWorker: Service {
                         }
                     }
                     let free = configuration.concurrency - inFlight
-                    let claimed = free > 0
+                    let claimed =
+                        free > 0
                         ? try await step("claiming webhook batches") { [queue, configuration] in
                             try await queue.claim(limit: free, lease: configuration.lease)
                         }
                         : []
                     for batch in claimed {
-                        group.addTask { await self.deliver(batch, with: sender); return .batch }
+                        group.addTask {
+                            await self.deliver(batch, with: sender)
+                            return .batch
+                        }
                     }
                     inFlight += claimed.count
                     forms = claimed.count < free
@@ -99,7 +103,10 @@ public final class WebhookWorker: Service {
                     }
                     if !ticking {
                         ticking = true
-                        group.addTask { [doorbell, configuration] in await doorbell.wait(atMost: configuration.pollInterval); return .tick }
+                        group.addTask { [doorbell, configuration] in
+                            await doorbell.wait(atMost: configuration.pollInterval)
+                            return .tick
+                        }
                     }
                     switch await group.next() {
                     case .batch?: inFlight -= 1
@@ -132,21 +139,26 @@ public final class WebhookWorker: Service {
                 try await step("recording a webhook batch") { [queue] in try await queue.recordDelivered(batch, status: status) }
             case .failed(let status, let error, let retryAfter):
                 let failures = batch.consecutiveFailures + 1
-                let runAt = configuration.retryPolicy.nextAttempt(after: failures, retryAfter: retryAfter, now: Date(), expiresAt: nil)
+                let runAt =
+                    configuration.retryPolicy.nextAttempt(after: failures, retryAfter: retryAfter, now: Date(), expiresAt: nil)
                     ?? Date().addingTimeInterval(RetryPolicy.seconds(configuration.retryPolicy.maxDelay))
                 let paused = try await step("recording a webhook batch") { [queue, configuration] in
                     try await queue.recordFailed(batch, status: status, error: error, runAt: runAt, pauseAfter: configuration.pauseAfter)
                 }
                 if paused { metrics.pausedWebhook() }
-                logger.log(level: paused ? .warning : .info, paused ? "webhook paused after repeated failures" : "webhook batch failed; will retry", metadata: [
-                    "webhook_id": "\(batch.webhookID)", "batch_id": "\(batch.id)", "error": "\(error)",
-                ])
+                logger.log(
+                    level: paused ? .warning : .info, paused ? "webhook paused after repeated failures" : "webhook batch failed; will retry",
+                    metadata: [
+                        "webhook_id": "\(batch.webhookID)", "batch_id": "\(batch.id)", "error": "\(error)",
+                    ])
             }
         } catch {
             // Left running: the lease runs out and the batch is sent again (receivers de-duplicate by event id).
-            logger.error("could not record a webhook batch's outcome", metadata: [
-                "batch_id": "\(batch.id)", "error": "\(databaseErrorText(error))",
-            ])
+            logger.error(
+                "could not record a webhook batch's outcome",
+                metadata: [
+                    "batch_id": "\(batch.id)", "error": "\(databaseErrorText(error))",
+                ])
         }
     }
 }

@@ -1,8 +1,8 @@
-import NotifiableCore
 import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP2
+import NotifiableCore
 import Synchronization
 
 /// The parts of an HTTP/2 request that APNs looks at, gathered by the stream handler.

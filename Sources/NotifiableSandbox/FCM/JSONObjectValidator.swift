@@ -160,12 +160,20 @@ enum JSONObjectValidator {
             var upper: UInt8 = 0xBF
             switch lead {
             case 0xC2...0xDF: count = 1
-            case 0xE0: count = 2; lower = 0xA0
+            case 0xE0:
+                count = 2
+                lower = 0xA0
             case 0xE1...0xEC, 0xEE...0xEF: count = 2
-            case 0xED: count = 2; upper = 0x9F
-            case 0xF0: count = 3; lower = 0x90
+            case 0xED:
+                count = 2
+                upper = 0x9F
+            case 0xF0:
+                count = 3
+                lower = 0x90
             case 0xF1...0xF3: count = 3
-            case 0xF4: count = 3; upper = 0x8F
+            case 0xF4:
+                count = 3
+                upper = 0x8F
             default: return false
             }
             guard bytes.count - index > count else { return false }

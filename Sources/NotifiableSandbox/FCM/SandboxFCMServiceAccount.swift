@@ -36,7 +36,8 @@ struct SandboxFCMServiceAccount {
         let certificateURL =
             "https://www.googleapis.com/robot/v1/metadata/x509/"
             + (clientEmail.addingPercentEncoding(withAllowedCharacters: pathCharacters) ?? clientEmail)
-        let privateKeyPEM = privateKey.pkcs8PEMRepresentation.hasSuffix("\n")
+        let privateKeyPEM =
+            privateKey.pkcs8PEMRepresentation.hasSuffix("\n")
             ? privateKey.pkcs8PEMRepresentation : privateKey.pkcs8PEMRepresentation + "\n"
         let members: [(String, String)] = [
             ("type", "service_account"),

@@ -1,6 +1,6 @@
-import NotifiableCore
 import Crypto
 import Foundation
+import NotifiableCore
 import _CryptoExtras
 
 /// A service account the fake FCM gateway's token endpoint trusts: its keys and the project its tokens may send to.

@@ -15,9 +15,11 @@ public final class SandboxGatewayStatsFiles: Sendable {
         self.requestLogPath = requestLogPath
         var handle: FileHandle?
         if let requestLogPath {
-            guard FileManager.default.createFile(
-                atPath: requestLogPath, contents: Data((SandboxGatewayRequestRecord.tsvHeader + "\n").utf8)
-            ), let opened = FileHandle(forWritingAtPath: requestLogPath) else {
+            guard
+                FileManager.default.createFile(
+                    atPath: requestLogPath, contents: Data((SandboxGatewayRequestRecord.tsvHeader + "\n").utf8)
+                ), let opened = FileHandle(forWritingAtPath: requestLogPath)
+            else {
                 throw SandboxGatewayError("Cannot write the request log \(requestLogPath).")
             }
             opened.seekToEndOfFile()

@@ -46,4 +46,3 @@ final class SandboxGatewayConnectionErrorHandler: ChannelInboundHandler, Sendabl
         context.close(promise: nil)
     }
 }
-

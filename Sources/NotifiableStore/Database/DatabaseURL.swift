@@ -66,7 +66,7 @@ public enum DatabaseURL {
 
         init(_ text: String) throws {
             guard let components = URLComponents(string: text),
-                  let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
+                let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
             else {
                 throw Invalid(description: "DATABASE_URL must look like postgres://user:password@host:5432/database")
             }

@@ -35,9 +35,15 @@ public enum SQLScript {
                 // Block comments nest in PostgreSQL.
                 var depth = 0
                 repeat {
-                    if starts(with: ["/", "*"], at: i) { depth += 1; take(2) }
-                    else if starts(with: ["*", "/"], at: i) { depth -= 1; take(2) }
-                    else { take(1) }
+                    if starts(with: ["/", "*"], at: i) {
+                        depth += 1
+                        take(2)
+                    } else if starts(with: ["*", "/"], at: i) {
+                        depth -= 1
+                        take(2)
+                    } else {
+                        take(1)
+                    }
                 } while depth > 0 && i < chars.count
             case "'", "\"":
                 hasCode = true
@@ -45,7 +51,10 @@ public enum SQLScript {
                 while i < chars.count {
                     if chars[i] == c {
                         // A doubled quote is an escaped quote, not the end.
-                        if i + 1 < chars.count, chars[i + 1] == c { take(2); continue }
+                        if i + 1 < chars.count, chars[i + 1] == c {
+                            take(2)
+                            continue
+                        }
                         take(1)
                         break
                     }
@@ -54,8 +63,10 @@ public enum SQLScript {
             case "$":
                 hasCode = true
                 // `$` inside an identifier (a$b) or a parameter ($1) opens no quote.
-                let afterIdentifier = i > 0 && (chars[i - 1] == "_" || chars[i - 1].properties.isAlphabetic
-                    || ("0"..."9").contains(chars[i - 1]))
+                let afterIdentifier =
+                    i > 0
+                    && (chars[i - 1] == "_" || chars[i - 1].properties.isAlphabetic
+                        || ("0"..."9").contains(chars[i - 1]))
                 if !afterIdentifier, let tag = dollarTag(chars, at: i) {
                     take(tag.count)
                     while i < chars.count, !starts(with: tag, at: i) { take(1) }
@@ -93,7 +104,7 @@ extension String {
     func trimmingWhitespace() -> String {
         let scalars = unicodeScalars
         guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+            let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
         else { return "" }
         return String(scalars[start...end])
     }

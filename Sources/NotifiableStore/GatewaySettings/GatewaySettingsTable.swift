@@ -14,10 +14,11 @@ struct GatewaySettingsTable: Sendable {
 
     /// The table holding `provider`'s settings.
     init(_ provider: Provider) {
-        self = switch provider {
-        case .apns: .apns
-        case .fcm: .fcm
-        }
+        self =
+            switch provider {
+            case .apns: .apns
+            case .fcm: .fcm
+            }
     }
 
     private init(name: String) {

@@ -57,10 +57,11 @@ public struct SealedSecretStore: Sendable {
         var currentKey = PostgresBindings()
         currentKey.append(keys.current.id)
         let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: """
-                SELECT \(column.keyColumn)::text, \(column.secretColumn), master_key_id FROM \(column.table)
-                WHERE master_key_id IS DISTINCT FROM $1 FOR UPDATE
-                """, binds: currentKey),
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT \(column.keyColumn)::text, \(column.secretColumn), master_key_id FROM \(column.table)
+                    WHERE master_key_id IS DISTINCT FROM $1 FOR UPDATE
+                    """, binds: currentKey),
             logger: logger
         )
         var opened: [(key: String, secret: String)] = []

@@ -39,10 +39,14 @@ extension DeliveryRecord {
         """
 
     static func decode(_ row: PostgresRow) throws -> DeliveryRecord {
-        let (id, notificationID, deviceID, alias, provider, state, attempts, reason, status, gatewayID,
-             runAt, createdAt, sentAt, failedAt, deadAt, cancelledAt, deliveredAt, openedAt, sandbox, kind) = try row.decode(
-            (Int64, Int64, Int64, String?, String, String, Int32, String?, Int32?, String?,
-             Date, Date, Date?, Date?, Date?, Date?, Date?, Date?, Bool, String).self
+        let (
+            id, notificationID, deviceID, alias, provider, state, attempts, reason, status, gatewayID,
+            runAt, createdAt, sentAt, failedAt, deadAt, cancelledAt, deliveredAt, openedAt, sandbox, kind
+        ) = try row.decode(
+            (
+                Int64, Int64, Int64, String?, String, String, Int32, String?, Int32?, String?,
+                Date, Date, Date?, Date?, Date?, Date?, Date?, Date?, Bool, String
+            ).self
         )
         return DeliveryRecord(
             id: id, notificationID: notificationID, deviceID: deviceID, userAlias: alias,

@@ -49,34 +49,42 @@ public struct NotificationStore: Sendable {
         case nil: break
         }
         let inserted = try await client.withTransaction(logger: logger) { connection -> StoredNotification? in
-            guard let app = try await AppStore.apps(from: connection.query(
-                "SELECT \(unescaped: AppStore.columns) FROM apps WHERE id = \(appID)", logger: logger
-            )).first else {
+            guard
+                let app = try await AppStore.apps(
+                    from: connection.query(
+                        "SELECT \(unescaped: AppStore.columns) FROM apps WHERE id = \(appID)", logger: logger
+                    )
+                ).first
+            else {
                 throw StoreError(description: "app \(appID) does not exist")
             }
             let request = request.applying(app.pushDefaults, now: Date())
             let content = try StoredJSON.text(request.content)
-            guard var notification = try await first(connection.query(
-                """
-                INSERT INTO notifications AS n (
-                    app_id, idempotency_key, content, targeting, expires_at, stateful, users_targeted, send_at, local_send_at,
-                    rich, awaiting_content, request_digest)
-                VALUES (\(appID), \(request.idempotencyKey), \(content)::jsonb, \(targeting)::jsonb, \(request.content.expiresAt),
-                        \(stateful), \(stateful ? request.targeting.userAliases.count : 0), \(sendAt),
-                        \(localSendAt)::timestamptz AT TIME ZONE 'UTC', \(request.rich), \(request.rich), \(digest))
-                ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-                RETURNING \(unescaped: Self.columns)
-                """,
-                logger: logger
-            )) else { return nil }
+            guard
+                var notification = try await first(
+                    connection.query(
+                        """
+                        INSERT INTO notifications AS n (
+                            app_id, idempotency_key, content, targeting, expires_at, stateful, users_targeted, send_at, local_send_at,
+                            rich, awaiting_content, request_digest)
+                        VALUES (\(appID), \(request.idempotencyKey), \(content)::jsonb, \(targeting)::jsonb, \(request.content.expiresAt),
+                                \(stateful), \(stateful ? request.targeting.userAliases.count : 0), \(sendAt),
+                                \(localSendAt)::timestamptz AT TIME ZONE 'UTC', \(request.rich), \(request.rich), \(digest))
+                        ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+                        RETURNING \(unescaped: Self.columns)
+                        """,
+                        logger: logger
+                    ))
+            else { return nil }
             if let options = request.stateful {
                 try await UserNotificationStore.createCopies(
                     of: notification.id, appID: appID, for: request.targeting.userAliases, expiresAt: options.expiresAt,
                     on: connection, logger: logger
                 )
-                notification = notification.with(userStates: UserStateCounters(
-                    targeted: Int64(request.targeting.userAliases.count), read: 0, dismissed: 0, activated: 0
-                ))
+                notification = notification.with(
+                    userStates: UserStateCounters(
+                        targeted: Int64(request.targeting.userAliases.count), read: 0, dismissed: 0, activated: 0
+                    ))
             }
             return notification
         }
@@ -106,10 +114,11 @@ public struct NotificationStore: Sendable {
     }
 
     public func notification(id: Int64, appID: Int64) async throws -> StoredNotification? {
-        try await first(client.query(
-            "SELECT \(unescaped: Self.columns) FROM notifications n WHERE n.id = \(id) AND n.app_id = \(appID)",
-            logger: logger
-        ))
+        try await first(
+            client.query(
+                "SELECT \(unescaped: Self.columns) FROM notifications n WHERE n.id = \(id) AND n.app_id = \(appID)",
+                logger: logger
+            ))
     }
 
     /// The app's notifications, newest first, older than `beforeID` when given.
@@ -223,8 +232,10 @@ public struct NotificationStore: Sendable {
     }
 
     static func notification(from row: PostgresRow) throws -> StoredNotification {
-        let (id, appID, content, targeting, key, state, createdAt, fannedOutAt, cancelledAt, stateful, users, read, dismissed, activated,
-             sendAt, localSendAt, rich, awaitingContent) = try row.decode(
+        let (
+            id, appID, content, targeting, key, state, createdAt, fannedOutAt, cancelledAt, stateful, users, read, dismissed, activated,
+            sendAt, localSendAt, rich, awaitingContent
+        ) = try row.decode(
             (Int64, Int64, String, String, String?, String, Date, Date?, Date?, Bool, Int32, Int32, Int32, Int32, Date?, Date?, Bool, Bool).self
         )
         return StoredNotification(

@@ -58,11 +58,12 @@ public struct DashboardStore: Sendable {
                 guard configured else { return .notConfigured }
                 return problem.map(GatewayState.misconfigured) ?? .ok
             }
-            overviews.append(AppOverview(
-                app: App(id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, createdAt: createdAt, updatedAt: updatedAt),
-                apnsDevices: apns, fcmDevices: fcm, invalidatedDevices: invalidated, registeredLastDay: recent,
-                apns: state(hasAPNs, apnsProblem), fcm: state(hasFCM, fcmProblem)
-            ))
+            overviews.append(
+                AppOverview(
+                    app: App(id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, createdAt: createdAt, updatedAt: updatedAt),
+                    apnsDevices: apns, fcmDevices: fcm, invalidatedDevices: invalidated, registeredLastDay: recent,
+                    apns: state(hasAPNs, apnsProblem), fcm: state(hasFCM, fcmProblem)
+                ))
         }
         return overviews
     }

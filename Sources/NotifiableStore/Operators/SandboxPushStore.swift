@@ -42,11 +42,12 @@ public struct SandboxPushStore: Sendable {
             (Int64, Int64, Int64, Int64, String, String, String, String, Date).self
         ) {
             let headers = (try? JSONDecoder().decode([String: String].self, from: Data(headersText.utf8))) ?? [:]
-            records.append(SandboxPushRecord(
-                id: id, deliveryID: deliveryID, notificationID: notificationID, deviceID: deviceID,
-                push: SandboxPush(provider: Provider(rawValue: provider) ?? .apns, token: token, headers: headers, payload: payload),
-                createdAt: createdAt
-            ))
+            records.append(
+                SandboxPushRecord(
+                    id: id, deliveryID: deliveryID, notificationID: notificationID, deviceID: deviceID,
+                    push: SandboxPush(provider: Provider(rawValue: provider) ?? .apns, token: token, headers: headers, payload: payload),
+                    createdAt: createdAt
+                ))
         }
         return records
     }

@@ -42,18 +42,19 @@ public struct DeliveryQueueStore: Sendable {
             // Sync signals carry content of their own; pushes share their notification's.
             let cached = kind == "push" ? contents[notificationID] : nil
             guard let (content, rendered) = cached ?? Self.content(of: row).map({ ($0, RenderedPayloads()) }),
-                  let provider = Provider(rawValue: provider)
+                let provider = Provider(rawValue: provider)
             else {
                 logger.error("stored notification content is unreadable", metadata: ["notification_id": "\(notificationID)"])
                 unreadable.append(DeliveryResult(deliveryID: id, attempt: Int(attempt), state: .failed, reason: "stored notification content is unreadable"))
                 continue
             }
             if kind == "push" { contents[notificationID] = (content, rendered) }
-            claimed.append(ClaimedDelivery(
-                id: id, notificationID: notificationID, appID: appID, deviceID: deviceID, attempt: Int(attempt),
-                provider: provider, token: token, language: language, country: country,
-                content: content, expiresAt: expiresAt, sandbox: sandbox, rendered: rendered
-            ))
+            claimed.append(
+                ClaimedDelivery(
+                    id: id, notificationID: notificationID, appID: appID, deviceID: deviceID, attempt: Int(attempt),
+                    provider: provider, token: token, language: language, country: country,
+                    content: content, expiresAt: expiresAt, sandbox: sandbox, rendered: rendered
+                ))
         }
         try await record(unreadable)
         return claimed

@@ -89,7 +89,8 @@ public struct FanOutStore: Sendable {
         let windowEnd = overflow ? Int64.max : sum
         let end = builder.bind(windowEnd)
         let limit = builder.bind(Int64(batchSize))
-        builder.append("""
+        builder.append(
+            """
             WITH batch AS (
                 SELECT d.id, COALESCE(d.platform_properties ->> 'time_zone', d.custom_properties ->> 'time_zone') AS time_zone
                 FROM devices d
@@ -98,7 +99,8 @@ public struct FanOutStore: Sendable {
                   AND 
             """)
         TargetingSQL.appendCondition(for: job.targeting, to: &builder)
-        builder.append("""
+        builder.append(
+            """
 
                 ORDER BY d.id LIMIT \(limit)
             ),
@@ -110,7 +112,8 @@ public struct FanOutStore: Sendable {
             // Due when the wall-clock time comes in the device's own zone (UTC for none or an
             // unknown one, on which AT TIME ZONE would fail); at once where it has passed already.
             let wallClock = builder.bind(localSendAt)
-            builder.append("""
+            builder.append(
+                """
                     SELECT \(notificationID), \(appID), batch.id,
                            GREATEST(now(), (\(wallClock)::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE COALESCE(zone.name, 'UTC'))
                     FROM batch LEFT JOIN unnest(\(builder.bind(job.timeZones))::text[]) AS zone(name) ON zone.name = batch.time_zone
@@ -119,7 +122,8 @@ public struct FanOutStore: Sendable {
         } else {
             builder.append("        SELECT \(notificationID), \(appID), id, now() FROM batch\n")
         }
-        builder.append("""
+        builder.append(
+            """
                 ON CONFLICT (notification_id, device_id) WHERE kind = 'push' DO NOTHING
                 RETURNING 1
             )

@@ -76,15 +76,18 @@ public struct AppStore: Sendable {
     }
 
     public func list() async throws -> [App] {
-        try await Self.apps(from: client.query(
-            "SELECT \(unescaped: Self.columns) FROM apps ORDER BY id", logger: logger
-        ))
+        try await Self.apps(
+            from: client.query(
+                "SELECT \(unescaped: Self.columns) FROM apps ORDER BY id", logger: logger
+            ))
     }
 
     public func app(id: Int64) async throws -> App? {
-        try await Self.apps(from: client.query(
-            "SELECT \(unescaped: Self.columns) FROM apps WHERE id = \(id)", logger: logger
-        )).first
+        try await Self.apps(
+            from: client.query(
+                "SELECT \(unescaped: Self.columns) FROM apps WHERE id = \(id)", logger: logger
+            )
+        ).first
     }
 
     /// What an app's update may change; nil leaves a field as it is.
@@ -111,20 +114,22 @@ public struct AppStore: Sendable {
 
     /// Renames the app, changes its delivery mode and push defaults; nil when there is no such app.
     public func update(id: Int64, _ changes: Changes) async throws -> App? {
-        try await Self.apps(from: client.query(
-            """
-            UPDATE apps SET name = COALESCE(\(changes.name), name),
-                            delivery_mode = COALESCE(\(changes.deliveryMode?.rawValue), delivery_mode),
-                            android_style = COALESCE(\(changes.androidStyle?.rawValue), android_style),
-                            default_ttl_seconds = COALESCE(\(changes.timeToLiveSeconds)::int4, default_ttl_seconds),
-                            default_mutable_content = COALESCE(\(changes.mutableContent), default_mutable_content),
-                            default_content_available = COALESCE(\(changes.contentAvailable), default_content_available),
-                            updated_at = now()
-            WHERE id = \(id)
-            RETURNING \(unescaped: Self.columns)
-            """,
-            logger: logger
-        )).first
+        try await Self.apps(
+            from: client.query(
+                """
+                UPDATE apps SET name = COALESCE(\(changes.name), name),
+                                delivery_mode = COALESCE(\(changes.deliveryMode?.rawValue), delivery_mode),
+                                android_style = COALESCE(\(changes.androidStyle?.rawValue), android_style),
+                                default_ttl_seconds = COALESCE(\(changes.timeToLiveSeconds)::int4, default_ttl_seconds),
+                                default_mutable_content = COALESCE(\(changes.mutableContent), default_mutable_content),
+                                default_content_available = COALESCE(\(changes.contentAvailable), default_content_available),
+                                updated_at = now()
+                WHERE id = \(id)
+                RETURNING \(unescaped: Self.columns)
+                """,
+                logger: logger
+            )
+        ).first
     }
 
     /// Deletes the app with everything it owns: credentials, settings, devices, notifications,
@@ -252,10 +257,11 @@ public struct AppStore: Sendable {
                 androidStyle: AndroidStyle(rawValue: style) ?? .data, timeToLiveSeconds: Int64(ttl),
                 mutableContent: mutableContent, contentAvailable: contentAvailable
             )
-            apps.append(App(
-                id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, pushDefaults: defaults, createdAt: createdAt,
-                updatedAt: updatedAt
-            ))
+            apps.append(
+                App(
+                    id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, pushDefaults: defaults, createdAt: createdAt,
+                    updatedAt: updatedAt
+                ))
         }
         return apps
     }

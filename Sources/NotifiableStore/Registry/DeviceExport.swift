@@ -39,10 +39,11 @@ extension DeviceStore {
             guard let provider = Provider(rawValue: provider) else {
                 throw StoreError(description: "device \(id) has unknown provider \(provider)")
             }
-            page.append(ExportedDevice(
-                id: id, provider: provider, token: token, name: name, userAlias: alias,
-                language: language, country: country, customProperties: custom, tags: tags
-            ))
+            page.append(
+                ExportedDevice(
+                    id: id, provider: provider, token: token, name: name, userAlias: alias,
+                    language: language, country: country, customProperties: custom, tags: tags
+                ))
         }
         return page
     }

@@ -188,21 +188,33 @@ private struct ImportColumns {
             Self.add(device.language, &setsLanguage, &language)
             Self.add(device.country, &setsCountry, &country)
             switch device.customProperties {
-            case .unchanged: setsCustom.append(false); custom.append("")
-            case .set(let object): setsCustom.append(true); custom.append(JSONValue.object(object ?? [:]).jsonText())
+            case .unchanged:
+                setsCustom.append(false)
+                custom.append("")
+            case .set(let object):
+                setsCustom.append(true)
+                custom.append(JSONValue.object(object ?? [:]).jsonText())
             }
             platform.append(JSONValue.object(device.platformProperties).jsonText())
             switch device.tags {
-            case .unchanged: setsTags.append(false); tags.append("")
-            case .set(let set): setsTags.append(true); tags.append((set ?? []).joined(separator: " "))
+            case .unchanged:
+                setsTags.append(false)
+                tags.append("")
+            case .set(let set):
+                setsTags.append(true)
+                tags.append((set ?? []).joined(separator: " "))
             }
         }
     }
 
     private static func add(_ update: FieldUpdate<String>, _ sets: inout [Bool], _ values: inout [String]) {
         switch update {
-        case .unchanged: sets.append(false); values.append("")
-        case .set(let value): sets.append(true); values.append(value ?? "")
+        case .unchanged:
+            sets.append(false)
+            values.append("")
+        case .set(let value):
+            sets.append(true)
+            values.append(value ?? "")
         }
     }
 }

@@ -25,14 +25,16 @@ extension DeviceStore {
             guard let current else { return .missing }
             let tags = changes.applied(to: current)
             guard tags.count <= DeviceTags.maxCount else { return .tooMany(tags.count) }
-            return .changed(try await Self.first(connection.query(
-                """
-                UPDATE devices SET tags = \(tags)::text[], updated_at = now()
-                WHERE id = \(id)
-                RETURNING \(unescaped: Self.columns)
-                """,
-                logger: logger
-            )))
+            return .changed(
+                try await Self.first(
+                    connection.query(
+                        """
+                        UPDATE devices SET tags = \(tags)::text[], updated_at = now()
+                        WHERE id = \(id)
+                        RETURNING \(unescaped: Self.columns)
+                        """,
+                        logger: logger
+                    )))
         }
         switch outcome {
         case .missing: return nil

@@ -44,13 +44,14 @@ public struct DeviceStore: Sendable {
     }
 
     public func device(id: Int64, appID: Int64) async throws -> Device? {
-        try await Self.first(client.query(
-            """
-            SELECT \(unescaped: Self.columns) FROM devices
-            WHERE id = \(id) AND app_id = \(appID) AND unregistered_at IS NULL
-            """,
-            logger: logger
-        ))
+        try await Self.first(
+            client.query(
+                """
+                SELECT \(unescaped: Self.columns) FROM devices
+                WHERE id = \(id) AND app_id = \(appID) AND unregistered_at IS NULL
+                """,
+                logger: logger
+            ))
     }
 
     /// Applies a partial update; nil when the app has no such registered device.
@@ -75,14 +76,15 @@ public struct DeviceStore: Sendable {
     private func updateOnce(id: Int64, appID: Int64, fields: DeviceFields) async throws -> Device? {
         let binds = ColumnBinds(fields)
         return try await client.withTransaction(logger: logger) { connection in
-            let locked = try await Self.first(connection.query(
-                """
-                SELECT \(unescaped: Self.columns) FROM devices
-                WHERE id = \(id) AND app_id = \(appID) AND unregistered_at IS NULL
-                FOR UPDATE
-                """,
-                logger: logger
-            ))
+            let locked = try await Self.first(
+                connection.query(
+                    """
+                    SELECT \(unescaped: Self.columns) FROM devices
+                    WHERE id = \(id) AND app_id = \(appID) AND unregistered_at IS NULL
+                    FOR UPDATE
+                    """,
+                    logger: logger
+                ))
             guard let current = locked else { return nil }
 
             var newToken: String?
@@ -93,27 +95,28 @@ public struct DeviceStore: Sendable {
                 newToken = token  // same token, new spelling
             }
 
-            return try await Self.first(connection.query(
-                """
-                UPDATE devices SET
-                    token = COALESCE(\(newToken)::text, token),
-                    name = CASE WHEN \(binds.setsName) THEN \(binds.name) ELSE name END,
-                    user_alias = CASE WHEN \(binds.setsUserAlias) THEN \(binds.userAlias) ELSE user_alias END,
-                    language = CASE WHEN \(binds.setsLanguage) THEN \(binds.language) ELSE language END,
-                    country = CASE WHEN \(binds.setsCountry) THEN \(binds.country) ELSE country END,
-                    custom_properties = CASE WHEN \(binds.setsCustomProperties) THEN \(binds.customProperties)::jsonb
-                                             ELSE custom_properties END,
-                    platform_properties = platform_properties || \(binds.platformProperties)::jsonb,
-                    tags = CASE WHEN \(binds.setsTags) THEN \(binds.tags)::text[] ELSE tags END,
-                    updated_at = now(),
-                    registered_at = CASE WHEN \(newToken)::text IS NULL THEN registered_at ELSE now() END,
-                    invalidated_at = CASE WHEN \(newToken)::text IS NULL THEN invalidated_at END,
-                    invalidation_reason = CASE WHEN \(newToken)::text IS NULL THEN invalidation_reason END
-                WHERE id = \(id)
-                RETURNING \(unescaped: Self.columns)
-                """,
-                logger: logger
-            ))
+            return try await Self.first(
+                connection.query(
+                    """
+                    UPDATE devices SET
+                        token = COALESCE(\(newToken)::text, token),
+                        name = CASE WHEN \(binds.setsName) THEN \(binds.name) ELSE name END,
+                        user_alias = CASE WHEN \(binds.setsUserAlias) THEN \(binds.userAlias) ELSE user_alias END,
+                        language = CASE WHEN \(binds.setsLanguage) THEN \(binds.language) ELSE language END,
+                        country = CASE WHEN \(binds.setsCountry) THEN \(binds.country) ELSE country END,
+                        custom_properties = CASE WHEN \(binds.setsCustomProperties) THEN \(binds.customProperties)::jsonb
+                                                 ELSE custom_properties END,
+                        platform_properties = platform_properties || \(binds.platformProperties)::jsonb,
+                        tags = CASE WHEN \(binds.setsTags) THEN \(binds.tags)::text[] ELSE tags END,
+                        updated_at = now(),
+                        registered_at = CASE WHEN \(newToken)::text IS NULL THEN registered_at ELSE now() END,
+                        invalidated_at = CASE WHEN \(newToken)::text IS NULL THEN invalidated_at END,
+                        invalidation_reason = CASE WHEN \(newToken)::text IS NULL THEN invalidation_reason END
+                    WHERE id = \(id)
+                    RETURNING \(unescaped: Self.columns)
+                    """,
+                    logger: logger
+                ))
         }
     }
 
@@ -168,9 +171,11 @@ public struct DeviceStore: Sendable {
             try await WaitingDeliveries.cancel(
                 of: .device(mergedID), reason: "device merged into \(survivorID)", on: connection, logger: logger
             )
-            logger.info("merged device into the one taking its token", metadata: [
-                "app_id": "\(appID)", "device_id": "\(survivorID)", "merged_device_id": "\(mergedID)",
-            ])
+            logger.info(
+                "merged device into the one taking its token",
+                metadata: [
+                    "app_id": "\(appID)", "device_id": "\(survivorID)", "merged_device_id": "\(mergedID)",
+                ])
         }
     }
 
@@ -213,10 +218,14 @@ public struct DeviceStore: Sendable {
     }
 
     static func device(from row: PostgresRow) throws -> Device {
-        let (id, appID, provider, token, name, userAlias, language, country, custom, platform,
-             createdAt, updatedAt, registeredAt, invalidatedAt, unregisteredAt, tags) = try row.decode(
-            (Int64, Int64, String, String, String?, String?, String?, String?, String, String,
-             Date, Date, Date, Date?, Date?, [String]).self
+        let (
+            id, appID, provider, token, name, userAlias, language, country, custom, platform,
+            createdAt, updatedAt, registeredAt, invalidatedAt, unregisteredAt, tags
+        ) = try row.decode(
+            (
+                Int64, Int64, String, String, String?, String?, String?, String?, String, String,
+                Date, Date, Date, Date?, Date?, [String]
+            ).self
         )
         guard let provider = Provider(rawValue: provider) else {
             throw StoreError(description: "device \(id) has unknown provider \(provider)")

@@ -52,7 +52,9 @@ public struct NotifiableRailsDeviceStore: Sendable {
         for column in ["token", "provider", "locale", "language", "country", "name"] {
             expressions[column] = columns.contains(column) ? "\(column)::text" : "NULL::text"
         }
-        expressions["user_alias"] = columns.contains("user_alias") ? "user_alias::text"
+        expressions["user_alias"] =
+            columns.contains("user_alias")
+            ? "user_alias::text"
             : columns.contains("user_id") ? "user_id::text" : "NULL::text"
         expressions["is_valid"] = columns.contains("is_valid") ? "COALESCE(is_valid, true)" : "true"
         if railsAppID != nil, !columns.contains("app_id") {
@@ -93,10 +95,11 @@ public struct NotifiableRailsDeviceStore: Sendable {
         for try await (id, token, provider, locale, language, country, name, alias, valid) in rows.decode(
             (Int64, String?, String?, String?, String?, String?, String?, String?, Bool).self
         ) {
-            page.append(NotifiableRailsDevice(
-                id: id, token: token, provider: provider, locale: locale, language: language, country: country,
-                name: name, userAlias: alias, isValid: valid
-            ))
+            page.append(
+                NotifiableRailsDevice(
+                    id: id, token: token, provider: provider, locale: locale, language: language, country: country,
+                    name: name, userAlias: alias, isValid: valid
+                ))
         }
         return page
     }

@@ -83,7 +83,8 @@ final class RegistrationBatcher: Sendable {
             var tokens = Set<TokenKey>()
             for waiting in state.waiting {
                 if batch.count < batchLimit, waiting.registration.columnsSet == columnsSet,
-                   tokens.insert(TokenKey(caseless: waiting.registration)).inserted {
+                    tokens.insert(TokenKey(caseless: waiting.registration)).inserted
+                {
                     batch.append(waiting)
                 } else {
                     rest.append(waiting)
@@ -107,7 +108,8 @@ final class RegistrationBatcher: Sendable {
             }
         } catch let error as PSQLError where batch.count > 1 && error.serverInfo != nil && !isDatabaseUnavailable(error) {
             // PostgreSQL refused the statement (a constraint, a deadlock): find whose row it was.
-            logger.debug("registration batch refused; writing its rows one by one", metadata: ["rows": "\(batch.count)", "error": "\(String(reflecting: error))"])
+            logger.debug(
+                "registration batch refused; writing its rows one by one", metadata: ["rows": "\(batch.count)", "error": "\(String(reflecting: error))"])
             var unavailable: (any Error)?
             for waiting in batch {
                 // Once the database is away, the rest are told so at once rather than tried in turn.

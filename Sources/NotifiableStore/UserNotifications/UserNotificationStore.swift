@@ -64,12 +64,13 @@ public struct UserNotificationStore: Sendable {
             """,
             logger: logger
         )
-        _ = try await UserFeed.append(aliases.map {
-            UserFeed.Entry(
-                appID: appID, userAlias: $0, notificationID: notificationID, kind: .created, readState: .unread,
-                actionState: .noInteraction, deviceID: nil
-            )
-        }, on: connection, logger: logger)
+        _ = try await UserFeed.append(
+            aliases.map {
+                UserFeed.Entry(
+                    appID: appID, userAlias: $0, notificationID: notificationID, kind: .created, readState: .unread,
+                    actionState: .noInteraction, deviceID: nil
+                )
+            }, on: connection, logger: logger)
     }
 
     static let columns = """
@@ -78,28 +79,31 @@ public struct UserNotificationStore: Sendable {
 
     /// The user's live copies, newest first, older than `beforeID` when given.
     public func list(appID: Int64, userAlias: String, readState: ReadState?, beforeID: Int64?, limit: Int) async throws -> [UserNotificationRecord] {
-        try await Self.records(client.query(
-            """
-            SELECT \(unescaped: Self.columns)
-            FROM user_notifications u JOIN notifications n ON n.id = u.notification_id
-            WHERE u.app_id = \(appID) AND u.user_alias = \(userAlias) AND u.expires_at > now()
-              AND u.notification_id < \(beforeID ?? Int64.max)
-              AND (\(readState?.rawValue)::text IS NULL OR u.read_state = \(readState?.rawValue)::text)
-            ORDER BY u.notification_id DESC LIMIT \(limit)
-            """,
-            logger: logger
-        ))
+        try await Self.records(
+            client.query(
+                """
+                SELECT \(unescaped: Self.columns)
+                FROM user_notifications u JOIN notifications n ON n.id = u.notification_id
+                WHERE u.app_id = \(appID) AND u.user_alias = \(userAlias) AND u.expires_at > now()
+                  AND u.notification_id < \(beforeID ?? Int64.max)
+                  AND (\(readState?.rawValue)::text IS NULL OR u.read_state = \(readState?.rawValue)::text)
+                ORDER BY u.notification_id DESC LIMIT \(limit)
+                """,
+                logger: logger
+            ))
     }
 
     public func record(appID: Int64, userAlias: String, notificationID: Int64) async throws -> UserNotificationRecord? {
-        try await Self.records(client.query(
-            """
-            SELECT \(unescaped: Self.columns)
-            FROM user_notifications u JOIN notifications n ON n.id = u.notification_id
-            WHERE u.app_id = \(appID) AND u.user_alias = \(userAlias) AND u.notification_id = \(notificationID) AND u.expires_at > now()
-            """,
-            logger: logger
-        )).first
+        try await Self.records(
+            client.query(
+                """
+                SELECT \(unescaped: Self.columns)
+                FROM user_notifications u JOIN notifications n ON n.id = u.notification_id
+                WHERE u.app_id = \(appID) AND u.user_alias = \(userAlias) AND u.notification_id = \(notificationID) AND u.expires_at > now()
+                """,
+                logger: logger
+            )
+        ).first
     }
 
     /// Whether the app's device is one of the user's, so it may say it made a change.
@@ -197,12 +201,13 @@ public struct UserNotificationStore: Sendable {
         from old: (ReadState, UserActionState), to new: (ReadState, UserActionState), deviceID: Int64?, expiresAt: Date,
         syncDelay: Duration, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        let seqs = try await UserFeed.append([
-            UserFeed.Entry(
-                appID: appID, userAlias: userAlias, notificationID: notificationID, kind: kind, readState: new.0,
-                actionState: new.1, deviceID: deviceID
-            ),
-        ], on: connection, logger: logger)
+        let seqs = try await UserFeed.append(
+            [
+                UserFeed.Entry(
+                    appID: appID, userAlias: userAlias, notificationID: notificationID, kind: kind, readState: new.0,
+                    actionState: new.1, deviceID: deviceID
+                )
+            ], on: connection, logger: logger)
         func delta(_ isSet: ((ReadState, UserActionState)) -> Bool) -> Int { (isSet(new) ? 1 : 0) - (isSet(old) ? 1 : 0) }
         let read = delta { $0.0 == .read }, dismissed = delta { $0.1 == .dismissed }, activated = delta { $0.1 == .activated }
         if read != 0 || dismissed != 0 || activated != 0 {
@@ -252,11 +257,12 @@ public struct UserNotificationStore: Sendable {
         ) {
             feed = (last, pruned)
             guard let seq, let kind, let notificationID, let read, let action, let changedAt else { continue }
-            changes.append(UserNotificationChange(
-                seq: seq, kind: .init(rawValue: kind) ?? .updated, notificationID: notificationID,
-                readState: ReadState(rawValue: read) ?? .unread, actionState: UserActionState(rawValue: action) ?? .noInteraction,
-                deviceID: deviceID, changedAt: changedAt
-            ))
+            changes.append(
+                UserNotificationChange(
+                    seq: seq, kind: .init(rawValue: kind) ?? .updated, notificationID: notificationID,
+                    readState: ReadState(rawValue: read) ?? .unread, actionState: UserActionState(rawValue: action) ?? .noInteraction,
+                    deviceID: deviceID, changedAt: changedAt
+                ))
         }
         guard cursor >= feed.pruned else { throw UserChangesError.cursorExpired(prunedThrough: feed.pruned) }
         guard cursor <= feed.last else { throw UserChangesError.cursorAhead(lastSeq: feed.last) }
@@ -288,11 +294,12 @@ public struct UserNotificationStore: Sendable {
                 ).decode((Int64, String, Int64, String, String).self)
                 var entries: [UserFeed.Entry] = []
                 for try await (app, alias, notificationID, read, action) in rows {
-                    entries.append(UserFeed.Entry(
-                        appID: app, userAlias: alias, notificationID: notificationID, kind: .expired,
-                        readState: ReadState(rawValue: read) ?? .unread, actionState: UserActionState(rawValue: action) ?? .noInteraction,
-                        deviceID: nil
-                    ))
+                    entries.append(
+                        UserFeed.Entry(
+                            appID: app, userAlias: alias, notificationID: notificationID, kind: .expired,
+                            readState: ReadState(rawValue: read) ?? .unread, actionState: UserActionState(rawValue: action) ?? .noInteraction,
+                            deviceID: nil
+                        ))
                 }
                 // One user's expiries enter the feed in notification order.
                 entries.sort { ($0.appID, $0.userAlias, $0.notificationID) < ($1.appID, $1.userAlias, $1.notificationID) }
@@ -355,11 +362,12 @@ public struct UserNotificationStore: Sendable {
         for try await (notificationID, alias, read, action, expiresAt, createdAt, updatedAt, content) in rows.decode(
             (Int64, String, String, String, Date, Date, Date, String).self
         ) {
-            records.append(UserNotificationRecord(
-                notificationID: notificationID, userAlias: alias, readState: ReadState(rawValue: read) ?? .unread,
-                actionState: UserActionState(rawValue: action) ?? .noInteraction, expiresAt: expiresAt, createdAt: createdAt,
-                updatedAt: updatedAt, content: try StoredJSON.decode(NotificationContent.self, from: content)
-            ))
+            records.append(
+                UserNotificationRecord(
+                    notificationID: notificationID, userAlias: alias, readState: ReadState(rawValue: read) ?? .unread,
+                    actionState: UserActionState(rawValue: action) ?? .noInteraction, expiresAt: expiresAt, createdAt: createdAt,
+                    updatedAt: updatedAt, content: try StoredJSON.decode(NotificationContent.self, from: content)
+                ))
         }
         return records
     }

@@ -29,40 +29,47 @@ public struct UserTokenSettingsStore: Sendable {
 
     /// The app's policy; nil when there is no such app.
     public func policy(appID: Int64) async throws -> UserTokenPolicy? {
-        try await Self.policies(client.query(
-            "SELECT id, user_token_generation, require_verified_alias FROM apps WHERE id = \(appID)", logger: logger
-        )).first
+        try await Self.policies(
+            client.query(
+                "SELECT id, user_token_generation, require_verified_alias FROM apps WHERE id = \(appID)", logger: logger
+            )
+        ).first
     }
 
     /// The policies of these apps, by app id; apps that no longer exist are missing.
     public func policies(appIDs: [Int64]) async throws -> [Int64: UserTokenPolicy] {
-        let found = try await Self.policies(client.query(
-            "SELECT id, user_token_generation, require_verified_alias FROM apps WHERE id = ANY(\(appIDs))", logger: logger
-        ))
+        let found = try await Self.policies(
+            client.query(
+                "SELECT id, user_token_generation, require_verified_alias FROM apps WHERE id = ANY(\(appIDs))", logger: logger
+            ))
         return Dictionary(uniqueKeysWithValues: found.map { ($0.appID, $0) })
     }
 
     /// Raises the app's key generation: every user token minted so far stops working at once.
     /// Nil when there is no such app.
     public func rotateKey(appID: Int64) async throws -> UserTokenPolicy? {
-        try await Self.policies(client.query(
-            """
-            UPDATE apps SET user_token_generation = user_token_generation + 1, updated_at = now() WHERE id = \(appID)
-            RETURNING id, user_token_generation, require_verified_alias
-            """,
-            logger: logger
-        )).first
+        try await Self.policies(
+            client.query(
+                """
+                UPDATE apps SET user_token_generation = user_token_generation + 1, updated_at = now() WHERE id = \(appID)
+                RETURNING id, user_token_generation, require_verified_alias
+                """,
+                logger: logger
+            )
+        ).first
     }
 
     /// Switches `require_verified_alias`; nil when there is no such app.
     public func setRequireVerifiedAlias(_ required: Bool, appID: Int64) async throws -> UserTokenPolicy? {
-        try await Self.policies(client.query(
-            """
-            UPDATE apps SET require_verified_alias = \(required), updated_at = now() WHERE id = \(appID)
-            RETURNING id, user_token_generation, require_verified_alias
-            """,
-            logger: logger
-        )).first
+        try await Self.policies(
+            client.query(
+                """
+                UPDATE apps SET require_verified_alias = \(required), updated_at = now() WHERE id = \(appID)
+                RETURNING id, user_token_generation, require_verified_alias
+                """,
+                logger: logger
+            )
+        ).first
     }
 
     private static func policies(_ rows: PostgresRowSequence) async throws -> [UserTokenPolicy] {

@@ -116,11 +116,12 @@ public struct WebhookQueueStore: Sendable {
                 try await client.query("DELETE FROM webhook_batches WHERE id = \(batch.id) AND attempts = \(batch.attempt)", logger: logger)
                 continue
             }
-            batches.append(ClaimedWebhookBatch(
-                id: batch.id, webhookID: batch.webhookID, attempt: Int(batch.attempt), url: batch.url, secret: batch.secret,
-                consecutiveFailures: Int(batch.failures), eventIDs: carried.ids,
-                body: Array("{\"events\":[\(carried.texts.joined(separator: ","))]}".utf8)
-            ))
+            batches.append(
+                ClaimedWebhookBatch(
+                    id: batch.id, webhookID: batch.webhookID, attempt: Int(batch.attempt), url: batch.url, secret: batch.secret,
+                    consecutiveFailures: Int(batch.failures), eventIDs: carried.ids,
+                    body: Array("{\"events\":[\(carried.texts.joined(separator: ","))]}".utf8)
+                ))
         }
         return batches
     }

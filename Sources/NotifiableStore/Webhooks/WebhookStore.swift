@@ -95,10 +95,11 @@ public struct WebhookStore: Sendable {
         for try await (id, webhookID, state, attempts, count, first, last, runAt, status, error, createdAt, deliveredAt) in rows.decode(
             (Int64, Int64, String, Int32, Int64, Int64?, Int64?, Date, Int32?, String?, Date, Date?).self
         ) {
-            batches.append(WebhookBatch(
-                id: id, webhookID: webhookID, state: state, attempts: Int(attempts), eventCount: count, firstEventID: first,
-                lastEventID: last, runAt: runAt, lastStatus: status.map(Int.init), lastError: error, createdAt: createdAt, deliveredAt: deliveredAt
-            ))
+            batches.append(
+                WebhookBatch(
+                    id: id, webhookID: webhookID, state: state, attempts: Int(attempts), eventCount: count, firstEventID: first,
+                    lastEventID: last, runAt: runAt, lastStatus: status.map(Int.init), lastError: error, createdAt: createdAt, deliveredAt: deliveredAt
+                ))
         }
         return batches
     }
@@ -118,11 +119,12 @@ public struct WebhookStore: Sendable {
         for try await (id, appID, url, events, state, pausedAt, reason, failures, pending, createdAt) in rows.decode(
             (Int64, Int64, String, [String], String, Date?, String?, Int32, Int64, Date).self
         ) {
-            webhooks.append(Webhook(
-                id: id, appID: appID, url: url, events: events.compactMap(WebhookEventType.init(rawValue:)),
-                state: Webhook.State(rawValue: state) ?? .paused, pausedAt: pausedAt, pausedReason: reason,
-                consecutiveFailures: Int(failures), pendingEvents: pending, createdAt: createdAt
-            ))
+            webhooks.append(
+                Webhook(
+                    id: id, appID: appID, url: url, events: events.compactMap(WebhookEventType.init(rawValue:)),
+                    state: Webhook.State(rawValue: state) ?? .paused, pausedAt: pausedAt, pausedReason: reason,
+                    consecutiveFailures: Int(failures), pendingEvents: pending, createdAt: createdAt
+                ))
         }
         return webhooks
     }

@@ -18,7 +18,8 @@ enum DeviceExportText {
     /// Quoted when it holds a comma, quote, line break or edge spaces (RFC 4180).
     static func csvField(_ value: String) -> String {
         // By scalar: "\r\n" is one Character, equal to neither "\r" nor "\n".
-        let needsQuotes = value.unicodeScalars.contains { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }
+        let needsQuotes =
+            value.unicodeScalars.contains { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }
             || value.first == " " || value.last == " "
         return needsQuotes ? "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : value
     }

@@ -7,7 +7,9 @@ struct ExportSink {
 
     init(path: String?) throws {
         if let path {
-            guard FileManager.default.createFile(atPath: path, contents: nil) else { throw DeviceTransferFailure("Cannot write \(path): check that its folder exists and is writable.") }
+            guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                throw DeviceTransferFailure("Cannot write \(path): check that its folder exists and is writable.")
+            }
             handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         } else {
             handle = FileHandle.standardOutput

@@ -17,7 +17,8 @@ enum DeviceImportRows {
         }
         let unknown = columns.filter { !csvColumns.contains($0) }
         guard unknown.isEmpty else {
-            throw DeviceTransferFailure("Unknown CSV column(s) \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")); the header may name \(csvColumns.joined(separator: ", ")).")
+            throw DeviceTransferFailure(
+                "Unknown CSV column(s) \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")); the header may name \(csvColumns.joined(separator: ", ")).")
         }
         guard Set(columns).count == columns.count else { throw DeviceTransferFailure("The CSV header names a column twice.") }
         guard columns.contains("token"), columns.contains("provider") else {

@@ -53,13 +53,18 @@ public struct DeviceImportRun: Sendable {
 
     public func run(client: PostgresClient, apps: AppStore) async throws -> Outcome {
         guard try await apps.app(id: appID) != nil else { throw DeviceTransferFailure("There is no app \(appID).") }
-        let logger = { var logger = Logger(label: "notifiable.import"); logger.logLevel = .notice; return logger }()
+        let logger = {
+            var logger = Logger(label: "notifiable.import")
+            logger.logLevel = .notice
+            return logger
+        }()
         let importer = DeviceImportStore(client: client, logger: logger)
 
         var checkpoint = ImportCheckpoint(source: sourceName, appID: appID)
         if !restart, let saved = try ImportCheckpoint.load(stateURL) {
             guard saved.source == sourceName, saved.appID == appID else {
-                throw DeviceTransferFailure("The checkpoint \(stateURL.path) belongs to another import (\(saved.source), app \(saved.appID)); pass --restart or --state-file.")
+                throw DeviceTransferFailure(
+                    "The checkpoint \(stateURL.path) belongs to another import (\(saved.source), app \(saved.appID)); pass --restart or --state-file.")
             }
             checkpoint = saved
             if let flight = saved.inFlight {
@@ -71,7 +76,8 @@ public struct DeviceImportRun: Sendable {
                 }
                 checkpoint.inFlight = nil
             }
-            FileHandle.standardError.write(Data("Resuming after \(checkpoint.summary.rowsRead) rows (\(checkpoint.batches) batches) from \(stateURL.path).\n".utf8))
+            FileHandle.standardError.write(
+                Data("Resuming after \(checkpoint.summary.rowsRead) rows (\(checkpoint.batches) batches) from \(stateURL.path).\n".utf8))
         }
 
         if let file, let format {

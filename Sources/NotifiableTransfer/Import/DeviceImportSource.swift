@@ -58,8 +58,12 @@ struct FileImportSource: DeviceImportSource {
         while batch.rowsRead < limit, let record = try reader.next() {
             let columns = columns
             switch format {
-            case .csv: batch.add(DeviceImportRows.registration { () throws(ValidationError) in try DeviceImportRows.csvBody(record.fields, columns: columns) }, line: record.line)
-            case .jsonl: batch.add(DeviceImportRows.registration { () throws(ValidationError) in try DeviceImportRows.jsonBody(record.fields[0]) }, line: record.line)
+            case .csv:
+                batch.add(
+                    DeviceImportRows.registration { () throws(ValidationError) in try DeviceImportRows.csvBody(record.fields, columns: columns) },
+                    line: record.line)
+            case .jsonl:
+                batch.add(DeviceImportRows.registration { () throws(ValidationError) in try DeviceImportRows.jsonBody(record.fields[0]) }, line: record.line)
             }
             batch.end = ImportCheckpoint.Position(offset: record.endOffset, line: reader.nextLine)
         }

@@ -29,7 +29,8 @@ struct ImportRecordReader {
         do {
             handle = try FileHandle(forReadingFrom: url)
         } catch {
-            throw DeviceTransferFailure("Cannot read \(url.path): \(FileManager.default.fileExists(atPath: url.path) ? "permission denied or not a file" : "no such file").")
+            throw DeviceTransferFailure(
+                "Cannot read \(url.path): \(FileManager.default.fileExists(atPath: url.path) ? "permission denied or not a file" : "no such file").")
         }
         try handle.seek(toOffset: offset)
         self.csv = csv
