@@ -48,8 +48,8 @@ struct FakeAPNs: AsyncParsableCommand {
                 if keys.isEmpty {
                     FileHandle.standardError.write(Data("warning: no --trust key: every push will be refused with InvalidProviderToken.\n".utf8))
                 }
-            }, announce: gateway.baseURL)
-        FileHandle.standardError.write(Data("fake-apns: \(gateway.requestCount) requests, \(gateway.acceptedCount) accepted\n".utf8))
+            }, announce: gateway.baseURL,
+            summary: { "fake-apns: \(gateway.requestCount) requests, \(gateway.acceptedCount) accepted" })
     }
 
     struct TrustedKey {

@@ -63,10 +63,11 @@ struct FakeFCM: AsyncParsableCommand {
                         Data("warning: no --trust or --service-account-out: every token request will be refused.\n".utf8)
                     )
                 }
-            }, announce: "\(gateway.baseURL)\ntoken_uri: \(gateway.tokenURI)")
-        FileHandle.standardError.write(
-            Data("fake-fcm: \(gateway.tokensIssued) access tokens issued, \(gateway.sendRequestCount) send requests, \(gateway.acceptedCount) accepted\n".utf8)
-        )
+            }, announce: "\(gateway.baseURL)\ntoken_uri: \(gateway.tokenURI)",
+            summary: {
+                "fake-fcm: \(gateway.tokensIssued) access tokens issued, \(gateway.sendRequestCount) send requests, "
+                    + "\(gateway.acceptedCount) accepted"
+            })
     }
 
     /// Reads a service account key file given with --trust, refusing one the gateway could not trust.

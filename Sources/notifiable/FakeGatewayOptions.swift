@@ -81,10 +81,13 @@ struct FakeGatewayOptions: ParsableArguments {
     }
 
     /// Serves with a started gateway until SIGINT or SIGTERM: sets the shared knobs, runs `prepare`
-    /// (trusting keys, writing files), writes the certificate, prints `announce`, then stops the
-    /// gateway and returns. A failure on the way stops the gateway too.
+    /// (trusting keys, writing files), writes the certificate, prints `announce`; on the signal,
+    /// writes the statistics files a last time, prints `summary` to standard error (counted at
+    /// the same moment, so the two agree) and stops the gateway. A failure on the way stops the
+    /// gateway too.
     func serve(
-        _ gateway: some SandboxGateway, logger: Logger, prepare: () throws -> Void, announce: String
+        _ gateway: some SandboxGateway, logger: Logger, prepare: () throws -> Void, announce: String,
+        summary: () -> String
     ) async throws {
         gateway.setRecording(false)
         if latencyMs > 0 { gateway.setLatency(.milliseconds(latencyMs)) }
@@ -110,6 +113,7 @@ struct FakeGatewayOptions: ParsableArguments {
         }
         writer?.cancel()
         await writer?.value
+        FileHandle.standardError.write(Data((summary() + "\n").utf8))
         try await gateway.stop()
     }
 }

@@ -14,9 +14,9 @@ public struct HTTP2Request: Sendable {
     }
 }
 
-/// The answer to one request: its status, its headers as received (pseudo-headers aside) and its
+/// The answer to one request: its status, its headers as received (`:status` among them) and its
 /// body. Each sender reads the headers its gateway defines (`apns-id`, `retry-after`).
-public struct HTTP2Response: Sendable, Equatable {
+public struct HTTP2Response: Sendable {
     public var status: Int
     public var headers: HPACKHeaders
     public var body: [UInt8]

@@ -42,10 +42,10 @@ public struct APNsSettings: Sendable, Equatable {
 }
 
 extension APNsSettings: GatewaySettings {
-    public static let provider = Provider.apns
-    public var secret: String { privateKeyPEM }
+    package static let provider = Provider.apns
+    package var secret: String { privateKeyPEM }
 
-    public func upsert(appID: Int64, sealed: Data, masterKeyID: String) throws -> PostgresQuery {
+    package func upsert(appID: Int64, sealed: Data, masterKeyID: String) throws -> PostgresQuery {
         try """
         INSERT INTO apns_settings AS s (app_id, key_id, team_id, bundle_id, sealed_private_key, master_key_id, environment, endpoint, trusted_ca_pem)
         SELECT id, \(keyID), \(teamID), \(bundleID), \(sealed), \(masterKeyID), \(environment.rawValue), \(endpoint), \(trustedCAPEM)
@@ -59,7 +59,7 @@ extension APNsSettings: GatewaySettings {
         """
     }
 
-    public static func select(appID: Int64) -> PostgresQuery {
+    package static func select(appID: Int64) -> PostgresQuery {
         """
         SELECT key_id, team_id, bundle_id, sealed_private_key, master_key_id, environment, endpoint, trusted_ca_pem,
                misconfiguration_reason, updated_at
@@ -67,7 +67,7 @@ extension APNsSettings: GatewaySettings {
         """
     }
 
-    public init(row: PostgresRow, secret: (Data, String?) throws -> String) throws {
+    package init(row: PostgresRow, secret: (Data, String?) throws -> String) throws {
         let (keyID, teamID, bundleID, sealed, masterKeyID, environment, endpoint, ca, misconfiguration, updatedAt) = try row.decode(
             (String, String, String, Data, String?, String, String?, String?, String?, Date).self
         )
@@ -79,14 +79,14 @@ extension APNsSettings: GatewaySettings {
         self.updatedAt = updatedAt
     }
 
-    public static func selectSummary(appID: Int64) -> PostgresQuery {
+    package static func selectSummary(appID: Int64) -> PostgresQuery {
         """
         SELECT key_id, team_id, bundle_id, environment, endpoint, misconfiguration_reason, updated_at, master_key_id
         FROM apns_settings WHERE app_id = \(appID)
         """
     }
 
-    public static func summary(row: PostgresRow) throws -> APNsSettingsSummary {
+    package static func summary(row: PostgresRow) throws -> APNsSettingsSummary {
         let (keyID, teamID, bundleID, environment, endpoint, misconfiguration, updatedAt, masterKeyID) = try row.decode(
             (String, String, String, String, String?, String?, Date, String?).self
         )

@@ -29,10 +29,10 @@ public struct FCMSettings: Sendable, Equatable {
 }
 
 extension FCMSettings: GatewaySettings {
-    public static let provider = Provider.fcm
-    public var secret: String { serviceAccountJSON }
+    package static let provider = Provider.fcm
+    package var secret: String { serviceAccountJSON }
 
-    public func upsert(appID: Int64, sealed: Data, masterKeyID: String) throws -> PostgresQuery {
+    package func upsert(appID: Int64, sealed: Data, masterKeyID: String) throws -> PostgresQuery {
         try """
         INSERT INTO fcm_settings AS s (app_id, project_id, client_email, sealed_service_account, master_key_id, endpoint, trusted_ca_pem)
         SELECT id, \(projectID), \(clientEmail), \(sealed), \(masterKeyID), \(endpoint), \(trustedCAPEM)
@@ -46,14 +46,14 @@ extension FCMSettings: GatewaySettings {
         """
     }
 
-    public static func select(appID: Int64) -> PostgresQuery {
+    package static func select(appID: Int64) -> PostgresQuery {
         """
         SELECT project_id, client_email, sealed_service_account, master_key_id, endpoint, trusted_ca_pem, misconfiguration_reason, updated_at
         FROM fcm_settings WHERE app_id = \(appID)
         """
     }
 
-    public init(row: PostgresRow, secret: (Data, String?) throws -> String) throws {
+    package init(row: PostgresRow, secret: (Data, String?) throws -> String) throws {
         let (projectID, clientEmail, sealed, masterKeyID, endpoint, ca, misconfiguration, updatedAt) = try row.decode(
             (String, String, Data, String?, String?, String?, String?, Date).self
         )
@@ -65,14 +65,14 @@ extension FCMSettings: GatewaySettings {
         self.updatedAt = updatedAt
     }
 
-    public static func selectSummary(appID: Int64) -> PostgresQuery {
+    package static func selectSummary(appID: Int64) -> PostgresQuery {
         """
         SELECT project_id, client_email, endpoint, misconfiguration_reason, updated_at, master_key_id
         FROM fcm_settings WHERE app_id = \(appID)
         """
     }
 
-    public static func summary(row: PostgresRow) throws -> FCMSettingsSummary {
+    package static func summary(row: PostgresRow) throws -> FCMSettingsSummary {
         let (projectID, clientEmail, endpoint, misconfiguration, updatedAt, masterKeyID) = try row.decode(
             (String, String, String?, String?, Date, String?).self
         )

@@ -5,7 +5,7 @@ import PostgresNIO
 /// A provider's per-app settings as the store keeps them: one row per app in the provider's own
 /// table (`GatewaySettingsTable`), its secret sealed with the master key and bound to the app.
 /// Each provider writes its SQL in its own file; `GatewaySettingsStore` does the rest once.
-public protocol GatewaySettings: Sendable, Equatable {
+package protocol GatewaySettings: Sendable, Equatable {
     /// What operators may read back: everything but the secret.
     associatedtype Summary: Sendable, Equatable
 

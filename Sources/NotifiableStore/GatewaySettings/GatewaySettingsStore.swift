@@ -4,34 +4,31 @@ import NotifiableCore
 import PostgresNIO
 
 /// Per-app settings of one provider, the secret sealed with the master key.
-public struct GatewaySettingsStore<Settings: GatewaySettings>: Sendable {
+package struct GatewaySettingsStore<Settings: GatewaySettings>: Sendable {
     let client: PostgresClient
     let keys: MasterKeyring
     let logger: Logger
     private let table = GatewaySettingsTable(Settings.provider)
 
-    public init(client: PostgresClient, keys: MasterKeyring, logger: Logger) {
+    package init(client: PostgresClient, keys: MasterKeyring, logger: Logger) {
         self.client = client
         self.keys = keys
         self.logger = logger
     }
 
-    /// What the sealed secret is bound to, so a row copied to another app or provider does not open.
-    static func sealingContext(appID: Int64) -> String { "\(Settings.provider.rawValue):\(appID)" }
-
     /// Saves the app's settings, replacing earlier ones; clears any misconfiguration mark.
     /// False when there is no such app.
-    public func save(_ settings: Settings, appID: Int64) async throws -> Bool {
-        let sealed = try keys.seal(settings.secret, boundTo: Self.sealingContext(appID: appID))
+    package func save(_ settings: Settings, appID: Int64) async throws -> Bool {
+        let sealed = try keys.seal(settings.secret, boundTo: table.sealingContext(appID: appID))
         let query = try settings.upsert(appID: appID, sealed: Data(sealed.bytes), masterKeyID: sealed.keyID)
         return try await client.query(query, logger: logger).count() > 0
     }
 
     /// The app's settings with the secret opened; nil when it has none.
-    public func settings(appID: Int64) async throws -> Settings? {
+    package func settings(appID: Int64) async throws -> Settings? {
         for try await row in try await client.query(Settings.select(appID: appID), logger: logger) {
             return try Settings(row: row) { sealed, masterKeyID in
-                try keys.open(Array(sealed), keyID: masterKeyID, boundTo: Self.sealingContext(appID: appID))
+                try keys.open(Array(sealed), keyID: masterKeyID, boundTo: table.sealingContext(appID: appID))
             }
         }
         return nil
@@ -39,7 +36,7 @@ public struct GatewaySettingsStore<Settings: GatewaySettings>: Sendable {
 
     /// The app's settings as operators read them, without opening the secret (so the view works
     /// while a master key is missing, and no secret sits in memory for it).
-    public func summary(appID: Int64) async throws -> Settings.Summary? {
+    package func summary(appID: Int64) async throws -> Settings.Summary? {
         for try await row in try await client.query(Settings.selectSummary(appID: appID), logger: logger) {
             return try Settings.summary(row: row)
         }
@@ -47,7 +44,7 @@ public struct GatewaySettingsStore<Settings: GatewaySettings>: Sendable {
     }
 
     /// Removes the app's settings; false when it had none.
-    public func remove(appID: Int64) async throws -> Bool {
+    package func remove(appID: Int64) async throws -> Bool {
         try await table.remove(appID: appID, client: client, logger: logger)
     }
 
@@ -56,10 +53,10 @@ public struct GatewaySettingsStore<Settings: GatewaySettings>: Sendable {
     /// saved at `settingsVersion` (their `updated_at`) are marked: settings saved since were not
     /// refused. True when this call set the mark.
     @discardableResult
-    public func markMisconfigured(appID: Int64, reason: String, settingsVersion: Date) async throws -> Bool {
+    package func markMisconfigured(appID: Int64, reason: String, settingsVersion: Date) async throws -> Bool {
         try await table.markMisconfigured(appID: appID, reason: reason, settingsVersion: settingsVersion, client: client, logger: logger)
     }
 }
 
-public typealias APNsSettingsStore = GatewaySettingsStore<APNsSettings>
-public typealias FCMSettingsStore = GatewaySettingsStore<FCMSettings>
+package typealias APNsSettingsStore = GatewaySettingsStore<APNsSettings>
+package typealias FCMSettingsStore = GatewaySettingsStore<FCMSettings>

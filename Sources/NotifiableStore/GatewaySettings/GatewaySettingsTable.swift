@@ -7,10 +7,13 @@ import PostgresNIO
 /// app, removable, with a misconfiguration mark the gateway's refusals set.
 struct GatewaySettingsTable: Sendable {
     /// A table name from the fixed list below, never from input.
-    private let name: String
+    let name: String
+    /// The column holding the sealed secret.
+    let sealedColumn: String
+    private let provider: Provider
 
-    static let apns = GatewaySettingsTable(name: "apns_settings")
-    static let fcm = GatewaySettingsTable(name: "fcm_settings")
+    static let apns = GatewaySettingsTable(name: "apns_settings", sealedColumn: "sealed_private_key", provider: .apns)
+    static let fcm = GatewaySettingsTable(name: "fcm_settings", sealedColumn: "sealed_service_account", provider: .fcm)
 
     /// The table holding `provider`'s settings.
     init(_ provider: Provider) {
@@ -21,9 +24,15 @@ struct GatewaySettingsTable: Sendable {
             }
     }
 
-    private init(name: String) {
+    private init(name: String, sealedColumn: String, provider: Provider) {
         self.name = name
+        self.sealedColumn = sealedColumn
+        self.provider = provider
     }
+
+    /// What an app's sealed secret is bound to, so a row copied to another app or provider does
+    /// not open.
+    func sealingContext(appID: some CustomStringConvertible) -> String { "\(provider.rawValue):\(appID)" }
 
     /// Removes the app's row; false when it had none.
     func remove(appID: Int64, client: PostgresClient, logger: Logger) async throws -> Bool {

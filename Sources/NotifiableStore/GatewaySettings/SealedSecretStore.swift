@@ -32,12 +32,23 @@ public struct SealedSecretStore: Sendable {
         let keyColumn: String
         let secretColumn: String
         let context: @Sendable (String) -> String
+
+        init(table: String, keyColumn: String, secretColumn: String, context: @escaping @Sendable (String) -> String) {
+            self.table = table
+            self.keyColumn = keyColumn
+            self.secretColumn = secretColumn
+            self.context = context
+        }
+
+        init(gatewaySettings settings: GatewaySettingsTable) {
+            self.init(table: settings.name, keyColumn: "app_id", secretColumn: settings.sealedColumn) { settings.sealingContext(appID: $0) }
+        }
     }
 
     private static let columns = [
         SealedColumn(table: "app_credentials", keyColumn: "access_id", secretColumn: "sealed_secret") { $0 },
-        SealedColumn(table: "apns_settings", keyColumn: "app_id", secretColumn: "sealed_private_key") { "apns:\($0)" },
-        SealedColumn(table: "fcm_settings", keyColumn: "app_id", secretColumn: "sealed_service_account") { "fcm:\($0)" },
+        SealedColumn(gatewaySettings: .apns),
+        SealedColumn(gatewaySettings: .fcm),
         SealedColumn(table: "webhooks", keyColumn: "id", secretColumn: "sealed_secret") { "webhook:\($0)" },
     ]
 
