@@ -566,9 +566,58 @@ def run_scenario(main):
         for process in Process.running:
             print(f"\n--- last lines of {process.label} ({process.log_path}) ---\n{process.log_tail()}", flush=True)
     stop_all()
+    if status == 0 and DATABASE_URL and pg_accepts_connections():
+        try:
+            figures += f"; {check_counters()}"
+        except ScenarioFailure as failure:
+            print(f"\nFAILED {NAME}: {failure}", flush=True)
+            figures, status = f"FAILED: {str(failure).splitlines()[0][:200]}", 1
     log(f"{NAME} took {time.monotonic() - started:.0f} s")
     print(f"RESULT {NAME}: {figures}", flush=True)
     sys.exit(status)
+
+
+# Every notification's kept counters (folded totals plus changes not folded yet) beside a recount
+# of its deliveries, in one statement so both come from one snapshot; rows that differ.
+COUNTER_MISMATCHES = """
+WITH kept AS (
+    SELECT notification_id, sum(pending) AS pending, sum(retrying) AS retrying, sum(sent) AS sent, sum(failed) AS failed,
+           sum(dead) AS dead, sum(cancelled) AS cancelled, sum(delivered) AS delivered, sum(opened) AS opened
+    FROM (SELECT notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened FROM notification_counters
+          UNION ALL
+          SELECT notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened FROM notification_counter_changes) AS k
+    WHERE notification_id IN (SELECT id FROM notifications)
+    GROUP BY notification_id
+), counted AS (
+    SELECT notification_id,
+           count(*) FILTER (WHERE state IN ('available', 'running')) AS pending, count(*) FILTER (WHERE state = 'retrying') AS retrying,
+           count(*) FILTER (WHERE state = 'sent') AS sent, count(*) FILTER (WHERE state = 'failed') AS failed,
+           count(*) FILTER (WHERE state = 'dead') AS dead, count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+           count(delivered_at) AS delivered, count(opened_at) AS opened
+    FROM deliveries WHERE kind = 'push' GROUP BY notification_id
+), compared AS (
+    SELECT n.id,
+           ARRAY[k.pending, k.retrying, k.sent, k.failed, k.dead, k.cancelled, k.delivered, k.opened]::int8[] AS kept,
+           ARRAY[c.pending, c.retrying, c.sent, c.failed, c.dead, c.cancelled, c.delivered, c.opened]::int8[] AS counted
+    FROM notifications n LEFT JOIN kept k ON k.notification_id = n.id LEFT JOIN counted c ON c.notification_id = n.id
+)
+SELECT (SELECT count(*) FROM notifications), id, kept::text, counted::text FROM compared
+WHERE coalesce(kept, ARRAY[0,0,0,0,0,0,0,0]::int8[]) <> coalesce(counted, ARRAY[0,0,0,0,0,0,0,0]::int8[])
+UNION ALL SELECT (SELECT count(*) FROM notifications), NULL, NULL, NULL
+"""
+
+
+def check_counters():
+    """Fails when any notification's kept counters differ from a recount of its deliveries;
+    otherwise says how many were checked."""
+    rows = sql_rows(COUNTER_MISMATCHES)
+    checked = int(next(row for row in rows if not row[1])[0])
+    mismatches = [row for row in rows if row[1]]
+    if mismatches:
+        shown = "; ".join(f"notification {row[1]}: kept {row[2]}, recounted {row[3]}" for row in mismatches[:5])
+        raise ScenarioFailure(f"kept counters differ from a recount (pending, retrying, sent, failed, dead, cancelled, "
+                              f"delivered, opened) for {len(mismatches)} of {checked} notifications: {shown}")
+    return f"counters exact for {checked} notifications"
 
 
 def in_threads(count, target, *args):

@@ -71,6 +71,11 @@ import Testing
                 #expect(
                     try await service.integer("SELECT count(DISTINCT device_id) FROM deliveries WHERE notification_id = \(notification.id) AND state = 'sent'")
                         == Int64(devices))
+                // The kept counters survived the kill -9 exact: the killed worker's uncommitted
+                // batch counted nothing, and the rescued leases were counted once.
+                let kept = try await service.keptCounters(of: notification.id)
+                #expect(kept == (try await service.recountedCounters(of: notification.id)))
+                #expect(kept.sent == Int64(devices) && kept.targeted == Int64(devices))
 
                 // The gateway: at-least-once across a crash, at most twice per device.
                 let perToken = Dictionary(grouping: gateway.acceptedPushes, by: \.token).mapValues(\.count)

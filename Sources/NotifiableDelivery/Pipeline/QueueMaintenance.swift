@@ -2,11 +2,12 @@ import Logging
 import NotifiableStore
 
 /// Keeps the queue moving on its own pace: returns deliveries whose worker died (their lease ran
-/// out), settles deliveries of expired notifications, expires users' copies of stateful
-/// notifications and prunes their change feeds.
+/// out), settles deliveries of expired notifications, folds notifications' counter changes into
+/// their totals, expires users' copies of stateful notifications and prunes their change feeds.
 struct QueueMaintenance: Sendable {
     let queue: DeliveryQueueStore
     let userNotifications: UserNotificationStore
+    let counters: NotificationCounterStore
     let configuration: DeliveryWorkerConfiguration
     let metrics: DeliveryMetrics
     let logger: Logger
@@ -32,6 +33,10 @@ struct QueueMaintenance: Sendable {
             logger.info("queue maintenance", metadata: ["rescued": "\(rescued)", "expired": "\(expired)"])
             await run.work.ring()
         }
+        // A read adds the changes not folded yet, so folding only keeps reads short: what one
+        // pass folds is what the interval appended, a few hundred rows at full speed.
+        let foldLimit = 10_000
+        while try await run.step("folding counter changes", { [counters] in try await counters.fold(limit: foldLimit) }) == foldLimit {}
         let expiredCopies = try await run.step("expiring users' copies") { [userNotifications] in
             try await userNotifications.expire()
         }

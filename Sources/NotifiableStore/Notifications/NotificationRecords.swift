@@ -61,21 +61,6 @@ public struct NotificationCounters: Sendable, Equatable {
     public var lastError: String?
 
     public init() {}
-
-    mutating func add(state: String, count: Int64, delivered: Int64, opened: Int64) {
-        targeted += count
-        self.delivered += delivered
-        self.opened += opened
-        switch DeliveryState(rawValue: state) {
-        case .available?, .running?: pending += count
-        case .retrying?: retrying += count
-        case .sent?: sent += count
-        case .failed?: failed += count
-        case .dead?: dead += count
-        case .cancelled?: cancelled += count
-        case nil: break
-        }
-    }
 }
 
 /// A status the SDKs report for a notification on a device.

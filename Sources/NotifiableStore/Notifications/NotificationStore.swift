@@ -140,30 +140,9 @@ public struct NotificationStore: Sendable {
         try await counters(notificationIDs: [notificationID])[notificationID] ?? NotificationCounters()
     }
 
-    /// Counters of several notifications in two queries, whatever their number.
+    /// Counters of several notifications, read from the kept totals (`NotificationCounterStore`).
     public func counters(notificationIDs ids: [Int64]) async throws -> [Int64: NotificationCounters] {
-        var all: [Int64: NotificationCounters] = [:]
-        for id in ids { all[id] = NotificationCounters() }
-        let rows = try await client.query(
-            """
-            SELECT notification_id, state, count(*), count(delivered_at), count(opened_at)
-            FROM deliveries WHERE notification_id = ANY(\(ids)::int8[]) AND kind = 'push' GROUP BY notification_id, state
-            """,
-            logger: logger
-        )
-        for try await (id, state, count, delivered, opened) in rows.decode((Int64, String, Int64, Int64, Int64).self) {
-            all[id, default: NotificationCounters()].add(state: state, count: count, delivered: delivered, opened: opened)
-        }
-        let lastErrors = try await client.query(
-            """
-            SELECT DISTINCT ON (notification_id) notification_id, reason FROM deliveries
-            WHERE notification_id = ANY(\(ids)::int8[]) AND kind = 'push' AND reason IS NOT NULL AND state IN ('retrying', 'failed', 'dead')
-            ORDER BY notification_id, updated_at DESC
-            """,
-            logger: logger
-        )
-        for try await (id, reason) in lastErrors.decode((Int64, String).self) { all[id]?.lastError = reason }
-        return all
+        try await NotificationCounterStore(client: client, logger: logger).counters(notificationIDs: ids)
     }
 
     /// A notification's deliveries in id order, after `afterID`, optionally in one state and of one kind.
