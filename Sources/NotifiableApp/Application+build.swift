@@ -23,9 +23,12 @@ public func buildApplication(
     _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger
 ) throws -> some ApplicationProtocol {
     let availability = try DatabaseAvailability(databaseURL: configuration.databaseURL, logger: logger)
-    let router = buildRouter(configuration, postgres: postgres, logger: logger, availability: availability)
     let migrated = OneTimeSignal()
-    var services: [any Service] = [postgres, availability]
+    let roster = APIProcessRoster(
+        store: APIProcessStore(client: postgres, logger: logger), interval: configuration.apiBeatInterval, logger: logger
+    ) { try await migrated.wait() }
+    let router = buildRouter(configuration, postgres: postgres, logger: logger, availability: availability) { roster.share }
+    var services: [any Service] = [postgres, availability, roster]
     if configuration.runsWorkers {
         services.append(makeDeliveryWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })
         services.append(makeWebhookWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })
@@ -59,8 +62,11 @@ public func buildApplication(
 
 /// Every route of the API, with its middleware: what the application serves, and what the
 /// OpenAPI document must describe.
+///
+/// `processShare` is this process's share of each rate limit (1/N with N API processes answering).
 public func buildRouter(
-    _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger, availability: DatabaseAvailability? = nil
+    _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger, availability: DatabaseAvailability? = nil,
+    processShare: @escaping @Sendable () -> Double = { 1 }
 ) -> Router<NotifiableRequestContext> {
     let apps = AppStore(client: postgres, keys: configuration.keys, logger: logger)
     let devices = DeviceStore(client: postgres, logger: logger)
@@ -86,7 +92,8 @@ public func buildRouter(
     let databaseGate = availability.map { DatabaseAvailabilityMiddleware<NotifiableRequestContext>(availability: $0) }
     let credentials = CredentialCache(apps: apps)
     let api = router.group("api/v1").addIfPresent(databaseGate).add(middleware: APIAuthMiddleware(credentials: credentials))
-    DeviceTokensController(devices: devices, userTokens: userTokens).addRoutes(to: api)
+    let limiter = RateLimiter(limits: configuration.rateLimits, share: processShare, factory: configuration.metrics.factory)
+    DeviceTokensController(devices: devices, userTokens: userTokens).addRoutes(to: api, limiter: limiter)
     DeviceTagsController(devices: devices).addRoutes(to: api)
     UserTokensController(verifier: userTokens).addRoutes(to: api)
     let userNotifications = UserNotificationStore(client: postgres, logger: logger, syncDelay: configuration.syncSignalDelay)
@@ -96,7 +103,7 @@ public func buildRouter(
     NotificationsController(
         notifications: NotificationStore(client: postgres, logger: logger), userNotifications: userNotifications,
         verifiedAliases: VerifiedAliasGate(verifier: userTokens)
-    ).addRoutes(to: api)
+    ).addRoutes(to: api, limiter: limiter)
     RichContentController(
         contents: NotificationContentStore(client: postgres, logger: logger), devices: devices, verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api)

@@ -45,6 +45,11 @@ public struct ServerConfiguration: Sendable {
     public var trustedProxies: Set<String> = []
     /// When set, `GET /metrics` needs `Authorization: Bearer <token>`.
     public var metricsToken: String?
+    /// Registrations, sends and status events allowed per credential and per app, across all API processes.
+    public var rateLimits = RateLimits.defaults
+    /// How often an API process records that it is alive, so that the others know how many share
+    /// each rate limit.
+    public var apiBeatInterval: Duration = .seconds(5)
 
     public init(databaseURL: String, masterKey: MasterKey) {
         self.databaseURL = databaseURL
@@ -146,6 +151,23 @@ public struct ServerConfiguration: Sendable {
                     "must be more than twice NOTIFIABLE_APNS_TIMEOUT_SECONDS (\(configuration.apnsRequestTimeout.components.seconds) s), or deliveries still being sent would be handed to another worker"
             )
         }
+        for action in RateLimitedAction.allCases {
+            for perApp in [false, true] {
+                let variable = RateLimits.variable(action, perApp: perApp)
+                guard let text = reader.optional(variable) else { continue }
+                let limit: RateLimit?
+                if text.lowercased() == "off" {
+                    limit = nil
+                } else if let parsed = RateLimit.parse(text) {
+                    limit = parsed
+                } else {
+                    throw ConfigurationError(
+                        variable: variable, problem: "is \"\(text)\"; write a count per second, minute or hour (\"500/s\", \"6000/min\", \"100000/h\") or off")
+                }
+                if perApp { configuration.rateLimits.perApp[action] = limit } else { configuration.rateLimits.perCredential[action] = limit }
+            }
+        }
+        if let seconds = try reader.integer("NOTIFIABLE_API_BEAT_SECONDS", in: 1...300) { configuration.apiBeatInterval = .seconds(seconds) }
         if let directory = reader.optional("NOTIFIABLE_MIGRATIONS_DIR") {
             configuration.migrationsDirectory = URL(fileURLWithPath: directory)
         }

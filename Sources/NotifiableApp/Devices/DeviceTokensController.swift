@@ -14,13 +14,14 @@ struct DeviceTokensController {
         self.verifiedAliases = VerifiedAliasGate(verifier: userTokens)
     }
 
-    func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
+    func addRoutes(to group: RouterGroup<NotifiableRequestContext>, limiter: RateLimiter? = nil) {
+        let registrations = group.limited(.registrations, by: limiter)
         for path in ["device_tokens", "device_tokens.json"] {
-            group.post(RouterPath(path), use: register)
+            registrations.post(RouterPath(path), use: register)
             group.get(RouterPath(path), use: list)
         }
-        group.patch("device_tokens/:id", use: update)
-        group.put("device_tokens/:id", use: update)
+        registrations.patch("device_tokens/:id", use: update)
+        registrations.put("device_tokens/:id", use: update)
         group.delete("device_tokens/:id", use: unregister)
     }
 

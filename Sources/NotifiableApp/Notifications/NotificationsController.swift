@@ -11,14 +11,15 @@ struct NotificationsController {
     let userNotifications: UserNotificationStore
     let verifiedAliases: VerifiedAliasGate
 
-    func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
-        group.post("notifications", use: create)
+    func addRoutes(to group: RouterGroup<NotifiableRequestContext>, limiter: RateLimiter? = nil) {
+        group.limited(.sends, by: limiter).post("notifications", use: create)
         group.get("notifications", use: list)
         group.get("notifications/:id", use: show)
         group.delete("notifications/:id", use: cancel)
         group.get("notifications/:id/deliveries", use: deliveries)
-        group.post("notifications/:id/delivered") { request, context in try await report(.delivered, request, context) }
-        group.post("notifications/:id/opened") { request, context in try await report(.opened, request, context) }
+        let events = group.limited(.events, by: limiter)
+        events.post("notifications/:id/delivered") { request, context in try await report(.delivered, request, context) }
+        events.post("notifications/:id/opened") { request, context in try await report(.opened, request, context) }
     }
 
     @Sendable func create(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<NotificationJSON> {

@@ -19,6 +19,7 @@ enum MetricHelp {
         "notifiable_apps_misconfigured": "Apps whose gateway settings a gateway refused, by provider, sampled from the database.",
         "notifiable_webhook_batches_total": "Webhook POSTs by outcome (delivered, failed).",
         "notifiable_webhooks_paused_total": "Webhooks paused after failing too many times in a row.",
+        "notifiable_rate_limited_total": "Requests refused 429 by a rate limit, by action (registrations, sends, events), scope (credential, app) and app.",
         "process_cpu_seconds_total": "CPU time the process has used, user and system, in seconds.",
         "process_resident_memory_bytes": "Resident memory of the process in bytes.",
         "process_open_fds": "File descriptors the process has open.",
