@@ -8,10 +8,14 @@ import Synchronization
 /// (`share`, from `APIProcessRoster`): with the load spread evenly they admit the whole limit
 /// between them, and never more.
 final class RateLimiter: Sendable {
+    private enum Scope: Hashable {
+        case credential(String)
+        case app(Int64)
+    }
+
     private struct Key: Hashable {
         let action: RateLimitedAction
-        /// `credential:<access id>` or `app:<id>`.
-        let scope: String
+        let scope: Scope
     }
 
     let limits: RateLimits
@@ -32,21 +36,27 @@ final class RateLimiter: Sendable {
 
     /// Admits one `action` by `caller`, or throws 429 with the seconds until the tighter of its
     /// credential's and its app's limits admits one. A refused request takes nothing from either.
+    /// On every limited request: two dictionary lookups under a lock, nothing allocated.
     func admit(_ action: RateLimitedAction, by caller: Caller) throws(APIError) {
-        let checks = [
-            limits.perCredential[action].map { (Key(action: action, scope: "credential:\(caller.accessID)"), $0, "credential") },
-            limits.perApp[action].map { (Key(action: action, scope: "app:\(caller.appID)"), $0, "app") },
-        ].compactMap { $0 }
-        guard !checks.isEmpty else { return }
+        let credentialLimit = limits.perCredential[action]
+        let appLimit = limits.perApp[action]
+        guard credentialLimit != nil || appLimit != nil else { return }
         let (share, now) = (share(), clock())
+        let credentialKey = Key(action: action, scope: .credential(caller.accessID))
+        let appKey = Key(action: action, scope: .app(caller.appID))
         let refusal: (seconds: Double, scope: String)? = buckets.withLock { buckets in
-            var taken: [Key: TokenBucket] = [:]
-            for (key, limit, scope) in checks {
-                var bucket = buckets[key] ?? TokenBucket(limit: limit, share: share, now: now)
-                if let wait = bucket.take(limit: limit, share: share, now: now) { return (wait, scope) }
-                taken[key] = bucket
+            var credentialBucket: TokenBucket?
+            if let limit = credentialLimit {
+                var bucket = buckets[credentialKey] ?? TokenBucket(limit: limit, share: share, now: now)
+                if let wait = bucket.take(limit: limit, share: share, now: now) { return (wait, "credential") }
+                credentialBucket = bucket
             }
-            buckets.merge(taken) { _, new in new }
+            if let limit = appLimit {
+                var bucket = buckets[appKey] ?? TokenBucket(limit: limit, share: share, now: now)
+                if let wait = bucket.take(limit: limit, share: share, now: now) { return (wait, "app") }
+                buckets[appKey] = bucket
+            }
+            if let credentialBucket { buckets[credentialKey] = credentialBucket }
             return nil
         }
         guard let refusal else { return }

@@ -17,28 +17,39 @@ public struct NotificationCounterStore: Sendable {
     }
 
     /// The counters of each notification in `ids` (zeros for one without deliveries), with its
-    /// latest error, in two statements whatever the number of notifications or deliveries.
+    /// latest error: one statement, whatever the number of notifications or deliveries, so the
+    /// folded totals and the changes not folded yet come from one snapshot.
     public func counters(notificationIDs ids: [Int64]) async throws -> [Int64: NotificationCounters] {
         var all: [Int64: NotificationCounters] = [:]
         for id in ids { all[id] = NotificationCounters() }
-        // One statement, so the folded totals and the changes not folded yet come from one snapshot.
         let rows = try await client.query(
             """
-            SELECT notification_id, sum(pending)::int8, sum(retrying)::int8, sum(sent)::int8, sum(failed)::int8,
-                   sum(dead)::int8, sum(cancelled)::int8, sum(delivered)::int8, sum(opened)::int8
-            FROM (
-                SELECT notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened
-                FROM notification_counters WHERE notification_id = ANY(\(ids)::int8[])
-                UNION ALL
-                SELECT notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened
-                FROM notification_counter_changes WHERE notification_id = ANY(\(ids)::int8[])
-            ) AS counts
-            GROUP BY notification_id
+            SELECT n.id, c.pending, c.retrying, c.sent, c.failed, c.dead, c.cancelled, c.delivered, c.opened, e.reason
+            FROM unnest(\(ids)::int8[]) AS n (id)
+            CROSS JOIN LATERAL (
+                SELECT coalesce(sum(pending), 0)::int8 AS pending, coalesce(sum(retrying), 0)::int8 AS retrying,
+                       coalesce(sum(sent), 0)::int8 AS sent, coalesce(sum(failed), 0)::int8 AS failed,
+                       coalesce(sum(dead), 0)::int8 AS dead, coalesce(sum(cancelled), 0)::int8 AS cancelled,
+                       coalesce(sum(delivered), 0)::int8 AS delivered, coalesce(sum(opened), 0)::int8 AS opened
+                FROM (
+                    SELECT pending, retrying, sent, failed, dead, cancelled, delivered, opened
+                    FROM notification_counters WHERE notification_id = n.id
+                    UNION ALL
+                    SELECT pending, retrying, sent, failed, dead, cancelled, delivered, opened
+                    FROM notification_counter_changes WHERE notification_id = n.id
+                ) AS counts
+            ) AS c
+            -- The newest failed delivery: one step down deliveries_latest_error_idx.
+            LEFT JOIN LATERAL (
+                SELECT reason FROM deliveries
+                WHERE notification_id = n.id AND kind = 'push' AND reason IS NOT NULL AND state IN ('retrying', 'failed', 'dead')
+                ORDER BY updated_at DESC LIMIT 1
+            ) AS e ON true
             """,
             logger: logger
         )
-        for try await (id, pending, retrying, sent, failed, dead, cancelled, delivered, opened) in rows.decode(
-            (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64).self
+        for try await (id, pending, retrying, sent, failed, dead, cancelled, delivered, opened, lastError) in rows.decode(
+            (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, String?).self
         ) {
             var counters = NotificationCounters()
             counters.pending = pending
@@ -50,21 +61,9 @@ public struct NotificationCounterStore: Sendable {
             counters.delivered = delivered
             counters.opened = opened
             counters.targeted = pending + retrying + sent + failed + dead + cancelled
+            counters.lastError = lastError
             all[id] = counters
         }
-        // The newest failed delivery of each: one step down deliveries_latest_error_idx per notification.
-        let lastErrors = try await client.query(
-            """
-            SELECT n.id, e.reason FROM unnest(\(ids)::int8[]) AS n (id)
-            CROSS JOIN LATERAL (
-                SELECT reason FROM deliveries
-                WHERE notification_id = n.id AND kind = 'push' AND reason IS NOT NULL AND state IN ('retrying', 'failed', 'dead')
-                ORDER BY updated_at DESC LIMIT 1
-            ) AS e
-            """,
-            logger: logger
-        )
-        for try await (id, reason) in lastErrors.decode((Int64, String).self) { all[id]?.lastError = reason }
         return all
     }
 
