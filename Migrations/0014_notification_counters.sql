@@ -13,6 +13,11 @@
 -- notification's audience). "pending" is available or running: a claim from available changes
 -- no count, so a claim appends nothing; nor does a lease renewal.
 
+-- Writes to both tables wait while this runs (the triggers' creation, the backfill and the
+-- index): about as long as a scan of deliveries. Taken together and first, in the order the
+-- service's own transactions take them, so a running older release cannot deadlock with it.
+LOCK TABLE notifications, deliveries IN SHARE ROW EXCLUSIVE MODE;
+
 CREATE TABLE notification_counters (
     notification_id bigint PRIMARY KEY REFERENCES notifications (id) ON DELETE CASCADE,
     pending          bigint NOT NULL DEFAULT 0,
@@ -120,6 +125,17 @@ CREATE TRIGGER deliveries_counted_update AFTER UPDATE ON deliveries
 CREATE TRIGGER deliveries_counted_delete AFTER DELETE ON deliveries
     REFERENCING OLD TABLE AS removed
     FOR EACH STATEMENT EXECUTE FUNCTION deliveries_count_changes();
+
+-- TRUNCATE fires no row trigger: emptying deliveries empties the counts with it.
+CREATE FUNCTION deliveries_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM notification_counter_changes;
+    DELETE FROM notification_counters;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER deliveries_counted_truncate AFTER TRUNCATE ON deliveries
+    FOR EACH STATEMENT EXECUTE FUNCTION deliveries_truncated();
 
 INSERT INTO notification_counters (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)
 SELECT change.* FROM notifications n

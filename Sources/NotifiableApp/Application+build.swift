@@ -94,7 +94,7 @@ public func buildRouter(
     let api = router.group("api/v1").addIfPresent(databaseGate).add(middleware: APIAuthMiddleware(credentials: credentials))
     let limiter = RateLimiter(limits: configuration.rateLimits, share: processShare, factory: configuration.metrics.factory)
     DeviceTokensController(devices: devices, userTokens: userTokens).addRoutes(to: api, limiter: limiter)
-    DeviceTagsController(devices: devices).addRoutes(to: api)
+    DeviceTagsController(devices: devices).addRoutes(to: api, limiter: limiter)
     UserTokensController(verifier: userTokens).addRoutes(to: api)
     let userNotifications = UserNotificationStore(client: postgres, logger: logger, syncDelay: configuration.syncSignalDelay)
     let userNotificationRoutes = UserNotificationsController(store: userNotifications)

@@ -37,6 +37,9 @@ public enum TestDatabase {
         configuration.webhooks.retryPolicy.baseDelay = .milliseconds(50)
         configuration.webhooks.retryPolicy.maxDelay = .milliseconds(400)
         configuration.webhooks.requestTimeout = .seconds(5)
+        // Test services share one database, so each would hold 1/N of every limit, N changing with
+        // the tests running at that moment; the rate-limit tests set their own, on databases of their own.
+        configuration.rateLimits = RateLimits(perCredential: [:], perApp: [:])
         return configuration
     }
 

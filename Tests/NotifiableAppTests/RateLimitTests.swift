@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import NotifiableApp
 import NotifiableCore
@@ -27,8 +28,16 @@ import Testing
             #expect(refused.errorCode == "rate_limited")
             let retryAfter = try #require(refused.headers[.retryAfter].flatMap(Int.init))
             #expect((1...20).contains(retryAfter))  // 3 a minute: one more in 20 s at most
-            // Not a device was written for it.
+            // Not a device was written for it; the other forms of registration share the allowance.
             #expect(try await service.integer("SELECT count(*) FROM devices WHERE app_id = \(app.app.id)") == 3)
+            #expect(try await client.signed(.post, "/api/v1/device_tokens.json", body: body, as: app.deviceCredential).status == .tooManyRequests)
+            let first = try #require(try await service.integer("SELECT min(id) FROM devices WHERE app_id = \(app.app.id)"))
+            for method in [HTTPRequest.Method.patch, .put] {
+                let update = try await client.signed(method, "/api/v1/device_tokens/\(first)", body: #"{"name": "Renamed"}"#, as: app.deviceCredential)
+                #expect(update.status == .tooManyRequests)
+            }
+            let tags = try await client.signed(.put, "/api/v1/device_tokens/\(first)/tags", body: #"{"tags": ["a"]}"#, as: app.deviceCredential)
+            #expect(tags.status == .tooManyRequests)
             // The server credential has its own allowance; reads are not limited.
             #expect(try await client.signed(.post, "/api/v1/device_tokens", body: body, as: app.serverCredential).status == .ok)
             #expect(try await client.signed(.get, "/api/v1/device_tokens?user_alias=x", as: app.deviceCredential).status == .ok)
@@ -37,7 +46,7 @@ import Testing
             _ = try await Pipeline.register(client, other.deviceCredential, token: Pipeline.token(0x7A0))
 
             let samples = try await MetricsEndpointTests.scrape(client)
-            #expect(samples.value("notifiable_rate_limited_total", ["action": "registrations", "scope": "credential", "app": "\(app.app.id)"]) == 1)
+            #expect(samples.value("notifiable_rate_limited_total", ["action": "registrations", "scope": "credential", "app": "\(app.app.id)"]) == 5)
         }
     }
 

@@ -88,3 +88,52 @@ import Testing
         }
     }
 }
+
+/// Migration 0014 counts the deliveries a database already has: the kept counters start equal to
+/// a recount, and stay so for the changes that follow.
+@Suite struct CounterBackfillTests {
+    @Test func countersAreBackfilledFromExistingDeliveries() async throws {
+        let all = try Migrator.load(from: TestDatabase.migrationsDirectory)
+        let before = all.filter { $0.version < "0014" }
+        try await TestDatabase.withFreshDatabase { url in
+            try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { client in
+                do {
+                    try await Self.backfill(client, before: before, all: all)
+                } catch {
+                    Issue.record("\(String(reflecting: error))")
+                }
+            }
+        }
+    }
+
+    static func backfill(_ client: PostgresClient, before: [Migration], all: [Migration]) async throws {
+        let migrator = Migrator(client: client, logger: TestDatabase.logger)
+        _ = try await migrator.migrate(before)
+        // An app with three devices and two notifications, in several states.
+        for statement: PostgresQuery in [
+            "INSERT INTO apps (id, name) VALUES (1, 'Backfill')",
+            "INSERT INTO devices (app_id, provider, token) SELECT 1, 'apns', lpad(to_hex(n), 64, '0') FROM generate_series(1, 3) AS n",
+            "INSERT INTO notifications (id, app_id, content, targeting) VALUES (1, 1, '{}', '{}'), (2, 1, '{}', '{}')",
+            """
+            INSERT INTO deliveries (notification_id, app_id, device_id, state, delivered_at, opened_at)
+            SELECT 1, 1, id, 'sent', now(), CASE WHEN id % 2 = 0 THEN now() END FROM devices
+            """,
+            "INSERT INTO deliveries (notification_id, app_id, device_id) SELECT 2, 1, id FROM devices",
+            "UPDATE deliveries SET state = 'retrying', reason = 'ServiceUnavailable' WHERE notification_id = 2 AND device_id = (SELECT min(id) FROM devices)",
+        ] {
+            _ = try await client.query(statement, logger: TestDatabase.logger)
+        }
+        _ = try await migrator.migrate(all)
+
+        let store = NotificationCounterStore(client: client, logger: TestDatabase.logger)
+        let counters = try await store.counters(notificationIDs: [1, 2])
+        #expect([counters[1]?.sent, counters[1]?.delivered, counters[1]?.opened, counters[1]?.targeted] == [3, 3, 1, 3])
+        #expect([counters[2]?.pending, counters[2]?.retrying, counters[2]?.targeted] == [2, 1, 3])
+        #expect(counters[2]?.lastError == "ServiceUnavailable")
+        // The triggers count what follows, and a TRUNCATE empties the counts with the deliveries.
+        _ = try await client.query("UPDATE deliveries SET state = 'sent' WHERE notification_id = 2", logger: TestDatabase.logger)
+        #expect(try await store.counters(notificationIDs: [2])[2]?.sent == 3)
+        _ = try await client.query("TRUNCATE deliveries CASCADE", logger: TestDatabase.logger)
+        #expect(try await store.counters(notificationIDs: [1, 2]).values.allSatisfy { $0.targeted == 0 && $0.delivered == 0 })
+    }
+}

@@ -8,9 +8,11 @@ import NotifiableStore
 struct DeviceTagsController {
     let devices: DeviceStore
 
-    func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
-        group.put("device_tokens/:id/tags", use: replace)
-        group.patch("device_tokens/:id/tags", use: edit)
+    /// Tag changes are device writes: they count as registrations.
+    func addRoutes(to group: RouterGroup<NotifiableRequestContext>, limiter: RateLimiter? = nil) {
+        let registrations = group.limited(.registrations, by: limiter)
+        registrations.put("device_tokens/:id/tags", use: replace)
+        registrations.patch("device_tokens/:id/tags", use: edit)
     }
 
     @Sendable func replace(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<DeviceJSON> {

@@ -6,7 +6,8 @@ import Synchronization
 /// Keeps each credential and each app within its `RateLimits`, in memory: no database write per
 /// request. Several API processes keep a limit together by each holding an equal share of it
 /// (`share`, from `APIProcessRoster`): with the load spread evenly they admit the whole limit
-/// between them, and never more.
+/// between them, and not more, save that each process admits at least one request at once (a
+/// limit smaller than the number of processes lets each of them through once).
 final class RateLimiter: Sendable {
     private enum Scope: Hashable {
         case credential(String)
@@ -26,7 +27,8 @@ final class RateLimiter: Sendable {
 
     init(
         limits: RateLimits, share: @escaping @Sendable () -> Double, factory: any MetricsFactory,
-        clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+        // Monotonic: a wall clock stepped back would stall refills while Retry-After promised less.
+        clock: @escaping @Sendable () -> Double = { ProcessInfo.processInfo.systemUptime }
     ) {
         self.limits = limits
         self.share = share

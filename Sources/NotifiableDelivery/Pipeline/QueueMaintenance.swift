@@ -35,8 +35,14 @@ struct QueueMaintenance: Sendable {
         }
         // A read adds the changes not folded yet, so folding only keeps reads short: what one
         // pass folds is what the interval appended, a few hundred rows at full speed.
+        // A failed fold (a deadlock with an app's deletion) loses nothing: the changes stay for the
+        // next pass, and the rest of this pass goes on.
         let foldLimit = 10_000
-        while try await run.step("folding counter changes", { [counters] in try await counters.fold(limit: foldLimit) }) == foldLimit {}
+        do {
+            while try await run.step("folding counter changes", { [counters] in try await counters.fold(limit: foldLimit) }) == foldLimit {}
+        } catch {
+            logger.warning("folding counter changes failed; the next pass retries", metadata: ["error": "\(databaseErrorText(error))"])
+        }
         let expiredCopies = try await run.step("expiring users' copies") { [userNotifications] in
             try await userNotifications.expire()
         }

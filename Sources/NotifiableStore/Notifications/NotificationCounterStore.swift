@@ -79,13 +79,16 @@ public struct NotificationCounterStore: Sendable {
                 DELETE FROM notification_counter_changes
                 WHERE id IN (SELECT id FROM notification_counter_changes ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
                 RETURNING notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened
+            ), live AS (
+                -- Locked against deletion until the totals are written; one deleted meanwhile is
+                -- skipped (its counters went with it), instead of failing the upsert's foreign key.
+                SELECT id FROM notifications WHERE id IN (SELECT notification_id FROM folded) ORDER BY id FOR KEY SHARE
             ), summed AS (
                 INSERT INTO notification_counters AS c
                     (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)
                 SELECT f.notification_id, sum(f.pending), sum(f.retrying), sum(f.sent), sum(f.failed), sum(f.dead),
                        sum(f.cancelled), sum(f.delivered), sum(f.opened)
-                FROM folded f
-                WHERE EXISTS (SELECT 1 FROM notifications n WHERE n.id = f.notification_id)
+                FROM folded f JOIN live ON live.id = f.notification_id
                 GROUP BY f.notification_id
                 ORDER BY f.notification_id
                 ON CONFLICT (notification_id) DO UPDATE SET
