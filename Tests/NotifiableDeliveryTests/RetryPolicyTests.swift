@@ -53,7 +53,7 @@ import Testing
         var random = SplitMix64(seed: 42)
         var seen: [TimeInterval] = []
         for attempts in [1, 4, 10, 20] {
-            let base = RetryPolicy.seconds(policy.backoff(after: attempts))
+            let base = policy.backoff(after: attempts).seconds
             for _ in 0..<500 {
                 let next = policy.nextAttempt(after: attempts, retryAfter: nil, now: now, expiresAt: nil, random: &random)
                 let delay = try! #require(next).timeIntervalSince(now)

@@ -122,7 +122,7 @@ public final class DatabaseAvailability: Service, Sendable {
     }
 
     private var probeSeconds: Double {
-        Double(probeTimeout.components.seconds) + Double(probeTimeout.components.attoseconds) / 1e18
+        probeTimeout.seconds
     }
 
     private func probe(_ connection: PostgresConnection) async throws {

@@ -26,8 +26,8 @@ public struct RetryPolicy: Sendable, Equatable {
     /// The delay before the next attempt, without jitter: `baseDelay × 2^(attempts − 1)`,
     /// capped at `maxDelay` (`attempts` below 1 counts as 1).
     public func backoff(after attempts: Int) -> Duration {
-        let base = max(0, Self.seconds(baseDelay))
-        let cap = max(0, Self.seconds(maxDelay))
+        let base = max(0, baseDelay.seconds)
+        let cap = max(0, maxDelay.seconds)
         let exponent = Double(max(1, attempts) - 1)
         let raw = base * pow(2, exponent)  // may be +inf for large exponents; min() takes care of it
         let capped = raw.isFinite ? min(raw, cap) : cap
@@ -47,9 +47,9 @@ public struct RetryPolicy: Sendable, Equatable {
         guard attempts < maxAttempts else { return nil }
         let spread = min(max(jitter, 0), 1)
         let factor = spread > 0 ? Double.random(in: (1 - spread)...(1 + spread), using: &random) : 1
-        var delay = Self.seconds(backoff(after: attempts)) * factor
+        var delay = backoff(after: attempts).seconds * factor
         if let retryAfter {
-            delay = max(delay, Self.seconds(retryAfter))
+            delay = max(delay, retryAfter.seconds)
         }
         let next = now.addingTimeInterval(delay)
         if let expiresAt, next >= expiresAt { return nil }
@@ -60,10 +60,5 @@ public struct RetryPolicy: Sendable, Equatable {
     public func nextAttempt(after attempts: Int, retryAfter: Duration?, now: Date, expiresAt: Date?) -> Date? {
         var random = SystemRandomNumberGenerator()
         return nextAttempt(after: attempts, retryAfter: retryAfter, now: now, expiresAt: expiresAt, random: &random)
-    }
-
-    public static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -23,7 +23,7 @@ public actor APNsTokenCache {
         self.teamID = teamID
         self.privateKey = privateKey
         self.now = now
-        self.refreshAfter = RetryPolicy.seconds(refreshAfter)
+        self.refreshAfter = refreshAfter.seconds
     }
 
     /// The current token; a new one when there is none yet or it is `refreshAfter` old.

@@ -57,7 +57,7 @@ public actor FCMAccessTokens {
     ) {
         self.exchange = exchange
         self.now = now
-        self.failureCooldown = RetryPolicy.seconds(failureCooldown)
+        self.failureCooldown = failureCooldown.seconds
     }
 
     /// The token to send with: the cached one while it is fresh, else a new one.
@@ -89,7 +89,7 @@ public actor FCMAccessTokens {
             let result: Result<Issued, FCMAccessTokenError>
             do throws(FCMAccessTokenError) {
                 let granted = try await exchange()
-                let lifetime = max(0, RetryPolicy.seconds(granted.lifetime))
+                let lifetime = max(0, granted.lifetime.seconds)
                 // Counted from when the exchange began, so the token is never thought fresher than it is.
                 let expiresAt = started.addingTimeInterval(lifetime)
                 result = .success(

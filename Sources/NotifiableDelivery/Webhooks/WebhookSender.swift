@@ -75,7 +75,7 @@ public struct WebhookSender: Sendable {
             }
         } catch is DeadlineExceeded {
             return .failed(
-                status: nil, error: "no complete answer within the \(RetryPolicy.seconds(requestTimeout)) s deadline", retryAfter: nil
+                status: nil, error: "no complete answer within the \(requestTimeout.seconds) s deadline", retryAfter: nil
             )
         } catch {
             return .failed(status: nil, error: TransportFailure.reason(error, peer: "the receiver"), retryAfter: nil)

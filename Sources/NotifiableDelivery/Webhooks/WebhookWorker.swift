@@ -141,7 +141,7 @@ public final class WebhookWorker: Service {
                 let failures = batch.consecutiveFailures + 1
                 let runAt =
                     configuration.retryPolicy.nextAttempt(after: failures, retryAfter: retryAfter, now: Date(), expiresAt: nil)
-                    ?? Date().addingTimeInterval(RetryPolicy.seconds(configuration.retryPolicy.maxDelay))
+                    ?? Date().addingTimeInterval(configuration.retryPolicy.maxDelay.seconds)
                 let paused = try await step("recording a webhook batch") { [queue, configuration] in
                     try await queue.recordFailed(batch, status: status, error: error, runAt: runAt, pauseAfter: configuration.pauseAfter)
                 }

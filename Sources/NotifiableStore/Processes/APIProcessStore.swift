@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifiableCore
 import PostgresNIO
 
 /// The API processes that answer now, each known by the beats it sends.
@@ -15,7 +16,7 @@ public struct APIProcessStore: Sendable {
     /// Records a beat of process `id` and returns how many processes are live: this one and those
     /// that beat within `liveWithin`. Processes silent for ten times that are forgotten.
     public func beat(id: UUID, host: String, liveWithin: Duration) async throws -> Int {
-        let seconds = Double(liveWithin.components.seconds) + Double(liveWithin.components.attoseconds) / 1e18
+        let seconds = liveWithin.seconds
         let rows = try await client.query(
             """
             WITH beat AS (

@@ -20,7 +20,7 @@ public struct DeliveryQueueStore: Sendable {
     /// was cancelled, or whose device was unregistered, invalidated or merged away since they
     /// were queued, are settled as `cancelled` in the same statement and not returned.
     public func claim(limit: Int, lease: Duration) async throws -> [ClaimedDelivery] {
-        let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let leaseSeconds = lease.seconds
         // The statement lives in Migrations/0010_claim_deliveries.sql, which says why.
         let rows = try await client.query(
             """
@@ -72,7 +72,7 @@ public struct DeliveryQueueStore: Sendable {
     @discardableResult
     public func extendLeases(_ claimed: [ClaimedDelivery], lease: Duration) async throws -> Int {
         guard !claimed.isEmpty else { return 0 }
-        let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let leaseSeconds = lease.seconds
         return try await client.query(
             """
             UPDATE deliveries q SET locked_until = now() + make_interval(secs => \(leaseSeconds))

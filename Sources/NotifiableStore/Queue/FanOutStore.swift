@@ -50,7 +50,7 @@ public struct FanOutStore: Sendable {
     public func claim(lease: Duration) async throws -> FanOutJob? {
         let rows = try await client.query(
             """
-            UPDATE notifications SET fanout_locked_until = now() + make_interval(secs => \(lease.seconds))
+            UPDATE notifications SET fanout_locked_until = now() + make_interval(secs => \(lease.wholeSecondsAtLeastOne))
             WHERE id = (
                 SELECT id FROM notifications
                 WHERE state = 'fanning_out' AND (fanout_locked_until IS NULL OR fanout_locked_until < now())
@@ -161,7 +161,7 @@ public struct FanOutStore: Sendable {
                 """
                 UPDATE notifications SET
                     fanout_cursor = \(next),
-                    fanout_locked_until = now() + make_interval(secs => \(lease.seconds)),
+                    fanout_locked_until = now() + make_interval(secs => \(lease.wholeSecondsAtLeastOne)),
                     state = CASE WHEN \(done) THEN 'fanned_out' ELSE state END,
                     fanned_out_at = CASE WHEN \(done) THEN now() ELSE fanned_out_at END
                 WHERE id = \(notification)
@@ -195,6 +195,6 @@ extension FanOutStore {
 }
 
 extension Duration {
-    /// Whole seconds, at least 1: leases are coarse.
-    var seconds: Int64 { max(1, components.seconds) }
+    /// Whole seconds, at least 1: fan-out leases are coarse.
+    var wholeSecondsAtLeastOne: Int64 { max(1, components.seconds) }
 }

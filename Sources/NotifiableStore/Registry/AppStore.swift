@@ -177,7 +177,7 @@ public struct AppStore: Sendable {
     /// `grace` (so shipped apps keep working while a new build rolls out), then are refused.
     /// A grace already shorter than `grace` is not lengthened. Nil when there is no such app.
     public func rotate(appID: Int64, role: CredentialRole, grace: Duration) async throws -> Rotation? {
-        let graceSeconds = Double(grace.components.seconds) + Double(grace.components.attoseconds) / 1e18
+        let graceSeconds = grace.seconds
         return try await client.withTransaction(logger: logger) { connection -> Rotation? in
             // Locks the app, so two rotations at once queue up instead of interleaving.
             guard try await connection.query("SELECT id FROM apps WHERE id = \(appID) FOR UPDATE", logger: logger).count() > 0 else {

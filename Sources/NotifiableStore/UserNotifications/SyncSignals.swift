@@ -14,7 +14,7 @@ enum SyncSignals {
         delay: Duration, on connection: PostgresConnection, logger: Logger
     ) async throws {
         let content = try StoredJSON.text(SyncSignal.content(for: change, expiresAt: expiresAt))
-        let delaySeconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        let delaySeconds = delay.seconds
         try await connection.query(
             """
             INSERT INTO deliveries (kind, notification_id, app_id, device_id, content, expires_at, run_at)

@@ -69,7 +69,7 @@ public struct WebhookQueueStore: Sendable {
 
     /// Claims up to `limit` ready batches of active webhooks for `lease`, with their events.
     public func claim(limit: Int, lease: Duration) async throws -> [ClaimedWebhookBatch] {
-        let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let leaseSeconds = lease.seconds
         let rows = try await client.query(
             """
             WITH ready AS (
