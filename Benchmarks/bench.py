@@ -10,6 +10,9 @@ machine, with the service, PostgreSQL and the load generators sharing its cores.
   5. import        devices through `notifiable devices import`
   6. counters      GET /api/v1/notifications/:id of a 1,000,000-delivery notification while it sends,
                    against one recount of its deliveries (how every read was answered before)
+  7. fairness      another app's single pushes, accepted while a 1,000,000-device broadcast is fanned
+                   out and sent, from acceptance to sent; the broadcast's rate against the same
+                   broadcast alone
 
 Sizes and choices come from the environment (defaults are the full sizes); see scripts/bench.
 """
@@ -45,7 +48,7 @@ def env_int(name, default):
     return int(os.environ.get(name, default))
 
 
-BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue push fanout import counters").split()
+BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue push fanout import counters fairness").split()
 REG_KEYSPACE = env_int("REG_KEYSPACE", 1_000_000)
 REG_SECONDS = env_int("REG_SECONDS", 10)
 REG_CONCURRENCY = [int(c) for c in os.environ.get("REG_CONCURRENCY", "8 16 32 64").split()]
@@ -55,6 +58,8 @@ H2LOAD_REQUESTS = env_int("H2LOAD_REQUESTS", 200_000)
 FANOUT_DEVICES = env_int("FANOUT_DEVICES", 1_000_000)
 IMPORT_ROWS = env_int("IMPORT_ROWS", 1_000_000)
 COUNTER_DELIVERIES = env_int("COUNTER_DELIVERIES", 1_000_000)
+FAIR_DEVICES = env_int("FAIR_DEVICES", 1_000_000)
+FAIR_PUSHES = env_int("FAIR_PUSHES", 100)
 TABLE_FILE = os.environ.get("BENCH_TABLE_FILE", os.path.join(WORK, "table.md"))
 
 TEAM, KEY, TOPIC = "BENCHTEAM1", "BENCHKEY01", "com.example.bench"
@@ -724,6 +729,67 @@ def counters(api_port):
             None, "—", None)
 
 
+# ---------------------------------------------------------------- 7. fairness
+
+def broadcast_rate(notification, n):
+    """A broadcast's deliveries per second from its acceptance to its last send: fan-out and
+    sending together, as its audience sees it."""
+    return n / float(sql(f"""SELECT extract(epoch FROM max(q.sent_at) - n.created_at)
+                            FROM deliveries q JOIN notifications n ON n.id = q.notification_id
+                            WHERE q.notification_id = {notification} GROUP BY n.created_at"""))
+
+
+def fairness(api_port):
+    n, pushes = FAIR_DEVICES, FAIR_PUSHES
+    log(f"\n== 7. Fairness: another app's {pushes} single pushes while a {n:,}-device broadcast is fanned out and sent")
+    broadcaster, other = create_app("Fairness broadcaster"), create_app("Fairness other")
+    insert_devices(broadcaster["id"], n)
+    insert_devices(other["id"], 1)
+    device = int(sql(f"SELECT id FROM devices WHERE app_id = {other['id']}"))
+    sql("VACUUM ANALYZE devices")
+    worker = start(["work", "--no-migrate", "--instant-sender-for-benchmarks"], log_name="fairness-worker.log")
+    try:
+        # The broadcast alone first: the rate the other app's pushes must not cut by more than 10 %.
+        alone = create_notification(api_port, broadcaster, {"title": "Fairness", "message": "Alone", "all": True})
+        if not wait_until(lambda: count_sent(alone) == n, 900, 0.5):
+            sys.exit(f"fairness: the broadcast alone was not sent; see {WORK}/fairness-worker.log")
+        alone_rate = broadcast_rate(alone, n)
+        log(f"broadcast alone: {alone_rate:,.0f} deliveries/s from acceptance to the last send")
+
+        # Again, with the other app's pushes spread over the time the broadcast took alone.
+        spacing = n / alone_rate * 0.8 / pushes
+        shared = create_notification(api_port, broadcaster, {"title": "Fairness", "message": "Shared", "all": True})
+        singles = []
+        for _ in range(pushes):
+            singles.append(create_notification(api_port, other, {"title": "Fairness", "message": "Me", "device_ids": [device]}))
+            time.sleep(spacing)
+        if not wait_until(lambda: count_sent(shared) == n, 900, 0.5):
+            sys.exit(f"fairness: the broadcast beside the pushes was not sent; see {WORK}/fairness-worker.log")
+        if not wait_until(lambda: int(sql(f"SELECT count(*) FROM deliveries WHERE notification_id IN ({','.join(map(str, singles))}) AND state = 'sent'")) == pushes, 60, 0.2):
+            sys.exit(f"fairness: the single pushes were not all sent; see {WORK}/fairness-worker.log")
+    finally:
+        stop(worker)
+    shared_rate = broadcast_rate(shared, n)
+    # From acceptance (the notification's created_at) to the gateway's answer (sent_at), on the
+    # database's clock; only the pushes accepted while the broadcast was still being sent count.
+    latencies = [float(x) * 1000 for x in sql(f"""
+        SELECT extract(epoch FROM q.sent_at - n.created_at)
+        FROM deliveries q JOIN notifications n ON n.id = q.notification_id
+        WHERE q.notification_id IN ({','.join(map(str, singles))})
+          AND n.created_at < (SELECT max(sent_at) FROM deliveries WHERE notification_id = {shared})""").split()]
+    if not latencies:
+        sys.exit("fairness: no single push was accepted while the broadcast was sending")
+    p50, p99, worst = percentile(latencies, 0.5), percentile(latencies, 0.99), max(latencies)
+    ratio = shared_rate / alone_rate
+    log(f"{len(latencies)} pushes accepted while the broadcast sent: acceptance to sent p50 {p50:.0f} ms, p99 {p99:.0f} ms, "
+        f"worst {worst:.0f} ms; broadcast {shared_rate:,.0f} deliveries/s beside them against {alone_rate:,.0f} alone ({ratio:.2f})")
+    add_row(f"7. Fairness (another app's single pushes during a {n:,}-device broadcast)",
+            f"{len(latencies)} pushes, acceptance → sent p50 {p50:.0f} ms, p99 {p99:.0f} ms (worst {worst:.0f} ms); "
+            f"the broadcast {shared_rate:,.0f} deliveries/s beside them",
+            f"{alone_rate:,.0f}/s", "the same broadcast alone, same run; ratio: beside ÷ alone (target ≥ 0.9)",
+            ratio, "p99 < 1 s and ratio ≥ 0.9", p99 < 1000 and ratio >= 0.9)
+
+
 # ---------------------------------------------------------------- table
 
 def table():
@@ -762,6 +828,8 @@ def main():
             import_devices()
         if "counters" in BENCHMARKS:
             counters(api_port)
+        if "fairness" in BENCHMARKS:
+            fairness(api_port)
     finally:
         if api:
             stop(api)

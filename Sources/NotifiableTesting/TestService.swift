@@ -33,6 +33,14 @@ public struct TestService: Sendable {
         }
         return nil
     }
+
+    /// Runs a query whose single row and column is text (for failure messages).
+    public func text(_ query: PostgresQuery) async throws -> String? {
+        for try await value in try await postgres.query(query, logger: TestDatabase.logger).decode(String?.self) {
+            return value
+        }
+        return nil
+    }
 }
 
 /// Builds the service exactly as `notifiable serve` does, over the test database, and runs

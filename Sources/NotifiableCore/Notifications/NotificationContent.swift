@@ -16,6 +16,15 @@ public struct LocalizedText: Sendable, Equatable, Codable {
 public enum NotificationPriority: String, Sendable, Codable {
     case high
     case normal
+
+    /// A delivery's place in the queue (`deliveries.priority`), in APNs's numbers: within an
+    /// app, workers claim 10 before 5.
+    public var queueRank: Int16 {
+        switch self {
+        case .high: 10
+        case .normal: 5
+        }
+    }
 }
 
 /// What a notification says and how it is to be presented, independent of any gateway.

@@ -12,6 +12,9 @@ import Foundation
 /// data-only message at normal priority) and collapses per notification (`apns-collapse-id`,
 /// FCM `collapse_key`), so a device offline through a burst of changes keeps only the last.
 public enum SyncSignal {
+    /// Background pushes wait behind what the user sees: APNs takes them at 5 only.
+    public static let priority = NotificationPriority.normal
+
     public static func content(for change: UserNotificationChange, expiresAt: Date) -> NotificationContent {
         NotificationContent(
             parameters: [
@@ -20,7 +23,7 @@ public enum SyncSignal {
                 "n_user_action_state": .string(change.actionState.rawValue),
                 "n_cursor": .string(String(change.seq)),
             ],
-            contentAvailable: true, priority: .normal, collapseID: "n\(change.notificationID)-state", expiresAt: expiresAt
+            contentAvailable: true, priority: priority, collapseID: "n\(change.notificationID)-state", expiresAt: expiresAt
         )
     }
 }

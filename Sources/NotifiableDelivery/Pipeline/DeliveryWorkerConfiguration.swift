@@ -11,6 +11,9 @@ public struct DeliveryWorkerConfiguration: Sendable {
     public var lease: Duration = .seconds(60)
     /// Devices examined per fan-out transaction.
     public var fanOutBatchSize = 1_000
+    /// How long a worker fans out one notification before it lets notifications accepted since
+    /// go first (FanOutStage).
+    public var fanOutTurn: Duration = .milliseconds(250)
     /// Longest sleep when idle (NOTIFY usually wakes the worker sooner).
     public var pollInterval: Duration = .milliseconds(500)
     /// How often expired leases are rescued and expired notifications settled.

@@ -3,12 +3,19 @@ import NotifiableStore
 
 /// Turns accepted notifications into deliveries, one keyset-paginated batch per transaction, and
 /// rings the bell after each batch so lanes start sending while the rest is still written.
+///
+/// A notification is fanned out in turns (`fanOutTurn` long): at the end of each, the stage gives
+/// it up and claims again, which hands it any notification accepted meanwhile first. A push to
+/// one device then waits for one turn of a broadcast, not for all of it.
 struct FanOutStage: Sendable {
     let fanOut: FanOutStore
     let configuration: DeliveryWorkerConfiguration
     let logger: Logger
 
     func run(_ run: WorkerRun) async {
+        // The last turn's job: claimed again straight away (nothing else waiting), it keeps the
+        // window it had grown, which a claim does not store.
+        var previous: FanOutJob?
         while !run.isStopping {
             var held: FanOutJob?
             do {
@@ -22,14 +29,29 @@ struct FanOutStage: Sendable {
                     await run.work.wait(atMost: configuration.pollInterval)
                     continue
                 }
+                if let previous, previous.notificationID == job.notificationID, previous.cursor == job.cursor {
+                    job.window = previous.window
+                }
                 held = job
+                previous = nil
                 var created = 0
+                let turnEnds = ContinuousClock.now + configuration.fanOutTurn
+                var turnOver = false
                 while !run.isStopping, let batch = try await advance(&job, run) {
                     created += batch
                     if batch > 0 { await run.work.ring() }
+                    if ContinuousClock.now >= turnEnds {
+                        turnOver = true
+                        break
+                    }
                 }
-                if run.isStopping { try await release(job, run) }
-                logger.debug("fan-out pass done", metadata: ["notification_id": "\(job.notificationID)", "created": "\(created)"])
+                if run.isStopping {
+                    try await release(job, run)
+                } else if turnOver {
+                    try await run.step("ending a fan-out turn") { [fanOut, job] in try await fanOut.endTurn(job) }
+                    previous = job
+                }
+                logger.debug("fan-out turn done", metadata: ["notification_id": "\(job.notificationID)", "created": "\(created)"])
             } catch {
                 logger.error("fan-out failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
                 if let held { try? await release(held, run) }

@@ -8,6 +8,8 @@ public struct FanOutJob: Sendable {
     public let notificationID: Int64
     public let appID: Int64
     public let targeting: Targeting
+    /// Copied to each delivery: within an app, workers claim `high` before `normal`.
+    public let priority: NotificationPriority
     public var cursor: Int64
     /// For a notification sent at a wall-clock time in each device's time zone: that time,
     /// held as if it were UTC.
@@ -46,7 +48,8 @@ public struct FanOutStore: Sendable {
         self.logger = logger
     }
 
-    /// Takes the oldest notification waiting for fan-out that no live worker holds.
+    /// Takes a notification waiting for fan-out that no live worker holds: one never taken yet
+    /// first (the oldest of them), then the one whose turn ended longest ago (see `endTurn`).
     public func claim(lease: Duration) async throws -> FanOutJob? {
         let rows = try await client.query(
             """
@@ -55,18 +58,19 @@ public struct FanOutStore: Sendable {
                 SELECT id FROM notifications
                 WHERE state = 'fanning_out' AND (fanout_locked_until IS NULL OR fanout_locked_until < now())
                   AND (fanout_after IS NULL OR fanout_after <= now()) AND NOT awaiting_content
-                ORDER BY id LIMIT 1
+                ORDER BY fanout_locked_until NULLS FIRST, id LIMIT 1
                 FOR UPDATE SKIP LOCKED
             )
-            RETURNING id, app_id, targeting::text, fanout_cursor, local_send_at
+            RETURNING id, app_id, targeting::text, content ->> 'priority', fanout_cursor, local_send_at
             """,
             logger: logger
         )
         var claimed: FanOutJob?
-        for try await (id, appID, targeting, cursor, localSendAt) in rows.decode((Int64, Int64, String, Int64, Date?).self) {
+        for try await (id, appID, targeting, priority, cursor, localSendAt) in rows.decode((Int64, Int64, String, String?, Int64, Date?).self) {
             claimed = FanOutJob(
-                notificationID: id, appID: appID,
-                targeting: try StoredJSON.decode(Targeting.self, from: targeting), cursor: cursor, localSendAt: localSendAt
+                notificationID: id, appID: appID, targeting: try StoredJSON.decode(Targeting.self, from: targeting),
+                // Content stored before priorities existed has none: the default, as NotificationContent decodes it.
+                priority: priority.flatMap(NotificationPriority.init(rawValue:)) ?? .high, cursor: cursor, localSendAt: localSendAt
             )
         }
         if claimed?.localSendAt != nil {
@@ -89,6 +93,7 @@ public struct FanOutStore: Sendable {
         let windowEnd = overflow ? Int64.max : sum
         let end = builder.bind(windowEnd)
         let limit = builder.bind(Int64(batchSize))
+        let priority = builder.bind(job.priority.queueRank)
         builder.append(
             """
             WITH batch AS (
@@ -105,7 +110,7 @@ public struct FanOutStore: Sendable {
                 ORDER BY d.id LIMIT \(limit)
             ),
             created AS (
-                INSERT INTO deliveries (notification_id, app_id, device_id, run_at)
+                INSERT INTO deliveries (notification_id, app_id, device_id, priority, run_at)
 
             """)
         if let localSendAt = job.localSendAt {
@@ -114,13 +119,13 @@ public struct FanOutStore: Sendable {
             let wallClock = builder.bind(localSendAt)
             builder.append(
                 """
-                    SELECT \(notificationID), \(appID), batch.id,
+                    SELECT \(notificationID), \(appID), batch.id, \(priority),
                            GREATEST(now(), (\(wallClock)::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE COALESCE(zone.name, 'UTC'))
                     FROM batch LEFT JOIN unnest(\(builder.bind(job.timeZones))::text[]) AS zone(name) ON zone.name = batch.time_zone
 
                 """)
         } else {
-            builder.append("        SELECT \(notificationID), \(appID), id, now() FROM batch\n")
+            builder.append("        SELECT \(notificationID), \(appID), id, \(priority), now() FROM batch\n")
         }
         builder.append(
             """
@@ -181,6 +186,20 @@ public struct FanOutStore: Sendable {
 }
 
 extension FanOutStore {
+    /// Gives up a held fan-out at the end of its turn, so that notifications accepted meanwhile
+    /// are fanned out before it goes on: one app's broadcast of a million devices does not hold
+    /// another app's push for the twenty seconds its fan-out takes. It goes behind the others
+    /// waiting, and is claimed again when they have had their turn.
+    public func endTurn(_ job: FanOutJob) async throws {
+        try await client.query(
+            """
+            UPDATE notifications SET fanout_locked_until = now()
+            WHERE id = \(job.notificationID) AND state = 'fanning_out'
+            """,
+            logger: logger
+        )
+    }
+
     /// Gives up a held fan-out before its lease ends (the worker is stopping, or failed), so
     /// another worker can carry on from the cursor at once.
     public func release(_ job: FanOutJob) async throws {

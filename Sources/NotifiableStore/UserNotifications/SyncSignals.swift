@@ -17,8 +17,8 @@ enum SyncSignals {
         let delaySeconds = delay.seconds
         try await connection.query(
             """
-            INSERT INTO deliveries (kind, notification_id, app_id, device_id, content, expires_at, run_at)
-            SELECT 'sync', \(change.notificationID), \(appID), d.id, \(content)::jsonb, \(expiresAt),
+            INSERT INTO deliveries (kind, notification_id, app_id, device_id, content, expires_at, priority, run_at)
+            SELECT 'sync', \(change.notificationID), \(appID), d.id, \(content)::jsonb, \(expiresAt), \(SyncSignal.priority.queueRank),
                    now() + make_interval(secs => \(delaySeconds))
             FROM devices d
             WHERE d.app_id = \(appID) AND d.user_alias = \(userAlias) AND d.id <> \(excludedDeviceID ?? 0)

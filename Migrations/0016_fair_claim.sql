@@ -1,0 +1,158 @@
+-- Workers' claims become fair across apps and honour priority. Until now the queue was one line
+-- in run_at order: another app's push accepted while a 300,000-device broadcast was sending
+-- waited for the whole broadcast. Now each claim shares its batch equally among the apps with
+-- ready deliveries, and within an app takes `high` before `normal`, oldest first.
+--
+-- Writes to deliveries wait while this runs: adding the column is instant (its default is not
+-- written to existing rows), the index reads the waiting deliveries only, the backfill touches
+-- only the waiting deliveries of normal-priority notifications.
+LOCK TABLE deliveries IN ACCESS EXCLUSIVE MODE;
+
+-- The queue priority of a delivery, APNs's numbers: 10 sends now, 5 may wait (the notification's
+-- "priority": "high" or "normal"; sync signals are 5). Copied from the notification at fan-out,
+-- so a claim never reads a notification's content to order its queue.
+ALTER TABLE deliveries ADD COLUMN priority smallint NOT NULL DEFAULT 10;
+-- NOT VALID: every existing row holds the default, so there is nothing to check; new rows are.
+ALTER TABLE deliveries ADD CONSTRAINT deliveries_priority_check CHECK (priority IN (5, 10)) NOT VALID;
+
+UPDATE deliveries q SET priority = 5
+FROM notifications n
+WHERE n.id = q.notification_id AND q.state IN ('available', 'retrying')
+  AND (q.kind = 'sync' OR n.content ->> 'priority' = 'normal');
+
+-- Counts claims, to rotate where each starts among the apps; a sequence, so claims never wait
+-- on one another for it.
+CREATE SEQUENCE deliveries_claim_turn;
+
+-- Each app's waiting deliveries, by priority then run time: a claim reads the apps with work from
+-- its leading column, one probe per app, then each app's oldest ready ones at each priority.
+CREATE INDEX deliveries_waiting_idx ON deliveries (app_id, priority, run_at) WHERE state IN ('available', 'retrying');
+DROP INDEX deliveries_ready_idx;
+
+-- A worker's claim: up to batch_size ready deliveries, shared among the apps that have any.
+--
+-- The apps with waiting deliveries are found by skipping through deliveries_waiting_idx, one
+-- probe per app. Each claim starts serving them one batch further along (deliveries_claim_turn),
+-- so when there are more apps than a batch has room for, successive claims, by any workers,
+-- serve the next ones in turn. Each round offers every app served an equal share of what is
+-- left of the batch, `high` first then `normal`; the apps that took their whole share are
+-- offered what the others left in the next round. So a broadcast alone still fills whole
+-- batches, and an app with one push gets it into the very next claim.
+--
+-- Each (app, priority) is read as an index range, app_id = $1 AND priority = $2 AND run_at <=
+-- now() in run_at order, so ready rows are found without reading any that wait for a later time
+-- (a million retries backing off do not slow a claim). Sorting is priced out (enable_sort) for the
+-- reason 0010 gives: fresh statistics lag a broadcast, and a plan that sorts every ready row
+-- on every claim cost five times the claim.
+--
+-- By hand: SELECT * FROM claim_deliveries(10, 60);
+CREATE OR REPLACE FUNCTION claim_deliveries(batch_size integer, lease_seconds double precision)
+RETURNS TABLE (id bigint, state text, notification_id bigint, app_id bigint, device_id bigint, attempts integer,
+               provider text, token text, language text, country text, content text, expires_at timestamptz,
+               sandbox boolean, kind text)
+LANGUAGE plpgsql
+SET enable_sort = off
+SET plan_cache_mode = force_custom_plan
+SET jit = off
+AS $$
+#variable_conflict use_column
+DECLARE
+    serving bigint[];       -- the apps this round serves, in order
+    wants integer[];        -- how many more each of them may take this round
+    level smallint;
+    picked bigint[];
+    kinds text[];
+    superseded boolean[];
+    taken_ids bigint[];
+    taken_kinds text[];
+    taken_superseded boolean[];
+    remaining integer := batch_size;
+    pivot integer;
+BEGIN
+    WITH RECURSIVE waiting (app_id) AS (
+        (SELECT q.app_id FROM deliveries q WHERE q.state IN ('available', 'retrying') ORDER BY q.app_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT q.app_id FROM deliveries q
+                WHERE q.state IN ('available', 'retrying') AND q.app_id > waiting.app_id
+                ORDER BY q.app_id LIMIT 1)
+        FROM waiting WHERE waiting.app_id IS NOT NULL
+    )
+    SELECT array_agg(waiting.app_id) INTO serving FROM waiting WHERE waiting.app_id IS NOT NULL;
+    IF serving IS NULL THEN
+        RETURN;
+    END IF;
+    pivot := (nextval('deliveries_claim_turn') * batch_size) % cardinality(serving);
+    serving := serving[pivot + 1:] || serving[:pivot];
+
+    WHILE remaining > 0 AND cardinality(serving) > 0 LOOP
+        serving := serving[:remaining];
+        -- Equal shares that add up to what is left: the first (remaining % apps) take one more.
+        wants := ARRAY(SELECT remaining / cardinality(serving) + CASE WHEN i <= remaining % cardinality(serving) THEN 1 ELSE 0 END
+                       FROM generate_series(1, cardinality(serving)) AS i ORDER BY i);
+        picked := '{}';
+        kinds := '{}';
+        superseded := '{}';
+        FOREACH level IN ARRAY ARRAY[10, 5]::smallint[] LOOP
+            WITH taken AS (
+                SELECT s.ord, r.id, r.kind, r.superseded
+                FROM unnest(serving, wants) WITH ORDINALITY AS s(app_id, wants, ord)
+                CROSS JOIN LATERAL (
+                    SELECT q.id, q.kind,
+                           -- A sync signal that a newer one for the same device and notification supersedes.
+                           q.kind = 'sync' AND EXISTS (
+                               SELECT 1 FROM deliveries newer
+                               WHERE newer.device_id = q.device_id AND newer.notification_id = q.notification_id
+                                 AND newer.kind = 'sync' AND newer.id > q.id) AS superseded
+                    FROM deliveries q
+                    WHERE q.app_id = s.app_id AND q.priority = level AND q.state IN ('available', 'retrying')
+                      AND q.run_at <= now()
+                      -- A device's sync signals for a notification go one at a time, in order, so the
+                      -- last to reach the gateway is the newest.
+                      AND NOT (q.kind = 'sync' AND EXISTS (
+                          SELECT 1 FROM deliveries older
+                          WHERE older.device_id = q.device_id AND older.notification_id = q.notification_id
+                            AND older.kind = 'sync' AND older.state = 'running'))
+                    ORDER BY q.run_at
+                    LIMIT s.wants
+                    FOR UPDATE SKIP LOCKED
+                ) AS r
+            ),
+            per_app AS (SELECT taken.ord, count(*) AS n FROM taken GROUP BY taken.ord)
+            SELECT (SELECT array_agg(taken.id) FROM taken), (SELECT array_agg(taken.kind) FROM taken),
+                   (SELECT array_agg(taken.superseded) FROM taken),
+                   ARRAY(SELECT s.wants - COALESCE(per_app.n, 0)
+                         FROM unnest(wants) WITH ORDINALITY AS s(wants, ord) LEFT JOIN per_app ON per_app.ord = s.ord
+                         ORDER BY s.ord)
+            INTO taken_ids, taken_kinds, taken_superseded, wants;
+            picked := picked || COALESCE(taken_ids, '{}');
+            kinds := kinds || COALESCE(taken_kinds, '{}');
+            superseded := superseded || COALESCE(taken_superseded, '{}');
+        END LOOP;
+        EXIT WHEN cardinality(picked) = 0;
+
+        RETURN QUERY
+        UPDATE deliveries q SET
+            state = CASE WHEN target.gone THEN 'cancelled' ELSE 'running' END,
+            attempts = CASE WHEN target.gone THEN q.attempts ELSE q.attempts + 1 END,
+            locked_until = CASE WHEN target.gone THEN NULL ELSE now() + make_interval(secs => lease_seconds) END,
+            cancelled_at = CASE WHEN target.gone THEN now() ELSE q.cancelled_at END,
+            reason = CASE WHEN NOT target.gone THEN q.reason
+                          WHEN q.kind = 'sync' THEN 'device gone or a newer sync signal supersedes this one'
+                          ELSE 'notification cancelled or device gone before sending' END,
+            claimed_at = CASE WHEN target.gone THEN q.claimed_at ELSE clock_timestamp() END,
+            updated_at = now()
+        FROM unnest(picked, kinds, superseded) AS ready(id, kind, superseded), devices d, notifications n, apps a,
+             LATERAL (SELECT (ready.kind = 'push' AND n.state = 'cancelled') OR d.unregistered_at IS NOT NULL
+                             OR d.invalidated_at IS NOT NULL OR d.merged_into IS NOT NULL OR ready.superseded AS gone) AS target
+        WHERE q.id = ready.id AND d.id = q.device_id AND n.id = q.notification_id AND a.id = q.app_id
+        RETURNING q.id, q.state, q.notification_id, q.app_id, q.device_id, q.attempts, d.provider, d.token,
+                  d.language, d.country, COALESCE(q.content, n.content)::text, COALESCE(q.expires_at, n.expires_at),
+                  a.delivery_mode = 'sandbox', q.kind;
+
+        remaining := remaining - cardinality(picked);
+        -- The apps that took their whole share may have more; the others have no more ready now.
+        serving := ARRAY(SELECT s.app_id FROM unnest(serving, wants) WITH ORDINALITY AS s(app_id, wants, ord)
+                         WHERE s.wants = 0 ORDER BY s.ord);
+    END LOOP;
+END
+$$;
