@@ -20,21 +20,43 @@ FROM notifications n
 WHERE n.id = q.notification_id AND q.state IN ('available', 'retrying')
   AND (q.kind = 'sync' OR n.content ->> 'priority' = 'normal');
 
--- Counts claims, to rotate where each starts among the apps; a sequence, so claims never wait
--- on one another for it.
-CREATE SEQUENCE deliveries_claim_turn;
+-- Where among the apps (by id) the last claim stopped; the next starts after it. A sequence, set
+-- with setval, because setval is not transactional: claims never wait on one another for it.
+CREATE SEQUENCE deliveries_claim_position MINVALUE 0 START 0;
 
 -- Each app's waiting deliveries, by priority then run time: a claim reads the apps with work from
 -- its leading column, one probe per app, then each app's oldest ready ones at each priority.
 CREATE INDEX deliveries_waiting_idx ON deliveries (app_id, priority, run_at) WHERE state IN ('available', 'retrying');
 DROP INDEX deliveries_ready_idx;
 
+-- Up to how_many apps with waiting deliveries, in id order, after `after` and up to `up_to`: one
+-- probe of deliveries_waiting_idx per app (PostgreSQL 15 has no skip scan of its own).
+--
+-- By hand: SELECT waiting_apps(0, 9223372036854775807, 100);
+CREATE FUNCTION waiting_apps(after bigint, up_to bigint, how_many integer) RETURNS bigint[]
+LANGUAGE sql STABLE
+AS $$
+    WITH RECURSIVE waiting (app_id, n) AS (
+        (SELECT q.app_id, 1 FROM deliveries q
+         WHERE q.state IN ('available', 'retrying') AND q.app_id > after AND q.app_id <= up_to
+         ORDER BY q.app_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT q.app_id FROM deliveries q
+                WHERE q.state IN ('available', 'retrying') AND q.app_id > waiting.app_id
+                  AND q.app_id <= up_to
+                ORDER BY q.app_id LIMIT 1),
+               waiting.n + 1
+        FROM waiting WHERE waiting.app_id IS NOT NULL AND waiting.n < how_many
+    )
+    SELECT COALESCE(array_agg(waiting.app_id), '{}') FROM waiting WHERE waiting.app_id IS NOT NULL
+$$;
+
 -- A worker's claim: up to batch_size ready deliveries, shared among the apps that have any.
 --
--- The apps with waiting deliveries are found by skipping through deliveries_waiting_idx, one
--- probe per app. Each claim starts serving them one batch further along (deliveries_claim_turn),
--- so when there are more apps than a batch has room for, successive claims, by any workers,
--- serve the next ones in turn. Each round offers every app served an equal share of what is
+-- It serves at most batch_size apps with waiting deliveries (waiting_apps), starting after the
+-- app where the last claim stopped (deliveries_claim_position) and wrapping round to the first:
+-- when there are more apps than a batch has room for, successive claims, by any workers, serve
+-- the next ones in turn, and a claim costs the same for 500 apps or 10,000. Each round offers every app served an equal share of what is
 -- left of the batch, `high` first then `normal`; the apps that took their whole share are
 -- offered what the others left in the next round. So a broadcast alone still fills whole
 -- batches, and an app with one push gets it into the very next claim.
@@ -67,22 +89,18 @@ DECLARE
     taken_kinds text[];
     taken_superseded boolean[];
     remaining integer := batch_size;
-    pivot integer;
+    after bigint;
 BEGIN
-    WITH RECURSIVE waiting (app_id) AS (
-        (SELECT q.app_id FROM deliveries q WHERE q.state IN ('available', 'retrying') ORDER BY q.app_id LIMIT 1)
-        UNION ALL
-        SELECT (SELECT q.app_id FROM deliveries q
-                WHERE q.state IN ('available', 'retrying') AND q.app_id > waiting.app_id
-                ORDER BY q.app_id LIMIT 1)
-        FROM waiting WHERE waiting.app_id IS NOT NULL
-    )
-    SELECT array_agg(waiting.app_id) INTO serving FROM waiting WHERE waiting.app_id IS NOT NULL;
-    IF serving IS NULL THEN
+    SELECT last_value INTO after FROM deliveries_claim_position;
+    serving := waiting_apps(after, 9223372036854775807, batch_size);
+    IF cardinality(serving) < batch_size THEN
+        serving := serving || waiting_apps(0, after, batch_size - cardinality(serving));
+    END IF;
+    IF cardinality(serving) = 0 THEN
         RETURN;
     END IF;
-    pivot := (nextval('deliveries_claim_turn') * batch_size) % cardinality(serving);
-    serving := serving[pivot + 1:] || serving[:pivot];
+    -- Moved on at once, not at commit, so that claims running meanwhile serve the next apps.
+    PERFORM setval('deliveries_claim_position', serving[cardinality(serving)]);
 
     WHILE remaining > 0 AND cardinality(serving) > 0 LOOP
         serving := serving[:remaining];

@@ -11,7 +11,7 @@ import Testing
                 workers: true,
                 configure: {
                     // Small batches and short turns stretch the broadcast's fan-out over seconds.
-                    $0.worker.fanOutBatchSize = 10
+                    $0.worker.fanOutBatchSize = 5
                     $0.worker.fanOutTurn = .milliseconds(20)
                 }
             ) { client, service in
@@ -19,7 +19,7 @@ import Testing
                 let other = try await service.createApp()
                 try await service.connectAPNs(appID: broadcaster.app.id, to: gateway)
                 try await service.connectAPNs(appID: other.app.id, to: gateway)
-                try await service.insertDevices(appID: broadcaster.app.id, count: 10_000, tokenSeed: 0xB0)
+                try await service.insertDevices(appID: broadcaster.app.id, count: 5_000, tokenSeed: 0xB0)
                 let token = Pipeline.token(0x0E)
                 let device = try await Pipeline.register(client, other.deviceCredential, token: token)
 
@@ -45,7 +45,7 @@ import Testing
                     FROM deliveries q, notifications n WHERE q.notification_id = \(push) AND n.id = \(broadcast)
                     """)
                 #expect(sentFirst == 1, "\(timings ?? "")")
-                let everyone = try await service.eventually(timeout: .seconds(60)) { try await service.deliveries(of: broadcast, in: "sent") == 10_000 }
+                let everyone = try await service.eventually(timeout: .seconds(60)) { try await service.deliveries(of: broadcast, in: "sent") == 5_000 }
                 #expect(everyone)
             }
         }

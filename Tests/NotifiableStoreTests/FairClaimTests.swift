@@ -97,6 +97,9 @@ import Testing
             // Each claim starts where the last left off: three batches of two reach all six apps.
             let perNotification = notifications.map { id in claimed.filter { $0.notificationID == id }.count }
             #expect(perNotification == [1, 1, 1, 1, 1, 1], "\(perNotification)")
+            // Past the last app it wraps round to the first ones.
+            let wrapped = try await queue.claim(limit: 2, lease: .seconds(30))
+            #expect(Set(wrapped.map(\.appID)) == Set(claimed.prefix(2).map(\.appID)))
         }
     }
 
