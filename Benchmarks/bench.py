@@ -12,7 +12,7 @@ machine, with the service, PostgreSQL and the load generators sharing its cores.
                    against one recount of its deliveries (how every read was answered before)
   7. fairness      another app's single pushes, accepted while a 1,000,000-device broadcast is fanned
                    out and sent, from acceptance to sent; the broadcast's rate against the same
-                   broadcast alone
+                   broadcast alone just before and just after
 
 Sizes and choices come from the environment (defaults are the full sizes); see scripts/bench.
 """
@@ -749,15 +749,20 @@ def fairness(api_port):
     sql("VACUUM ANALYZE devices")
     worker = start(["work", "--no-migrate", "--instant-sender-for-benchmarks"], log_name="fairness-worker.log")
     try:
-        # The broadcast alone first: the rate the other app's pushes must not cut by more than 10 %.
-        alone = create_notification(api_port, broadcaster, {"title": "Fairness", "message": "Alone", "all": True})
-        if not wait_until(lambda: count_sent(alone) == n, 900, 0.5):
-            sys.exit(f"fairness: the broadcast alone was not sent; see {WORK}/fairness-worker.log")
-        alone_rate = broadcast_rate(alone, n)
-        log(f"broadcast alone: {alone_rate:,.0f} deliveries/s from acceptance to the last send")
+        # The broadcast alone, before and after the run beside the pushes (each run adds a million
+        # rows, so a later run is slower for that alone): the rate they must not cut by over 10 %.
+        def alone():
+            notification = create_notification(api_port, broadcaster, {"title": "Fairness", "message": "Alone", "all": True})
+            if not wait_until(lambda: count_sent(notification) == n, 900, 0.5):
+                sys.exit(f"fairness: the broadcast alone was not sent; see {WORK}/fairness-worker.log")
+            rate = broadcast_rate(notification, n)
+            log(f"broadcast alone: {rate:,.0f} deliveries/s from acceptance to the last send")
+            return rate
+
+        alone_before = alone()
 
         # Again, with the other app's pushes spread over the time the broadcast took alone.
-        spacing = n / alone_rate * 0.8 / pushes
+        spacing = n / alone_before * 0.8 / pushes
         shared = create_notification(api_port, broadcaster, {"title": "Fairness", "message": "Shared", "all": True})
         singles = []
         for _ in range(pushes):
@@ -767,6 +772,7 @@ def fairness(api_port):
             sys.exit(f"fairness: the broadcast beside the pushes was not sent; see {WORK}/fairness-worker.log")
         if not wait_until(lambda: int(sql(f"SELECT count(*) FROM deliveries WHERE notification_id IN ({','.join(map(str, singles))}) AND state = 'sent'")) == pushes, 60, 0.2):
             sys.exit(f"fairness: the single pushes were not all sent; see {WORK}/fairness-worker.log")
+        alone_after = alone()
     finally:
         stop(worker)
     shared_rate = broadcast_rate(shared, n)
@@ -780,13 +786,15 @@ def fairness(api_port):
     if not latencies:
         sys.exit("fairness: no single push was accepted while the broadcast was sending")
     p50, p99, worst = percentile(latencies, 0.5), percentile(latencies, 0.99), max(latencies)
+    alone_rate = (alone_before + alone_after) / 2
     ratio = shared_rate / alone_rate
     log(f"{len(latencies)} pushes accepted while the broadcast sent: acceptance to sent p50 {p50:.0f} ms, p99 {p99:.0f} ms, "
         f"worst {worst:.0f} ms; broadcast {shared_rate:,.0f} deliveries/s beside them against {alone_rate:,.0f} alone ({ratio:.2f})")
     add_row(f"7. Fairness (another app's single pushes during a {n:,}-device broadcast)",
             f"{len(latencies)} pushes, acceptance → sent p50 {p50:.0f} ms, p99 {p99:.0f} ms (worst {worst:.0f} ms); "
             f"the broadcast {shared_rate:,.0f} deliveries/s beside them",
-            f"{alone_rate:,.0f}/s", "the same broadcast alone, same run; ratio: beside ÷ alone (target ≥ 0.9)",
+            f"{alone_rate:,.0f}/s", f"the same broadcast alone, before and after ({alone_before:,.0f} and {alone_after:,.0f}/s), mean; "
+            "ratio: beside ÷ alone (target ≥ 0.9)",
             ratio, "p99 < 1 s and ratio ≥ 0.9", p99 < 1000 and ratio >= 0.9)
 
 
