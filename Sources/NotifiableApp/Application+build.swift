@@ -99,14 +99,15 @@ public func buildRouter(
     let userNotifications = UserNotificationStore(client: postgres, logger: logger, syncDelay: configuration.syncSignalDelay)
     let userNotificationRoutes = UserNotificationsController(store: userNotifications)
     userNotificationRoutes.addServerRoutes(to: api)
-    userNotificationRoutes.addUserRoutes(to: router.group("api/v1/me").addIfPresent(databaseGate).add(middleware: UserTokenMiddleware(verifier: userTokens)))
+    userNotificationRoutes.addUserRoutes(
+        to: router.group("api/v1/me").addIfPresent(databaseGate).add(middleware: UserTokenMiddleware(verifier: userTokens)), limiter: limiter)
     NotificationsController(
         notifications: NotificationStore(client: postgres, logger: logger), userNotifications: userNotifications,
         verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api, limiter: limiter)
     RichContentController(
         contents: NotificationContentStore(client: postgres, logger: logger), devices: devices, verifiedAliases: VerifiedAliasGate(verifier: userTokens)
-    ).addRoutes(to: api)
+    ).addRoutes(to: api, limiter: limiter)
 
     let admin = router.group("admin").addIfPresent(databaseGate).add(
         middleware: BearerTokenMiddleware.admin(

@@ -82,6 +82,49 @@ import Testing
         }
     }
 
+    /// A rich notification's content upload is the second half of its send and counts as one.
+    @Test func aContentUploadCountsAsASend() async throws {
+        let configure = Self.limited { $0.perCredential[.sends] = RateLimit(count: 1, periodSeconds: 3600) }
+        try await withTestService(isolatedDatabase: true, configure: configure) { client, service in
+            let app = try await service.createApp()
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"title": "Photo", "all": true, "rich": true}"#)
+            let refused = try await client.signed(
+                .put, "/api/v1/notifications/\(id)/content", bytes: [0x89, 0x50], contentType: "image/png", as: app.serverCredential)
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.errorCode == "rate_limited")
+            #expect(try await service.integer("SELECT count(*) FROM notification_contents WHERE notification_id = \(id)") == 0)
+        }
+    }
+
+    /// A user's own changes (`/api/v1/me`, user token) are status events: each user has a
+    /// credential's allowance, and all of them count against the app's. Reads are not limited.
+    @Test func aUsersChangesAreLimitedPerUserAndPerApp() async throws {
+        let configure = Self.limited {
+            $0.perCredential[.events] = RateLimit(count: 2, periodSeconds: 3600)
+            $0.perApp[.events] = RateLimit(count: 3, periodSeconds: 3600)
+        }
+        try await withTestService(isolatedDatabase: true, configure: configure) { client, service in
+            let app = try await service.createApp()
+            let id = try await UserNotificationsTests.sendStateful(client, app.serverCredential, to: ["alice", "bob"], title: "Sale")
+            let alice = try await client.userToken(for: "alice", as: app.serverCredential)
+            let bob = try await client.userToken(for: "bob", as: app.serverCredential)
+            let path = "/api/v1/me/notifications/\(id)"
+            #expect(try await client.asUser(alice, .patch, path, body: #"{"read_state": "read"}"#).status == .ok)
+            #expect(try await client.asUser(alice, .patch, path, body: #"{"read_state": "unread"}"#).status == .ok)
+            let third = try await client.asUser(alice, .patch, path, body: #"{"read_state": "read"}"#)
+            #expect(third.status == .tooManyRequests)
+            #expect(third.json["error"]?["message"]?.stringValue?.contains("for this user") == true)
+            #expect(try await client.asUser(alice, .get, "/api/v1/me/notifications").status == .ok)
+            // Bob has his own allowance, but the app's third change is its last.
+            #expect(try await client.asUser(bob, .patch, path, body: #"{"read_state": "read"}"#).status == .ok)
+            let app4 = try await client.asUser(bob, .delete, path)
+            #expect(app4.status == .tooManyRequests)
+            #expect(app4.json["error"]?["message"]?.stringValue?.contains("for this app") == true)
+            let samples = try await MetricsEndpointTests.scrape(client)
+            #expect(samples.value("notifiable_rate_limited_total", ["action": "events", "scope": "user", "app": "\(app.app.id)"]) == 1)
+        }
+    }
+
     @Test func limitsAreReadFromTheEnvironmentAndBadOnesNameTheirVariable() throws {
         var environment = ["DATABASE_URL": try TestDatabase.url(), "NOTIFIABLE_MASTER_KEY": TestDatabase.masterKey.base64]
         environment["NOTIFIABLE_RATE_LIMIT_SENDS"] = "30/min"

@@ -11,8 +11,9 @@ struct RichContentController {
     let devices: DeviceStore
     let verifiedAliases: VerifiedAliasGate
 
-    func addRoutes(to group: RouterGroup<NotifiableRequestContext>) {
-        group.put("notifications/:id/content", use: upload)
+    /// An upload counts as a send: it is the second half of sending a rich notification.
+    func addRoutes(to group: RouterGroup<NotifiableRequestContext>, limiter: RateLimiter? = nil) {
+        group.limited(.sends, by: limiter).put("notifications/:id/content", use: upload)
         group.get("notifications/:id/content", use: fetch)
     }
 

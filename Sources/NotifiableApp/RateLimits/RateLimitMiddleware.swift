@@ -1,7 +1,8 @@
 import Hummingbird
 import NotifiableCore
 
-/// Puts the routes it is added to under `action`'s limits; runs after the caller is known.
+/// Puts the routes it is added to under `action`'s limits; runs after the caller (a credential,
+/// or a user with a user token) is known.
 struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = NotifiableRequestContext
 
@@ -9,7 +10,11 @@ struct RateLimitMiddleware: RouterMiddleware {
     let limiter: RateLimiter
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let caller = context.caller { try limiter.admit(action, by: caller) }
+        if let caller = context.caller {
+            try limiter.admit(action, by: caller)
+        } else if let user = context.user {
+            try limiter.admit(action, by: user)
+        }
         return try await next(request, context)
     }
 }

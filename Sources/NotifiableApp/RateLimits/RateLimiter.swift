@@ -11,7 +11,17 @@ import Synchronization
 final class RateLimiter: Sendable {
     private enum Scope: Hashable {
         case credential(String)
+        /// A user acting with a user token (`/api/v1/me`), held to a credential's limits.
+        case user(appID: Int64, alias: String)
         case app(Int64)
+
+        var label: String {
+            switch self {
+            case .credential: "credential"
+            case .user: "user"
+            case .app: "app"
+            }
+        }
     }
 
     private struct Key: Hashable {
@@ -40,17 +50,27 @@ final class RateLimiter: Sendable {
     /// credential's and its app's limits admits one. A refused request takes nothing from either.
     /// On every limited request: two dictionary lookups under a lock, nothing allocated.
     func admit(_ action: RateLimitedAction, by caller: Caller) throws(APIError) {
+        try admit(action, individually: .credential(caller.accessID), appID: caller.appID)
+    }
+
+    /// Admits one `action` by a user acting with a user token: the user has a credential's
+    /// allowance of its own, and counts against the app's with everyone else.
+    func admit(_ action: RateLimitedAction, by user: VerifiedUser) throws(APIError) {
+        try admit(action, individually: .user(appID: user.appID, alias: user.alias), appID: user.appID)
+    }
+
+    private func admit(_ action: RateLimitedAction, individually individual: Scope, appID: Int64) throws(APIError) {
         let credentialLimit = limits.perCredential[action]
         let appLimit = limits.perApp[action]
         guard credentialLimit != nil || appLimit != nil else { return }
         let (share, now) = (share(), clock())
-        let credentialKey = Key(action: action, scope: .credential(caller.accessID))
-        let appKey = Key(action: action, scope: .app(caller.appID))
+        let credentialKey = Key(action: action, scope: individual)
+        let appKey = Key(action: action, scope: .app(appID))
         let refusal: (seconds: Double, scope: String)? = buckets.withLock { buckets in
             var credentialBucket: TokenBucket?
             if let limit = credentialLimit {
                 var bucket = buckets[credentialKey] ?? TokenBucket(limit: limit, share: share, now: now)
-                if let wait = bucket.take(limit: limit, share: share, now: now) { return (wait, "credential") }
+                if let wait = bucket.take(limit: limit, share: share, now: now) { return (wait, individual.label) }
                 credentialBucket = bucket
             }
             if let limit = appLimit {
@@ -64,7 +84,7 @@ final class RateLimiter: Sendable {
         guard let refusal else { return }
         CoreMetrics.Counter(
             label: "notifiable_rate_limited_total",
-            dimensions: [("action", action.rawValue), ("scope", refusal.scope), ("app", String(caller.appID))], factory: factory
+            dimensions: [("action", action.rawValue), ("scope", refusal.scope), ("app", String(appID))], factory: factory
         ).increment()
         throw .rateLimited(action, scope: refusal.scope, retryAfter: max(1, Int(refusal.seconds.rounded(.up))))
     }
@@ -74,7 +94,7 @@ extension APIError {
     static func rateLimited(_ action: RateLimitedAction, scope: String, retryAfter seconds: Int) -> APIError {
         var error = APIError(
             status: .tooManyRequests, code: "rate_limited",
-            message: "Too many \(action.rawValue) for this \(scope == "app" ? "app" : "credential") just now; "
+            message: "Too many \(action.rawValue) for this \(scope) just now; "
                 + "retry after \(seconds) s (Retry-After). The limits are set by NOTIFIABLE_RATE_LIMIT_* on the server."
         )
         error.headers[.retryAfter] = String(seconds)

@@ -8,12 +8,14 @@ import NotifiableStore
 struct UserNotificationsController {
     let store: UserNotificationStore
 
-    /// Routes behind the user-token middleware.
-    func addUserRoutes(to group: RouterGroup<NotifiableRequestContext>) {
+    /// Routes behind the user-token middleware. A user's changes are status events: each may
+    /// queue a sync signal to every other device of the user, so they count against the limits.
+    func addUserRoutes(to group: RouterGroup<NotifiableRequestContext>, limiter: RateLimiter? = nil) {
         group.get("notifications", use: myList)
         group.get("notifications/:id", use: myShow)
-        group.patch("notifications/:id", use: myUpdate)
-        group.delete("notifications/:id", use: myDelete)
+        let changes = group.limited(.events, by: limiter)
+        changes.patch("notifications/:id", use: myUpdate)
+        changes.delete("notifications/:id", use: myDelete)
         group.get("changes", use: myChanges)
     }
 
