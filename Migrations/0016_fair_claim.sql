@@ -1,11 +1,13 @@
 -- Workers' claims become fair across apps and honour priority. Until now the queue was one line
 -- in run_at order: another app's push accepted while a 300,000-device broadcast was sending
 -- waited for the whole broadcast. Now each claim shares its batch equally among the apps with
--- ready deliveries, and within an app takes `high` before `normal`, oldest first.
+-- deliveries ready, and within an app takes `high` before `normal`, oldest first, keeping a tenth
+-- of the app's share for `normal` so that a stream of `high` never holds it back for good.
 --
--- Writes to deliveries wait while this runs: adding the column is instant (its default is not
--- written to existing rows), the index reads the waiting deliveries only, the backfill touches
--- only the waiting deliveries of normal-priority notifications.
+-- Reads and writes of deliveries wait while this runs. Adding the column is instant (its default
+-- is not written to existing rows); the backfill reads the unsettled deliveries through their
+-- partial indexes; building the new index reads the whole table once (a partial index is built
+-- from a full scan), which on a table of years of history is the long part.
 LOCK TABLE deliveries IN ACCESS EXCLUSIVE MODE;
 
 -- The queue priority of a delivery, APNs's numbers: 10 sends now, 5 may wait (the notification's
@@ -15,57 +17,80 @@ ALTER TABLE deliveries ADD COLUMN priority smallint NOT NULL DEFAULT 10;
 -- NOT VALID: every existing row holds the default, so there is nothing to check; new rows are.
 ALTER TABLE deliveries ADD CONSTRAINT deliveries_priority_check CHECK (priority IN (5, 10)) NOT VALID;
 
+-- Every delivery that may still be sent: waiting, in flight (it may be retried), or dead (it may be
+-- re-queued).
 UPDATE deliveries q SET priority = 5
-FROM notifications n
-WHERE n.id = q.notification_id AND q.state IN ('available', 'retrying')
-  AND (q.kind = 'sync' OR n.content ->> 'priority' = 'normal');
+WHERE q.state IN ('available', 'retrying', 'running', 'dead')
+  AND (q.kind = 'sync' OR q.notification_id IN (SELECT n.id FROM notifications n WHERE n.content ->> 'priority' = 'normal'));
 
 -- Where among the apps (by id) the last claim stopped; the next starts after it. A sequence, set
 -- with setval, because setval is not transactional: claims never wait on one another for it.
 CREATE SEQUENCE deliveries_claim_position MINVALUE 0 START 0;
 
--- Each app's waiting deliveries, by priority then run time: a claim reads the apps with work from
+-- Each app's waiting deliveries, by priority then run time: a claim finds the apps with work from
 -- its leading column, one probe per app, then each app's oldest ready ones at each priority.
 CREATE INDEX deliveries_waiting_idx ON deliveries (app_id, priority, run_at) WHERE state IN ('available', 'retrying');
 DROP INDEX deliveries_ready_idx;
 
--- Up to how_many apps with waiting deliveries, in id order, after `after` and up to `up_to`: one
--- probe of deliveries_waiting_idx per app (PostgreSQL 15 has no skip scan of its own).
+-- Up to how_many apps with a delivery ready now, in id order, after `after` and up to `up_to`.
+-- Each app with waiting deliveries costs one probe of deliveries_waiting_idx to find (PostgreSQL
+-- 15 has no skip scan of its own) and one or two to see whether any is ready now: retries backing
+-- off and sends scheduled for later wait in the same index, and an app holding only those must
+-- not take a place in the claim.
 --
--- By hand: SELECT waiting_apps(0, 9223372036854775807, 100);
-CREATE FUNCTION waiting_apps(after bigint, up_to bigint, how_many integer) RETURNS bigint[]
+-- By hand: SELECT ready_apps(0, 9223372036854775807, 100);
+CREATE FUNCTION ready_apps(after bigint, up_to bigint, how_many integer) RETURNS bigint[]
 LANGUAGE sql STABLE
 AS $$
-    WITH RECURSIVE waiting (app_id, n) AS (
-        (SELECT q.app_id, 1 FROM deliveries q
-         WHERE q.state IN ('available', 'retrying') AND q.app_id > after AND q.app_id <= up_to
-         ORDER BY q.app_id LIMIT 1)
+    WITH RECURSIVE candidate (app_id, is_ready, found) AS (
+        SELECT first.app_id, ready.is_ready, ready.is_ready::integer
+        FROM (SELECT q.app_id FROM deliveries q
+              WHERE q.state IN ('available', 'retrying') AND q.app_id > after AND q.app_id <= up_to
+              ORDER BY q.app_id LIMIT 1) AS first,
+             LATERAL (SELECT EXISTS (SELECT 1 FROM deliveries q
+                                     WHERE q.app_id = first.app_id AND q.priority = 10
+                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now())
+                          OR EXISTS (SELECT 1 FROM deliveries q
+                                     WHERE q.app_id = first.app_id AND q.priority = 5
+                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now()) AS is_ready) AS ready
         UNION ALL
-        SELECT (SELECT q.app_id FROM deliveries q
-                WHERE q.state IN ('available', 'retrying') AND q.app_id > waiting.app_id
-                  AND q.app_id <= up_to
-                ORDER BY q.app_id LIMIT 1),
-               waiting.n + 1
-        FROM waiting WHERE waiting.app_id IS NOT NULL AND waiting.n < how_many
+        SELECT next.app_id, ready.is_ready, candidate.found + ready.is_ready::integer
+        FROM candidate,
+             LATERAL (SELECT q.app_id FROM deliveries q
+                      WHERE q.state IN ('available', 'retrying') AND q.app_id > candidate.app_id AND q.app_id <= up_to
+                      ORDER BY q.app_id LIMIT 1) AS next,
+             LATERAL (SELECT EXISTS (SELECT 1 FROM deliveries q
+                                     WHERE q.app_id = next.app_id AND q.priority = 10
+                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now())
+                          OR EXISTS (SELECT 1 FROM deliveries q
+                                     WHERE q.app_id = next.app_id AND q.priority = 5
+                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now()) AS is_ready) AS ready
+        WHERE candidate.found < how_many
     )
-    SELECT COALESCE(array_agg(waiting.app_id), '{}') FROM waiting WHERE waiting.app_id IS NOT NULL
+    SELECT COALESCE(array_agg(candidate.app_id ORDER BY candidate.app_id) FILTER (WHERE candidate.is_ready), '{}')
+    FROM candidate
 $$;
 
 -- A worker's claim: up to batch_size ready deliveries, shared among the apps that have any.
 --
--- It serves at most batch_size apps with waiting deliveries (waiting_apps), starting after the
--- app where the last claim stopped (deliveries_claim_position) and wrapping round to the first:
--- when there are more apps than a batch has room for, successive claims, by any workers, serve
--- the next ones in turn, and a claim costs the same for 500 apps or 10,000. Each round offers every app served an equal share of what is
--- left of the batch, `high` first then `normal`; the apps that took their whole share are
--- offered what the others left in the next round. So a broadcast alone still fills whole
--- batches, and an app with one push gets it into the very next claim.
+-- It serves at most batch_size apps with deliveries ready (ready_apps), starting after the app
+-- where the last claim stopped (deliveries_claim_position) and wrapping round to the first. When
+-- there are more such apps than a batch has room for, successive claims, by any workers, serve the
+-- next ones in turn; when they all fit, each claim starts one app further, so the one-more of
+-- uneven shares goes round too.
+--
+-- Each round offers every app served an equal share of what is left of the batch. Within an app,
+-- a tenth of its share (rounded up) goes to `normal` first, then the rest to `high`, then what
+-- `high` left to `normal`. The apps that took their whole share are offered what the others left
+-- in the next round. So a broadcast alone still fills whole batches, and an app with one push
+-- gets it into the very next claim.
 --
 -- Each (app, priority) is read as an index range, app_id = $1 AND priority = $2 AND run_at <=
--- now() in run_at order, so ready rows are found without reading any that wait for a later time
--- (a million retries backing off do not slow a claim). Sorting is priced out (enable_sort) for the
--- reason 0010 gives: fresh statistics lag a broadcast, and a plan that sorts every ready row
--- on every claim cost five times the claim.
+-- now() in run_at order, so ready rows are found without reading any that wait for a later time.
+-- Sorting is priced out (enable_sort) for the reason 0010 gives: fresh statistics lag a
+-- broadcast, and a plan that sorts every ready row on every claim cost five times the claim. JIT
+-- is off: the planner cannot know a LIMIT taken from an array, prices the scan as if it read the
+-- whole index, and compiling the plan took 22 ms of a 56 ms claim.
 --
 -- By hand: SELECT * FROM claim_deliveries(10, 60);
 CREATE OR REPLACE FUNCTION claim_deliveries(batch_size integer, lease_seconds double precision)
@@ -81,6 +106,8 @@ AS $$
 DECLARE
     serving bigint[];       -- the apps this round serves, in order
     wants integer[];        -- how many more each of them may take this round
+    limits integer[];       -- how many each may take in this step
+    step integer;
     level smallint;
     picked bigint[];
     kinds text[];
@@ -91,16 +118,20 @@ DECLARE
     remaining integer := batch_size;
     after bigint;
 BEGIN
-    SELECT last_value INTO after FROM deliveries_claim_position;
-    serving := waiting_apps(after, 9223372036854775807, batch_size);
-    IF cardinality(serving) < batch_size THEN
-        serving := serving || waiting_apps(0, after, batch_size - cardinality(serving));
-    END IF;
-    IF cardinality(serving) = 0 THEN
+    IF batch_size <= 0 THEN
         RETURN;
     END IF;
+    SELECT last_value INTO after FROM deliveries_claim_position;
+    serving := ready_apps(after, 9223372036854775807, batch_size);
     -- Moved on at once, not at commit, so that claims running meanwhile serve the next apps.
-    PERFORM setval('deliveries_claim_position', serving[cardinality(serving)]);
+    IF cardinality(serving) = batch_size THEN
+        PERFORM setval('deliveries_claim_position', serving[cardinality(serving)]);
+    ELSE
+        serving := serving || ready_apps(0, after, batch_size - cardinality(serving));
+        IF cardinality(serving) > 0 THEN
+            PERFORM setval('deliveries_claim_position', serving[1]);
+        END IF;
+    END IF;
 
     WHILE remaining > 0 AND cardinality(serving) > 0 LOOP
         serving := serving[:remaining];
@@ -110,10 +141,13 @@ BEGIN
         picked := '{}';
         kinds := '{}';
         superseded := '{}';
-        FOREACH level IN ARRAY ARRAY[10, 5]::smallint[] LOOP
+        FOR step IN 1..3 LOOP
+            level := (ARRAY[5, 10, 5]::smallint[])[step];
+            limits := CASE WHEN step = 1 THEN ARRAY(SELECT ceil(w / 10.0)::integer FROM unnest(wants) WITH ORDINALITY AS s(w, ord) ORDER BY ord)
+                           ELSE wants END;
             WITH taken AS (
                 SELECT s.ord, r.id, r.kind, r.superseded
-                FROM unnest(serving, wants) WITH ORDINALITY AS s(app_id, wants, ord)
+                FROM unnest(serving, limits) WITH ORDINALITY AS s(app_id, wants, ord)
                 CROSS JOIN LATERAL (
                     SELECT q.id, q.kind,
                            -- A sync signal that a newer one for the same device and notification supersedes.
@@ -124,6 +158,9 @@ BEGIN
                     FROM deliveries q
                     WHERE q.app_id = s.app_id AND q.priority = level AND q.state IN ('available', 'retrying')
                       AND q.run_at <= now()
+                      -- The rows the first step locked are still waiting, and a transaction's own
+                      -- locks do not make SKIP LOCKED skip them.
+                      AND (step < 3 OR q.id <> ALL (picked))
                       -- A device's sync signals for a notification go one at a time, in order, so the
                       -- last to reach the gateway is the newest.
                       AND NOT (q.kind = 'sync' AND EXISTS (
@@ -136,8 +173,9 @@ BEGIN
                 ) AS r
             ),
             per_app AS (SELECT taken.ord, count(*) AS n FROM taken GROUP BY taken.ord)
-            SELECT (SELECT array_agg(taken.id) FROM taken), (SELECT array_agg(taken.kind) FROM taken),
-                   (SELECT array_agg(taken.superseded) FROM taken),
+            SELECT (SELECT array_agg(taken.id ORDER BY taken.ord, taken.id) FROM taken),
+                   (SELECT array_agg(taken.kind ORDER BY taken.ord, taken.id) FROM taken),
+                   (SELECT array_agg(taken.superseded ORDER BY taken.ord, taken.id) FROM taken),
                    ARRAY(SELECT s.wants - COALESCE(per_app.n, 0)
                          FROM unnest(wants) WITH ORDINALITY AS s(wants, ord) LEFT JOIN per_app ON per_app.ord = s.ord
                          ORDER BY s.ord)

@@ -54,8 +54,9 @@ import Testing
         }
     }
 
-    /// Within an app, a `high` notification goes before the `normal` bulk queued ahead of it.
-    @Test func withinAnAppHighPriorityGoesBeforeOlderNormalBulk() async throws {
+    /// Within an app, a `high` notification goes before the `normal` bulk queued ahead of it, save
+    /// a tenth of the app's share kept for `normal`, so that neither waits for the other.
+    @Test func withinAnAppHighPriorityGoesBeforeOlderNormalBulkAndNormalKeepsATenth() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
             try await service.insertDevices(appID: app.app.id, count: 50, tokenSeed: 0xFC1)
@@ -68,11 +69,13 @@ import Testing
 
             let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
             let first = try await queue.claim(limit: 40, lease: .seconds(30))
-            #expect(first.count == 40 && first.allSatisfy { $0.notificationID == urgent })
+            #expect(first.filter { $0.notificationID == urgent }.count == 36)
+            #expect(first.filter { $0.notificationID == bulk }.count == 4)
             // What high leaves of the batch goes to normal.
             let second = try await queue.claim(limit: 40, lease: .seconds(30))
-            #expect(second.filter { $0.notificationID == urgent }.count == 10)
-            #expect(second.filter { $0.notificationID == bulk }.count == 30)
+            #expect(Set(second.map(\.id)).count == 40 && Set(second.map(\.id)).isDisjoint(with: first.map(\.id)))
+            #expect(second.filter { $0.notificationID == urgent }.count == 14)
+            #expect(second.filter { $0.notificationID == bulk }.count == 26)
         }
     }
 
@@ -100,6 +103,52 @@ import Testing
             // Past the last app it wraps round to the first ones.
             let wrapped = try await queue.claim(limit: 2, lease: .seconds(30))
             #expect(Set(wrapped.map(\.appID)) == Set(claimed.prefix(2).map(\.appID)))
+        }
+    }
+
+    /// Apps whose waiting deliveries are all backing off until later take no place in a claim,
+    /// however many of them there are: the app with deliveries ready gets the whole batch.
+    @Test func appsWithNothingReadyTakeNoPlaceInTheClaim() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            for index in 0..<5 {
+                let app = try await service.createApp()
+                try await service.insertDevices(appID: app.app.id, count: 2, tokenSeed: 0xF00 + Int64(index))
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "later", "all": true}"#)
+                try await Pipeline.fanOut(service)
+                try await service.postgres.query(
+                    "UPDATE deliveries SET state = 'retrying', run_at = now() + interval '1 hour' WHERE notification_id = \(id)",
+                    logger: TestDatabase.logger
+                )
+            }
+            let ready = try await service.createApp()
+            try await service.insertDevices(appID: ready.app.id, count: 10, tokenSeed: 0xF0F)
+            let now = try await Pipeline.send(client, ready.serverCredential, #"{"message": "now", "all": true}"#)
+            try await Pipeline.fanOut(service)
+            let claimed = try await DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger).claim(limit: 3, lease: .seconds(30))
+            #expect(claimed.count == 3 && claimed.allSatisfy { $0.notificationID == now })
+        }
+    }
+
+    /// When every app fits in the batch, the one-more of uneven shares goes round the apps rather
+    /// than always to the same one.
+    @Test func unevenSharesGoRoundTheApps() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            var apps: [Int64] = []
+            for index in 0..<3 {
+                let app = try await service.createApp()
+                try await service.insertDevices(appID: app.app.id, count: 20, tokenSeed: 0xF10 + Int64(index))
+                _ = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
+                apps.append(app.app.id)
+            }
+            try await Pipeline.fanOut(service)
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
+            var claimed: [ClaimedDelivery] = []
+            for _ in 0..<3 {
+                let batch = try await queue.claim(limit: 4, lease: .seconds(30))
+                #expect(batch.count == 4)
+                claimed += batch
+            }
+            #expect(apps.map { app in claimed.filter { $0.appID == app }.count } == [4, 4, 4])
         }
     }
 

@@ -168,6 +168,30 @@ import Testing
 }
 
 @Suite struct FanOutLeaseTests {
+    /// A notification accepted during another's fan-out turn is claimed before that one goes on;
+    /// the one that gave up its turn is claimed next, where it left off, with the window it grew.
+    @Test func aNotificationAcceptedDuringATurnIsFannedOutBeforeTheTurnsNotificationGoesOn() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            try await service.insertDevices(appID: app.app.id, count: 30, tokenSeed: 0x7E1)
+            let broadcast = try await Pipeline.send(client, app.serverCredential, #"{"message": "all", "all": true}"#)
+            let fanOut = FanOutStore(client: service.postgres, logger: TestDatabase.logger)
+            var job = try #require(try await fanOut.claim(lease: .seconds(60)))
+            #expect(job.notificationID == broadcast)
+            #expect(try await fanOut.advance(&job, batchSize: 10, lease: .seconds(60)) == 10)
+            job.window *= 4  // what a sparse audience's batches would have grown it to
+
+            let single = try await Pipeline.send(client, app.serverCredential, #"{"message": "one", "all": true}"#)
+            try await fanOut.endTurn(job)
+            var next = try #require(try await fanOut.claim(lease: .seconds(60), after: job))
+            #expect(next.notificationID == single)
+            while try await fanOut.advance(&next, batchSize: 100, lease: .seconds(60)) != nil {}
+
+            let resumed = try #require(try await fanOut.claim(lease: .seconds(60), after: job))
+            #expect(resumed.notificationID == broadcast && resumed.cursor == job.cursor && resumed.window == job.window)
+        }
+    }
+
     @Test func aReleasedFanOutCanBeTakenOverAtOnceAndResumesFromItsCursor() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()

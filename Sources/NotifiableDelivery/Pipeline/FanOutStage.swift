@@ -13,8 +13,8 @@ struct FanOutStage: Sendable {
     let logger: Logger
 
     func run(_ run: WorkerRun) async {
-        // The last turn's job: claimed again straight away (nothing else waiting), it keeps the
-        // window it had grown, which a claim does not store.
+        // The last turn's job: claimed again straight away (nothing else waiting), it goes on
+        // with what that turn learned.
         var previous: FanOutJob?
         while !run.isStopping {
             var held: FanOutJob?
@@ -22,15 +22,12 @@ struct FanOutStage: Sendable {
                 guard
                     var job = try await run.step(
                         "claiming a fan-out",
-                        { [fanOut, configuration] in
-                            try await fanOut.claim(lease: configuration.lease)
+                        { [fanOut, configuration, previous] in
+                            try await fanOut.claim(lease: configuration.lease, after: previous)
                         })
                 else {
                     await run.work.wait(atMost: configuration.pollInterval)
                     continue
-                }
-                if let previous, previous.notificationID == job.notificationID, previous.cursor == job.cursor {
-                    job.window = previous.window
                 }
                 held = job
                 previous = nil

@@ -28,10 +28,19 @@ public struct QueueAdminStore: Sendable {
         ).decode((String, Int64).self) {
             stats.counts[state] = count
         }
+        // The oldest of each app's oldest at each priority: a few index probes per app with
+        // deliveries ready, rather than a scan of every waiting delivery.
         for try await age in try await client.query(
             """
-            SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(run_at)), 0)::float8
-            FROM deliveries WHERE state IN ('available', 'retrying') AND run_at <= now()
+            SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(oldest.run_at)), 0)::float8
+            FROM unnest(ready_apps(0, 9223372036854775807, 2147483647)) AS ready(app_id)
+            CROSS JOIN (VALUES (10::smallint), (5::smallint)) AS level(priority)
+            CROSS JOIN LATERAL (
+                SELECT q.run_at FROM deliveries q
+                WHERE q.app_id = ready.app_id AND q.priority = level.priority AND q.state IN ('available', 'retrying')
+                ORDER BY q.run_at LIMIT 1
+            ) AS oldest
+            WHERE oldest.run_at <= now()
             """,
             logger: logger
         ).decode(Double.self) {

@@ -29,7 +29,7 @@ public struct QueueDepth: Sendable, Equatable {
 extension QueueAdminStore {
     /// The waiting part of the queue, for metrics: cheap on a table holding years of history,
     /// because each count reads only rows of a waiting state through its partial index
-    /// (`deliveries_ready_idx`, `deliveries_running_idx`, `deliveries_dead_idx`), never the
+    /// (`deliveries_waiting_idx`, `deliveries_running_idx`, `deliveries_dead_idx`), never the
     /// sent, failed and cancelled rows that make up most of the table.
     public func depth() async throws -> QueueDepth {
         let rows = try await client.query(

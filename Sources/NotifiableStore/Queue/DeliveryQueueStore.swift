@@ -16,12 +16,13 @@ public struct DeliveryQueueStore: Sendable {
         self.logger = logger
     }
 
-    /// Claims up to `limit` ready deliveries for `lease`. Ready deliveries whose notification
+    /// Claims up to `limit` ready deliveries for `lease`, shared equally among the apps that have
+    /// any, `high` before `normal` within each (a tenth kept for `normal`). Ready deliveries whose notification
     /// was cancelled, or whose device was unregistered, invalidated or merged away since they
     /// were queued, are settled as `cancelled` in the same statement and not returned.
     public func claim(limit: Int, lease: Duration) async throws -> [ClaimedDelivery] {
         let leaseSeconds = lease.seconds
-        // The statement lives in Migrations/0010_claim_deliveries.sql, which says why.
+        // The statement lives in Migrations/0016_fair_claim.sql (first in 0010), which says why.
         let rows = try await client.query(
             """
             SELECT id, state, notification_id, app_id, device_id, attempts, provider, token, language, country,

@@ -48,9 +48,14 @@ public struct FanOutStore: Sendable {
         self.logger = logger
     }
 
-    /// Takes a notification waiting for fan-out that no live worker holds: one never taken yet
-    /// first (the oldest of them), then the one whose turn ended longest ago (see `endTurn`).
-    public func claim(lease: Duration) async throws -> FanOutJob? {
+    /// Takes a notification waiting for fan-out that no live worker holds, in the order they
+    /// became ready for a turn: accepted (or released), or their last turn ended (see `endTurn`).
+    /// A notification accepted during another's turn therefore goes before it, and one whose turn
+    /// has ended waits only for those that came before that.
+    ///
+    /// When it is `previous` again, where that left off (nobody else was waiting), the job keeps
+    /// what the last turn learned: its window and the time zones.
+    public func claim(lease: Duration, after previous: FanOutJob? = nil) async throws -> FanOutJob? {
         let rows = try await client.query(
             """
             UPDATE notifications SET fanout_locked_until = now() + make_interval(secs => \(lease.wholeSecondsAtLeastOne))
@@ -58,7 +63,7 @@ public struct FanOutStore: Sendable {
                 SELECT id FROM notifications
                 WHERE state = 'fanning_out' AND (fanout_locked_until IS NULL OR fanout_locked_until < now())
                   AND (fanout_after IS NULL OR fanout_after <= now()) AND NOT awaiting_content
-                ORDER BY fanout_locked_until NULLS FIRST, id LIMIT 1
+                ORDER BY COALESCE(fanout_locked_until, created_at), id LIMIT 1
                 FOR UPDATE SKIP LOCKED
             )
             RETURNING id, app_id, targeting::text, content ->> 'priority', fanout_cursor, local_send_at
@@ -73,7 +78,10 @@ public struct FanOutStore: Sendable {
                 priority: priority.flatMap(NotificationPriority.init(rawValue:)) ?? .high, cursor: cursor, localSendAt: localSendAt
             )
         }
-        if claimed?.localSendAt != nil {
+        if let previous, claimed?.notificationID == previous.notificationID, claimed?.cursor == previous.cursor {
+            claimed?.window = previous.window
+            claimed?.timeZones = previous.timeZones
+        } else if claimed?.localSendAt != nil {
             for try await name in try await client.query("SELECT name FROM pg_timezone_names", logger: logger).decode(String.self) {
                 claimed?.timeZones.append(name)
             }
