@@ -32,43 +32,52 @@ CREATE SEQUENCE deliveries_claim_position MINVALUE 0 START 0;
 CREATE INDEX deliveries_waiting_idx ON deliveries (app_id, priority, run_at) WHERE state IN ('available', 'retrying');
 DROP INDEX deliveries_ready_idx;
 
--- Up to how_many apps with a delivery ready now, in id order, after `after` and up to `up_to`.
+-- Up to how_many apps with a delivery ready now, in id order, after `after` and up to `up_to`,
+-- each with whether it has `high` and `normal` ones ready.
 -- Each app with waiting deliveries costs one probe of deliveries_waiting_idx to find (PostgreSQL
 -- 15 has no skip scan of its own) and one or two to see whether any is ready now: retries backing
 -- off and sends scheduled for later wait in the same index, and an app holding only those must
 -- not take a place in the claim.
 --
--- By hand: SELECT ready_apps(0, 9223372036854775807, 100);
-CREATE FUNCTION ready_apps(after bigint, up_to bigint, how_many integer) RETURNS bigint[]
-LANGUAGE sql STABLE
+-- By hand: SELECT * FROM ready_apps(0, 9223372036854775807, 100);
+CREATE FUNCTION ready_apps(after bigint, up_to bigint, how_many integer)
+RETURNS TABLE (app_id bigint, high boolean, normal boolean)
+LANGUAGE plpgsql STABLE
+-- Planned once per session, not on every claim (the claim plans its own statements afresh).
+SET plan_cache_mode = auto
 AS $$
-    WITH RECURSIVE candidate (app_id, is_ready, found) AS (
-        SELECT first.app_id, ready.is_ready, ready.is_ready::integer
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH RECURSIVE candidate (app_id, high, normal, found) AS (
+        SELECT first.app_id, ready.high, ready.normal, (ready.high OR ready.normal)::integer
         FROM (SELECT q.app_id FROM deliveries q
               WHERE q.state IN ('available', 'retrying') AND q.app_id > after AND q.app_id <= up_to
               ORDER BY q.app_id LIMIT 1) AS first,
              LATERAL (SELECT EXISTS (SELECT 1 FROM deliveries q
                                      WHERE q.app_id = first.app_id AND q.priority = 10
-                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now())
-                          OR EXISTS (SELECT 1 FROM deliveries q
+                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now()) AS high,
+                             EXISTS (SELECT 1 FROM deliveries q
                                      WHERE q.app_id = first.app_id AND q.priority = 5
-                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now()) AS is_ready) AS ready
+                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now()) AS normal) AS ready
         UNION ALL
-        SELECT next.app_id, ready.is_ready, candidate.found + ready.is_ready::integer
+        SELECT next.app_id, ready.high, ready.normal, candidate.found + (ready.high OR ready.normal)::integer
         FROM candidate,
              LATERAL (SELECT q.app_id FROM deliveries q
                       WHERE q.state IN ('available', 'retrying') AND q.app_id > candidate.app_id AND q.app_id <= up_to
                       ORDER BY q.app_id LIMIT 1) AS next,
              LATERAL (SELECT EXISTS (SELECT 1 FROM deliveries q
                                      WHERE q.app_id = next.app_id AND q.priority = 10
-                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now())
-                          OR EXISTS (SELECT 1 FROM deliveries q
+                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now()) AS high,
+                             EXISTS (SELECT 1 FROM deliveries q
                                      WHERE q.app_id = next.app_id AND q.priority = 5
-                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now()) AS is_ready) AS ready
+                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now()) AS normal) AS ready
         WHERE candidate.found < how_many
     )
-    SELECT COALESCE(array_agg(candidate.app_id ORDER BY candidate.app_id) FILTER (WHERE candidate.is_ready), '{}')
-    FROM candidate
+    SELECT candidate.app_id, candidate.high, candidate.normal FROM candidate
+    WHERE candidate.high OR candidate.normal
+    ORDER BY candidate.app_id;
+END
 $$;
 
 -- A worker's claim: up to batch_size ready deliveries, shared among the apps that have any.
@@ -116,18 +125,26 @@ DECLARE
     taken_kinds text[];
     taken_superseded boolean[];
     remaining integer := batch_size;
+    left_in_round integer;
     after bigint;
+    any_high boolean;
+    any_normal boolean;
 BEGIN
     IF batch_size <= 0 THEN
         RETURN;
     END IF;
     SELECT last_value INTO after FROM deliveries_claim_position;
-    serving := ready_apps(after, 9223372036854775807, batch_size);
+    SELECT COALESCE(array_agg(r.app_id ORDER BY r.app_id), '{}'), COALESCE(bool_or(r.high), false), COALESCE(bool_or(r.normal), false)
+    INTO serving, any_high, any_normal
+    FROM ready_apps(after, 9223372036854775807, batch_size) AS r;
     -- Moved on at once, not at commit, so that claims running meanwhile serve the next apps.
     IF cardinality(serving) = batch_size THEN
         PERFORM setval('deliveries_claim_position', serving[cardinality(serving)]);
     ELSE
-        serving := serving || ready_apps(0, after, batch_size - cardinality(serving));
+        SELECT serving || COALESCE(array_agg(r.app_id ORDER BY r.app_id), '{}'),
+               any_high OR COALESCE(bool_or(r.high), false), any_normal OR COALESCE(bool_or(r.normal), false)
+        INTO serving, any_high, any_normal
+        FROM ready_apps(0, after, batch_size - cardinality(serving)) AS r;
         IF cardinality(serving) > 0 THEN
             PERFORM setval('deliveries_claim_position', serving[1]);
         END IF;
@@ -141,8 +158,11 @@ BEGIN
         picked := '{}';
         kinds := '{}';
         superseded := '{}';
+        left_in_round := remaining;
         FOR step IN 1..3 LOOP
             level := (ARRAY[5, 10, 5]::smallint[])[step];
+            -- Each step is a statement planned for its own limits: skipped when it cannot take anything.
+            CONTINUE WHEN left_in_round = 0 OR (level = 10 AND NOT any_high) OR (level = 5 AND NOT any_normal);
             limits := CASE WHEN step = 1 THEN ARRAY(SELECT ceil(w / 10.0)::integer FROM unnest(wants) WITH ORDINALITY AS s(w, ord) ORDER BY ord)
                            ELSE wants END;
             WITH taken AS (
@@ -181,6 +201,7 @@ BEGIN
                          ORDER BY s.ord)
             INTO taken_ids, taken_kinds, taken_superseded, wants;
             picked := picked || COALESCE(taken_ids, '{}');
+            left_in_round := left_in_round - cardinality(COALESCE(taken_ids, '{}'));
             kinds := kinds || COALESCE(taken_kinds, '{}');
             superseded := superseded || COALESCE(taken_superseded, '{}');
         END LOOP;

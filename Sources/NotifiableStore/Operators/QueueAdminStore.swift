@@ -33,7 +33,7 @@ public struct QueueAdminStore: Sendable {
         for try await age in try await client.query(
             """
             SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(oldest.run_at)), 0)::float8
-            FROM unnest(ready_apps(0, 9223372036854775807, 2147483647)) AS ready(app_id)
+            FROM ready_apps(0, 9223372036854775807, 2147483647) AS ready
             CROSS JOIN (VALUES (10::smallint), (5::smallint)) AS level(priority)
             CROSS JOIN LATERAL (
                 SELECT q.run_at FROM deliveries q
