@@ -61,6 +61,8 @@ import Testing
 
             let store = UserNotificationStore(client: service.postgres, logger: TestDatabase.logger, syncDelay: .zero)
             _ = try await store.update(appID: app.app.id, userAlias: "ivy", notificationID: id, readState: .read, actionState: nil, deviceID: phone)
+            // Background pushes queue at normal priority, behind what the user sees.
+            #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE kind = 'sync' AND priority = 5") == 1)
             let older = try await queue.claim(limit: 10, lease: .seconds(30))
             try #require(older.count == 1)
             _ = try await store.update(appID: app.app.id, userAlias: "ivy", notificationID: id, readState: .unread, actionState: nil, deviceID: phone)
