@@ -42,13 +42,15 @@ func runAbandoningAtDeadline<T: Sendable>(
             answer.install(continuation)
             let disarm = arm { answer.preempt(.failure(DeadlineExceeded())) }
             let work = Task {
+                let result: Result<T, any Error>
                 do {
-                    let value = try await operation()
-                    if !answer.give(.success(value)) { late?(value) }
+                    result = .success(try await operation())
                 } catch {
-                    answer.give(.failure(error))
+                    result = .failure(error)
                 }
+                // Disarmed before the caller has its answer, so nothing stays watched after it.
                 disarm()
+                if !answer.give(result), case .success(let value) = result { late?(value) }
             }
             answer.onTimeout {
                 work.cancel()
