@@ -49,17 +49,10 @@ AS $$
 #variable_conflict use_column
 BEGIN
     RETURN QUERY
+    -- Seeded with `after` itself, neither high nor normal, so that every app found comes from the
+    -- recursive step and is probed in one place.
     WITH RECURSIVE candidate (app_id, high, normal, found) AS (
-        SELECT first.app_id, ready.high, ready.normal, (ready.high OR ready.normal)::integer
-        FROM (SELECT q.app_id FROM deliveries q
-              WHERE q.state IN ('available', 'retrying') AND q.app_id > after AND q.app_id <= up_to
-              ORDER BY q.app_id LIMIT 1) AS first,
-             LATERAL (SELECT EXISTS (SELECT 1 FROM deliveries q
-                                     WHERE q.app_id = first.app_id AND q.priority = 10
-                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now()) AS high,
-                             EXISTS (SELECT 1 FROM deliveries q
-                                     WHERE q.app_id = first.app_id AND q.priority = 5
-                                       AND q.state IN ('available', 'retrying') AND q.run_at <= now()) AS normal) AS ready
+        SELECT after, false, false, 0
         UNION ALL
         SELECT next.app_id, ready.high, ready.normal, candidate.found + (ready.high OR ready.normal)::integer
         FROM candidate,
