@@ -28,7 +28,11 @@ public func buildApplication(
         store: APIProcessStore(client: postgres, logger: logger), interval: configuration.apiBeatInterval, logger: logger
     ) { try await migrated.wait() }
     let router = buildRouter(configuration, postgres: postgres, logger: logger, availability: availability) { roster.share }
-    var services: [any Service] = [postgres, availability, roster]
+    let upkeep = DataUpkeep(
+        postgres: postgres, retentionDays: configuration.runsWorkers ? configuration.retentionDays : nil,
+        interval: configuration.upkeepInterval, logger: logger
+    ) { try await migrated.wait() }
+    var services: [any Service] = [postgres, availability, roster, upkeep]
     if configuration.runsWorkers {
         services.append(makeDeliveryWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })
         services.append(makeWebhookWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })

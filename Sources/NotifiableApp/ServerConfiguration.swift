@@ -50,6 +50,11 @@ public struct ServerConfiguration: Sendable {
     /// How often an API process records that it is alive, so that the others know how many share
     /// each rate limit.
     public var apiBeatInterval: Duration = .seconds(5)
+    /// How many days deliveries, notifications, sandbox pushes and gone devices are kept.
+    public var retentionDays = 30
+    /// How often a process makes the coming days' delivery partitions and, in a worker, removes
+    /// what is past retention.
+    public var upkeepInterval: Duration = .seconds(3600)
 
     public init(databaseURL: String, masterKey: MasterKey) {
         self.databaseURL = databaseURL
@@ -168,6 +173,7 @@ public struct ServerConfiguration: Sendable {
             }
         }
         if let seconds = try reader.integer("NOTIFIABLE_API_BEAT_SECONDS", in: 1...300) { configuration.apiBeatInterval = .seconds(seconds) }
+        if let days = try reader.integer("NOTIFIABLE_RETENTION_DAYS", in: 1...3650) { configuration.retentionDays = days }
         if let directory = reader.optional("NOTIFIABLE_MIGRATIONS_DIR") {
             configuration.migrationsDirectory = URL(fileURLWithPath: directory)
         }

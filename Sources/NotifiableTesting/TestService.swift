@@ -34,6 +34,18 @@ public struct TestService: Sendable {
         return nil
     }
 
+    /// Runs a query whose rows are one integer each, in order.
+    public func integers(_ query: PostgresQuery) async throws -> [Int64] {
+        var values: [Int64] = []
+        for try await value in try await postgres.query(query, logger: TestDatabase.logger).decode(Int64.self) { values.append(value) }
+        return values
+    }
+
+    /// Runs a statement for a fixture, ignoring what it answers.
+    public func sql(_ query: PostgresQuery) async throws {
+        try await postgres.query(query, logger: TestDatabase.logger)
+    }
+
     /// Runs a query whose single row and column is text (for failure messages).
     public func text(_ query: PostgresQuery) async throws -> String? {
         for try await value in try await postgres.query(query, logger: TestDatabase.logger).decode(String?.self) {

@@ -36,7 +36,10 @@ struct Work: AsyncParsableCommand {
             senders = [.apns: InstantPushSender(), .fcm: InstantPushSender()]
         }
         let worker = makeDeliveryWorker(configuration, postgres: postgres, logger: logger, replacingSenders: senders)
-        var services: [any Service] = [postgres, worker, makeWebhookWorker(configuration, postgres: postgres, logger: logger)]
+        let upkeep = DataUpkeep(
+            postgres: postgres, retentionDays: configuration.retentionDays, interval: configuration.upkeepInterval, logger: logger
+        )
+        var services: [any Service] = [postgres, worker, makeWebhookWorker(configuration, postgres: postgres, logger: logger), upkeep]
         if let port = configuration.workerMetricsPort {
             services.append(buildMetricsApplication(configuration, port: port, postgres: postgres, logger: logger))
         }

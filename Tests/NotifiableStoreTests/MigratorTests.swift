@@ -137,3 +137,58 @@ import Testing
         #expect(try await store.counters(notificationIDs: [1, 2]).values.allSatisfy { $0.targeted == 0 && $0.delivered == 0 })
     }
 }
+
+/// Migration 0017 turns a populated deliveries table into the partitioned layout: every row stays,
+/// as the legacy partition, and the queue goes on where it was.
+@Suite struct PartitionMigrationTests {
+    @Test func existingDeliveriesBecomeTheLegacyPartitionAndStayInTheQueue() async throws {
+        let all = try Migrator.load(from: TestDatabase.migrationsDirectory)
+        try await TestDatabase.withFreshDatabase { url in
+            try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { client in
+                let migrator = Migrator(client: client, logger: TestDatabase.logger)
+                _ = try await migrator.migrate(all.filter { $0.version < "0017" })
+                for statement: PostgresQuery in [
+                    "INSERT INTO apps (id, name) VALUES (1, 'Legacy')",
+                    "INSERT INTO devices (app_id, provider, token) SELECT 1, 'apns', lpad(to_hex(n), 64, '0') FROM generate_series(1, 4) AS n",
+                    "INSERT INTO notifications (id, app_id, content, targeting, state) VALUES (1, 1, '{}', '{}', 'fanned_out'), (2, 1, '{}', '{}', 'fanned_out')",
+                    "INSERT INTO deliveries (notification_id, app_id, device_id, state, sent_at) SELECT 1, 1, id, 'sent', now() FROM devices",
+                    "INSERT INTO deliveries (notification_id, app_id, device_id) SELECT 2, 1, id FROM devices",
+                ] {
+                    _ = try await client.query(statement, logger: TestDatabase.logger)
+                }
+                let counters = NotificationCounterStore(client: client, logger: TestDatabase.logger)
+                let before = try await counters.counters(notificationIDs: [1, 2])
+                _ = try await migrator.migrate(all)
+
+                let legacy = try await Self.integer("SELECT count(*) FROM deliveries_legacy", client)
+                #expect(legacy == 8)
+                #expect(try await Self.integer("SELECT count(*) FROM deliveries WHERE day = 0", client) == 8)
+                #expect(try await counters.counters(notificationIDs: [1, 2]) == before)
+                // Work waits in the legacy partition, so the floor stays at its day.
+                #expect(try await Self.integer("SELECT day FROM delivery_queue_floor", client) == 0)
+                #expect(try await DeliveryQueueStore(client: client, logger: TestDatabase.logger).raiseFloor() == 0)
+                // Still one push per device and notification.
+                await #expect(throws: (any Error).self) {
+                    try await client.query(
+                        "INSERT INTO deliveries (id, day, notification_id, app_id, device_id) VALUES (7, 0, 2, 1, (SELECT min(id) FROM devices))",
+                        logger: TestDatabase.logger)
+                }
+                let claimed = try await DeliveryQueueStore(client: client, logger: TestDatabase.logger).claim(limit: 10, lease: .seconds(30))
+                #expect(claimed.map(\.notificationID) == [2, 2, 2, 2])
+                // Its rows are recent and at work: retention keeps it.
+                let report = try await RetentionStore(client: client, logger: TestDatabase.logger).run(keepingDays: 1)
+                #expect(!report.droppedPartitions.contains("deliveries_legacy"))
+                // New deliveries go to today's partition, their ids carrying the day.
+                _ = try await client.query(
+                    "INSERT INTO deliveries (notification_id, app_id, device_id) SELECT 1, 1, min(id) FROM devices", logger: TestDatabase.logger)
+                let today = try await Self.integer("SELECT delivery_day(now())", client)
+                #expect(try await Self.integer("SELECT count(*) FROM deliveries WHERE day = \(today) AND id >> 32 = \(today)", client) == 1)
+            }
+        }
+    }
+
+    static func integer(_ query: PostgresQuery, _ client: PostgresClient) async throws -> Int64? {
+        for try await value in try await client.query(query, logger: TestDatabase.logger).decode(Int64?.self) { return value }
+        return nil
+    }
+}

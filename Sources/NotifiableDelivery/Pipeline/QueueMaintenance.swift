@@ -1,8 +1,9 @@
 import Logging
 import NotifiableStore
 
-/// Keeps the queue moving on its own pace: returns deliveries whose worker died (their lease ran
-/// out), settles deliveries of expired notifications, folds notifications' counter changes into
+/// Keeps the queue moving on its own pace: raises the queue's floor past days with nothing left
+/// to send, returns deliveries whose worker died (their lease ran out), settles deliveries of
+/// expired notifications, folds notifications' counter changes into
 /// their totals, expires users' copies of stateful notifications and prunes their change feeds.
 struct QueueMaintenance: Sendable {
     let queue: DeliveryQueueStore
@@ -24,6 +25,7 @@ struct QueueMaintenance: Sendable {
     }
 
     private func pass(_ run: WorkerRun) async throws {
+        try await run.step("raising the queue's floor") { [queue] in try await queue.raiseFloor() }
         let rescued = try await run.step("rescuing expired leases") { [queue, configuration] in
             try await queue.rescueExpiredLeases(maxAttempts: configuration.retryPolicy.maxAttempts)
         }

@@ -33,7 +33,7 @@ public struct QueueAdminStore: Sendable {
         for try await age in try await client.query(
             """
             SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(oldest.run_at)), 0)::float8
-            FROM ready_apps(0, 9223372036854775807, 2147483647) AS ready
+            FROM ready_apps(0, 9223372036854775807, 2147483647, (SELECT day FROM delivery_queue_floor), delivery_day(now())) AS ready
             CROSS JOIN (VALUES (10::smallint), (5::smallint)) AS level(priority)
             CROSS JOIN LATERAL (
                 SELECT q.run_at FROM deliveries q
@@ -75,21 +75,29 @@ public struct QueueAdminStore: Sendable {
     /// or invalid stay dead, and so do sync signals: a newer state may have replaced theirs, and
     /// the device catches up from its change feed. Returns how many were re-queued.
     public func requeueDead(appID: Int64?, ids: [Int64]?) async throws -> Int {
-        let rows = try await client.query(
-            """
-            UPDATE deliveries q SET state = 'available', attempts = 0, run_at = now(), updated_at = now(), dead_at = NULL
-            FROM devices d, notifications n
-            WHERE q.state = 'dead' AND q.kind = 'push' AND d.id = q.device_id AND n.id = q.notification_id
-              AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL
-              AND (q.kind = 'sync' OR n.state <> 'cancelled')
-              AND (COALESCE(q.expires_at, n.expires_at) IS NULL OR COALESCE(q.expires_at, n.expires_at) > now())
-              AND (\(appID)::int8 IS NULL OR q.app_id = \(appID)::int8)
-              AND (\(ids)::int8[] IS NULL OR q.id = ANY(\(ids)::int8[]))
-            RETURNING q.id
-            """,
-            logger: logger
-        )
-        let count = try await rows.count()
+        let count = try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE deliveries q SET state = 'available', attempts = 0, run_at = now(), updated_at = now(), dead_at = NULL
+                FROM devices d, notifications n
+                WHERE q.state = 'dead' AND q.kind = 'push' AND d.id = q.device_id AND n.id = q.notification_id
+                  AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL
+                  AND (q.kind = 'sync' OR n.state <> 'cancelled')
+                  AND (COALESCE(q.expires_at, n.expires_at) IS NULL OR COALESCE(q.expires_at, n.expires_at) > now())
+                  AND (\(appID)::int8 IS NULL OR q.app_id = \(appID)::int8)
+                  AND (\(ids)::int8[] IS NULL OR q.id = ANY(\(ids)::int8[]))
+                RETURNING q.day
+                """,
+                logger: logger
+            )
+            var days: [Int32] = []
+            for try await day in rows.decode(Int32.self) { days.append(day) }
+            // Dead deliveries of any age wait again: the queue's floor must not be above them.
+            if let oldest = days.min() {
+                try await connection.query("SELECT lower_delivery_queue_floor(\(oldest))", logger: logger)
+            }
+            return days.count
+        }
         if count > 0 { await wakeWorkers(client, logger: logger) }
         return count
     }

@@ -78,7 +78,8 @@ public struct DeliveryQueueStore: Sendable {
             """
             UPDATE deliveries q SET locked_until = now() + make_interval(secs => \(leaseSeconds))
             FROM unnest(\(claimed.map(\.id))::int8[], \(claimed.map { Int32($0.attempt) })::int4[]) AS r(id, attempt)
-            WHERE q.id = r.id AND q.attempts = r.attempt AND q.state = 'running'
+            WHERE q.id = r.id AND q.day = ANY(\(DeliveryPartitions.days(of: claimed.map(\.id)))::int4[])
+              AND q.attempts = r.attempt AND q.state = 'running'
             RETURNING q.id
             """,
             logger: logger
@@ -89,6 +90,8 @@ public struct DeliveryQueueStore: Sendable {
     /// or to `dead` when they have had `maxAttempts` claims already.
     @discardableResult
     public func rescueExpiredLeases(maxAttempts: Int) async throws -> Int {
+        // Nothing runs below the floor; naming it spares planning every older day.
+        let floor = try await DeliveryPartitions.queueFloor(on: client, logger: logger)
         let rows = try await client.query(
             """
             UPDATE deliveries SET
@@ -96,8 +99,8 @@ public struct DeliveryQueueStore: Sendable {
                 dead_at = CASE WHEN attempts >= \(maxAttempts) THEN now() END,
                 reason = COALESCE(reason, 'worker lease expired'),
                 locked_until = NULL, run_at = now(), updated_at = now()
-            WHERE id IN (
-                SELECT id FROM deliveries WHERE state = 'running' AND locked_until < now()
+            WHERE day >= \(floor) AND (id, day) IN (
+                SELECT id, day FROM deliveries WHERE state = 'running' AND locked_until < now() AND day >= \(floor)
                 LIMIT 10000 FOR UPDATE SKIP LOCKED
             )
             RETURNING id
@@ -107,14 +110,23 @@ public struct DeliveryQueueStore: Sendable {
         return try await rows.count()
     }
 
+    /// Moves the queue's floor up past the days with nothing left waiting or running, so that
+    /// claims plan and read only the days that can hold work (Migrations/0017).
+    @discardableResult
+    public func raiseFloor() async throws -> Int32 {
+        try await DeliveryPartitions.raiseQueueFloor(on: client, logger: logger)
+    }
+
     /// Settles waiting deliveries of expired notifications as dead: they can no longer be sent.
     @discardableResult
     public func expireOverdue() async throws -> Int {
+        let floor = try await DeliveryPartitions.queueFloor(on: client, logger: logger)
         let rows = try await client.query(
             """
             UPDATE deliveries q SET state = 'dead', dead_at = now(), updated_at = now(), reason = 'notification expired'
             FROM notifications n
             WHERE n.id = q.notification_id AND COALESCE(q.expires_at, n.expires_at) <= now() AND q.state IN ('available', 'retrying')
+              AND q.day >= \(floor)
             RETURNING q.id
             """,
             logger: logger

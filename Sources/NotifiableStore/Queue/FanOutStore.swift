@@ -10,6 +10,9 @@ public struct FanOutJob: Sendable {
     public let targeting: Targeting
     /// Copied to each delivery: within an app, workers claim `high` before `normal`.
     public let priority: NotificationPriority
+    /// The day (since 1970, UTC) of every delivery this notification gets: the partition its
+    /// deliveries live in, so that the unique (notification, device) key holds within it.
+    public let day: Int32
     public var cursor: Int64
     /// For a notification sent at a wall-clock time in each device's time zone: that time,
     /// held as if it were UTC.
@@ -66,17 +69,26 @@ public struct FanOutStore: Sendable {
                 ORDER BY COALESCE(fanout_locked_until, created_at), id LIMIT 1
                 FOR UPDATE SKIP LOCKED
             )
-            RETURNING id, app_id, targeting::text, content ->> 'priority', fanout_cursor, local_send_at
+            RETURNING id, app_id, targeting::text, content ->> 'priority', fanout_cursor, local_send_at,
+                      delivery_day(COALESCE(fanout_after, created_at))
             """,
             logger: logger
         )
         var claimed: FanOutJob?
-        for try await (id, appID, targeting, priority, cursor, localSendAt) in rows.decode((Int64, Int64, String, String?, Int64, Date?).self) {
+        for try await (id, appID, targeting, priority, cursor, localSendAt, day) in rows.decode(
+            (Int64, Int64, String, String?, Int64, Date?, Int32).self
+        ) {
             claimed = FanOutJob(
                 notificationID: id, appID: appID, targeting: try StoredJSON.decode(Targeting.self, from: targeting),
                 // Content stored before priorities existed has none: the default, as NotificationContent decodes it.
-                priority: priority.flatMap(NotificationPriority.init(rawValue:)) ?? .high, cursor: cursor, localSendAt: localSendAt
+                priority: priority.flatMap(NotificationPriority.init(rawValue:)) ?? .high, day: day, cursor: cursor,
+                localSendAt: localSendAt
             )
+        }
+        if let day = claimed?.day {
+            // Today's partition exists ahead of time; a notification of another day (fanned out
+            // late, or scheduled) may be the first to need its own.
+            try await DeliveryPartitions.create(day: day, on: client, logger: logger)
         }
         if let previous, claimed?.notificationID == previous.notificationID, claimed?.cursor == previous.cursor {
             claimed?.window = previous.window
@@ -102,6 +114,8 @@ public struct FanOutStore: Sendable {
         let end = builder.bind(windowEnd)
         let limit = builder.bind(Int64(batchSize))
         let priority = builder.bind(job.priority.queueRank)
+        let day = builder.bind(job.day)
+        let deliveryDay = job.day
         builder.append(
             """
             WITH batch AS (
@@ -118,7 +132,7 @@ public struct FanOutStore: Sendable {
                 ORDER BY d.id LIMIT \(limit)
             ),
             created AS (
-                INSERT INTO deliveries (notification_id, app_id, device_id, priority, run_at)
+                INSERT INTO deliveries (id, day, notification_id, app_id, device_id, priority, run_at)
 
             """)
         if let localSendAt = job.localSendAt {
@@ -127,17 +141,17 @@ public struct FanOutStore: Sendable {
             let wallClock = builder.bind(localSendAt)
             builder.append(
                 """
-                    SELECT \(notificationID), \(appID), batch.id, \(priority),
+                    SELECT next_delivery_id(\(day)), \(day), \(notificationID), \(appID), batch.id, \(priority),
                            GREATEST(now(), (\(wallClock)::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE COALESCE(zone.name, 'UTC'))
                     FROM batch LEFT JOIN unnest(\(builder.bind(job.timeZones))::text[]) AS zone(name) ON zone.name = batch.time_zone
 
                 """)
         } else {
-            builder.append("        SELECT \(notificationID), \(appID), id, \(priority), now() FROM batch\n")
+            builder.append("        SELECT next_delivery_id(\(day)), \(day), \(notificationID), \(appID), id, \(priority), now() FROM batch\n")
         }
         builder.append(
             """
-                ON CONFLICT (notification_id, device_id) WHERE kind = 'push' DO NOTHING
+                ON CONFLICT (notification_id, device_id, day) WHERE kind = 'push' DO NOTHING
                 RETURNING 1
             )
             SELECT (SELECT max(id) FROM batch), (SELECT count(*) FROM batch), (SELECT count(*) FROM created),
@@ -159,6 +173,8 @@ public struct FanOutStore: Sendable {
             var storedCursor: Int64?
             for try await value in held.decode(Int64.self) { storedCursor = value }
             guard storedCursor == currentCursor else { return nil }
+            // Deliveries of a day before today must not be left below the queue's floor.
+            try await connection.query("SELECT lower_delivery_queue_floor(\(deliveryDay))", logger: logger)
 
             var result: (Int64?, Int64, Int64, Int64?) = (nil, 0, 0, nil)
             for try await row in try await connection.query(query, logger: logger).decode((Int64?, Int64, Int64, Int64?).self) {

@@ -8,7 +8,9 @@ enum SyncSignals {
     /// One sync delivery for each of the user's active devices but `excludedDeviceID` (the one
     /// that made the change), run after `delay`. Where a device already has one available for
     /// the notification, that one takes the newer content and keeps its run time, so a burst
-    /// of changes within the delay sends a single signal.
+    /// of changes within the delay sends a single signal. A signal's day (its partition) is the
+    /// day it is queued, not its notification's, which may be long gone; a burst across midnight
+    /// may therefore send two.
     static func enqueue(
         _ change: UserNotificationChange, appID: Int64, userAlias: String, excludedDeviceID: Int64?, expiresAt: Date,
         delay: Duration, on connection: PostgresConnection, logger: Logger
@@ -24,7 +26,7 @@ enum SyncSignals {
             WHERE d.app_id = \(appID) AND d.user_alias = \(userAlias) AND d.id <> \(excludedDeviceID ?? 0)
               AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
             ORDER BY d.id
-            ON CONFLICT (notification_id, device_id) WHERE kind = 'sync' AND state = 'available'
+            ON CONFLICT (notification_id, device_id, day) WHERE kind = 'sync' AND state = 'available'
             DO UPDATE SET content = excluded.content, expires_at = excluded.expires_at, updated_at = now()
             """,
             logger: logger

@@ -1,0 +1,84 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The day partitions of `deliveries` (migration 0017): each holds the deliveries of the
+/// notifications sent on one UTC day, and the sync signals queued on it.
+public enum DeliveryPartitions {
+    /// How many days past today get their partition ahead of time, so that no insert waits for
+    /// one to be made.
+    public static let daysAhead = 2
+
+    /// Creates the partition of `day` (days since 1970-01-01, UTC) unless it exists.
+    public static func create(day: Int32, on client: PostgresClient, logger: Logger) async throws {
+        try await client.query("SELECT create_delivery_partition(\(day))", logger: logger)
+    }
+
+    /// Creates today's partition and those of the next `daysAhead` days, where missing.
+    public static func createAhead(on client: PostgresClient, logger: Logger) async throws {
+        try await client.query(
+            """
+            SELECT create_delivery_partition(d)
+            FROM generate_series(delivery_day(now()), delivery_day(now()) + \(Int32(daysAhead))) AS d
+            """,
+            logger: logger
+        )
+    }
+
+    /// Moves the queue's floor up past the days with nothing waiting or running, so that claims
+    /// read fewer days; answers the floor.
+    @discardableResult
+    public static func raiseQueueFloor(on client: PostgresClient, logger: Logger) async throws -> Int32 {
+        var floor: Int32 = 0
+        for try await day in try await client.query("SELECT raise_delivery_queue_floor()", logger: logger).decode(Int32.self) {
+            floor = day
+        }
+        return floor
+    }
+
+    /// The queue's floor: no delivery of an earlier day waits or runs.
+    public static func queueFloor(on client: PostgresClient, logger: Logger) async throws -> Int32 {
+        for try await day in try await client.query("SELECT day FROM delivery_queue_floor", logger: logger).decode(Int32.self) {
+            return day
+        }
+        return 0
+    }
+
+    /// The days of the given deliveries (the top 32 bits of each id), for statements that name
+    /// them so the planner reads only their partitions.
+    public static func days(of ids: some Sequence<Int64>) -> [Int32] {
+        Set(ids.map { Int32(truncatingIfNeeded: $0 >> 32) }).sorted()
+    }
+
+    /// The partitions, oldest first.
+    public static func list(on client: PostgresClient, logger: Logger) async throws -> [DeliveryPartition] {
+        var partitions: [DeliveryPartition] = []
+        for try await (name, first, end) in try await client.query(
+            "SELECT name, first_day, end_day FROM delivery_partitions()", logger: logger
+        ).decode((String, Int32?, Int32).self) {
+            partitions.append(DeliveryPartition(name: name, firstDay: first, endDay: end))
+        }
+        return partitions
+    }
+}
+
+/// One partition of `deliveries`: the days `firstDay ..< endDay` (no first day for the legacy
+/// partition, which holds every delivery made before partitioning, as day 0).
+public struct DeliveryPartition: Sendable, Equatable {
+    public let name: String
+    public let firstDay: Int32?
+    public let endDay: Int32
+
+    public init(name: String, firstDay: Int32?, endDay: Int32) {
+        self.name = name
+        self.firstDay = firstDay
+        self.endDay = endDay
+    }
+
+    public var isLegacy: Bool { firstDay == nil }
+}
+
+extension Date {
+    /// The day since 1970-01-01 (UTC) this moment falls on, as `delivery_day()` counts them.
+    public var deliveryDay: Int32 { Int32((timeIntervalSince1970 / 86_400).rounded(.down)) }
+}

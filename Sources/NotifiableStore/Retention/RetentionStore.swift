@@ -1,0 +1,224 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// What one retention pass removed, and how long its longest lock on a table the service
+/// writes was held.
+public struct RetentionReport: Sendable, Equatable {
+    /// Partitions of deliveries detached and dropped, oldest first.
+    public var droppedPartitions: [String] = []
+    public var deletedNotifications = 0
+    public var deletedSandboxPushes = 0
+    public var purgedDevices = 0
+    /// The longest a statement of the pass held a lock that stops the service's reads or writes
+    /// of a table (dropping a detached partition locks the tables its foreign keys point to).
+    public var longestLock: Duration = .zero
+
+    public init() {}
+}
+
+/// Removes what is older than the retention period, without long locks and without bloat:
+/// deliveries by whole day partitions (detached, then dropped), then in small batches the
+/// notifications whose deliveries are all gone, the sandbox's recorded pushes, and devices
+/// unregistered, invalidated or merged away that long ago.
+///
+/// It never removes what a live feature still promises: a partition holding a delivery that may
+/// still be sent (waiting or in flight) stays, whatever its age; a notification stays
+/// while a user's stateful copy of it has not expired, while it has a delivery left, and while
+/// its fan-out has not finished (a scheduled send); a device stays while it has a delivery left
+/// or another device was merged into it. Webhook batches and users' change feeds keep their own,
+/// shorter periods (`WebhookWorkerConfiguration.retention`, `UserNotificationStore`).
+public struct RetentionStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    /// Rows removed per statement: each batch is a short transaction.
+    let batchSize: Int
+
+    public init(client: PostgresClient, logger: Logger, batchSize: Int = 1000) {
+        self.client = client
+        self.logger = logger
+        self.batchSize = batchSize
+    }
+
+    /// One pass, keeping `days` days. `now` moves the clock (a drill, the steady-state benchmark);
+    /// nil is the database's own.
+    public func run(keepingDays days: Int, now: Date? = nil) async throws -> RetentionReport {
+        var report = RetentionReport()
+        let cutoff = try await cutoff(keepingDays: days, now: now)
+        try await finishInterruptedDetaches(&report)
+        for partition in try await DeliveryPartitions.list(on: client, logger: logger) where partition.endDay <= cutoff.deliveryDay {
+            guard try await isPast(partition, cutoff: cutoff), try await !hasWork(partition.name) else { continue }
+            try await drop(partition, &report)
+        }
+        report.deletedNotifications = try await repeatBatches { try await deleteNotifications(before: cutoff) }
+        report.deletedSandboxPushes = try await repeatBatches { try await deleteSandboxPushes(before: cutoff) }
+        report.purgedDevices = try await repeatBatches { try await purgeDevices(before: cutoff) }
+        return report
+    }
+
+    private func cutoff(keepingDays days: Int, now: Date?) async throws -> Date {
+        let rows = try await client.query(
+            "SELECT COALESCE(\(now)::timestamptz, now()) - make_interval(days => \(Int32(clamping: days)))", logger: logger
+        )
+        for try await cutoff in rows.decode(Date.self) { return cutoff }
+        throw RetentionError.noAnswer
+    }
+
+    /// A day partition is past once its last day is; the legacy partition (the deliveries made
+    /// before partitioning, all as day 0) once its newest delivery is.
+    private func isPast(_ partition: DeliveryPartition, cutoff: Date) async throws -> Bool {
+        guard partition.isLegacy else { return true }
+        let rows = try await client.query(
+            "SELECT created_at FROM deliveries_legacy ORDER BY id DESC LIMIT 1", logger: logger
+        )
+        for try await newest in rows.decode(Date.self) { return newest < cutoff }
+        return true
+    }
+
+    /// Whether a partition holds a delivery still to be sent: waiting, or in flight (it may be
+    /// retried). Each is a probe of one of its partial indexes.
+    private func hasWork(_ name: String) async throws -> Bool {
+        let table = try Self.identifier(name)
+        let rows = try await client.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT EXISTS (SELECT 1 FROM \(table) WHERE state IN ('available', 'retrying'))
+                        OR EXISTS (SELECT 1 FROM \(table) WHERE state = 'running')
+                    """),
+            logger: logger
+        )
+        for try await busy in rows.decode(Bool.self) { return busy }
+        return false
+    }
+
+    /// Detaching concurrently lets the queue go on meanwhile (it takes no lock that stops reads or
+    /// writes of deliveries); dropping the detached table then locks only the tables its foreign
+    /// keys point to, for as long as the drop takes, and gives up after a few seconds rather than
+    /// queue the service's writes behind a long transaction. A pass that gives up or dies half-way
+    /// leaves the partition detached or pending, and the next pass finishes it.
+    ///
+    /// Work that reached the partition between the check and the detach (dead deliveries re-queued,
+    /// a notification fanned out weeks late) is seen once it is detached, when nothing can reach it
+    /// any more: then it is attached again instead of dropped.
+    private func drop(_ partition: DeliveryPartition, _ report: inout RetentionReport) async throws {
+        let name = try Self.identifier(partition.name)
+        try await client.query(PostgresQuery(unsafeSQL: "ALTER TABLE deliveries DETACH PARTITION \(name) CONCURRENTLY"), logger: logger)
+        if try await hasWork(partition.name) {
+            let bounds = "FROM (\(partition.firstDay.map(String.init) ?? "MINVALUE")) TO (\(partition.endDay))"
+            try await client.query(PostgresQuery(unsafeSQL: "ALTER TABLE deliveries ATTACH PARTITION \(name) FOR VALUES \(bounds)"), logger: logger)
+            logger.warning("retention kept a day of deliveries that received work while it was detached", metadata: ["partition": "\(partition.name)"])
+            return
+        }
+        try await dropDetached(name, clock: ContinuousClock(), &report)
+        report.droppedPartitions.append(partition.name)
+        logger.info("retention dropped a day of deliveries", metadata: ["partition": "\(partition.name)"])
+    }
+
+    private func dropDetached(_ name: String, clock: ContinuousClock, _ report: inout RetentionReport) async throws {
+        let held = try await clock.measure {
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SET LOCAL lock_timeout = '5s'", logger: logger)
+                try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE IF EXISTS \(name)"), logger: logger)
+            }
+        }
+        report.longestLock = max(report.longestLock, held)
+    }
+
+    /// A detach interrupted half-way leaves the partition pending; finishing it is the only way on.
+    private func finishInterruptedDetaches(_ report: inout RetentionReport) async throws {
+        var pending: [String] = []
+        for try await name in try await client.query(
+            """
+            SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = 'deliveries'::regclass AND i.inhdetachpending
+            """,
+            logger: logger
+        ).decode(String.self) {
+            pending.append(name)
+        }
+        for name in pending {
+            let quoted = try Self.identifier(name)
+            try await client.query(PostgresQuery(unsafeSQL: "ALTER TABLE deliveries DETACH PARTITION \(quoted) FINALIZE"), logger: logger)
+            try await dropDetached(quoted, clock: ContinuousClock(), &report)
+            report.droppedPartitions.append(name)
+        }
+    }
+
+    private func deleteNotifications(before cutoff: Date) async throws -> Int {
+        try await client.query(
+            """
+            DELETE FROM notifications WHERE id IN (
+                SELECT n.id FROM notifications n
+                WHERE n.created_at < \(cutoff) AND n.state <> 'fanning_out'
+                  AND NOT EXISTS (SELECT 1 FROM user_notifications u WHERE u.notification_id = n.id)
+                  AND NOT EXISTS (SELECT 1 FROM deliveries q WHERE q.notification_id = n.id)
+                ORDER BY n.id LIMIT \(batchSize)
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING id
+            """,
+            logger: logger
+        ).count()
+    }
+
+    private func deleteSandboxPushes(before cutoff: Date) async throws -> Int {
+        try await client.query(
+            """
+            DELETE FROM sandbox_pushes WHERE id IN (
+                SELECT id FROM sandbox_pushes WHERE created_at < \(cutoff) ORDER BY id LIMIT \(batchSize)
+            )
+            RETURNING id
+            """,
+            logger: logger
+        ).count()
+    }
+
+    /// Devices gone that long ago: unregistered, invalidated by a gateway, or merged into another.
+    /// Their events go with them; their deliveries are gone already (the device waits for that).
+    private func purgeDevices(before cutoff: Date) async throws -> Int {
+        try await client.query(
+            """
+            DELETE FROM devices WHERE id IN (
+                SELECT d.id FROM devices d
+                WHERE (d.unregistered_at < \(cutoff) OR d.invalidated_at < \(cutoff)
+                       OR (d.merged_into IS NOT NULL AND d.updated_at < \(cutoff)))
+                  AND NOT EXISTS (SELECT 1 FROM deliveries q WHERE q.device_id = d.id)
+                  AND d.id NOT IN (SELECT m.merged_into FROM devices m WHERE m.merged_into IS NOT NULL)
+                ORDER BY d.id LIMIT \(batchSize)
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING id
+            """,
+            logger: logger
+        ).count()
+    }
+
+    private func repeatBatches(_ batch: () async throws -> Int) async throws -> Int {
+        var total = 0
+        while true {
+            let removed = try await batch()
+            total += removed
+            if removed < batchSize { return total }
+        }
+    }
+
+    /// The partitions' names are the service's own; checked anyway before they go into DDL.
+    private static func identifier(_ name: String) throws -> String {
+        guard name.hasPrefix("deliveries_"), name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }) else {
+            throw RetentionError.unexpectedPartition(name)
+        }
+        return "\"\(name)\""
+    }
+}
+
+public enum RetentionError: Error, CustomStringConvertible {
+    case noAnswer
+    case unexpectedPartition(String)
+
+    public var description: String {
+        switch self {
+        case .noAnswer: "the database did not answer the retention cutoff"
+        case .unexpectedPartition(let name): "deliveries has a partition named \(name), which retention does not manage; detach it by hand"
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import HummingbirdTesting
+import NotifiableCore
+import NotifiableStore
+import NotifiableTesting
+import PostgresNIO
+import Testing
+
+/// Retention (Migrations/0017, `RetentionStore`): days of deliveries go as whole partitions, the
+/// rest in batches, and nothing a live feature still promises goes. The clock is moved by dating
+/// notifications back before their fan-out, so their deliveries land in the partitions of those
+/// days, as months of real use would leave them.
+@Suite struct RetentionTests {
+    @Test func oldDaysAreDroppedWholeAndWhatIsStillPromisedStays() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let created = try await service.createApp()
+            let app = created.app.id
+            try await service.insertDevices(appID: app, count: 4, tokenSeed: 0x2E7)
+            let old = try await Self.sendDated(client, service, created, daysAgo: 40)
+            let retrying = try await Self.sendDated(client, service, created, daysAgo: 38)
+            let stateful = try await Self.sendDated(client, service, created, daysAgo: 36)
+            let recent = try await Self.sendDated(client, service, created, daysAgo: 0)
+            try await Pipeline.fanOut(service)
+            // Scheduled long ago for a time still to come: its fan-out has not begun.
+            let sendAt = ISO8601DateFormatter().string(from: Date().addingTimeInterval(20 * 86_400))
+            let scheduled = try await Pipeline.send(
+                client, created.serverCredential, #"{"message": "later", "all": true, "send_at": "\#(sendAt)"}"#)
+            try await service.sql("UPDATE notifications SET created_at = now() - interval '40 days' WHERE id = \(scheduled)")
+
+            try await service.sql("UPDATE deliveries SET state = 'sent', sent_at = now() WHERE notification_id IN (\(old), \(stateful), \(recent))")
+            // Still backing off: a retry the queue promises to make.
+            try await service.sql(
+                "UPDATE deliveries SET state = 'retrying', run_at = now() + interval '1 hour' WHERE notification_id = \(retrying)")
+            // A user's copy of a stateful notification, not yet expired.
+            try await service.sql(
+                """
+                INSERT INTO user_notifications (app_id, notification_id, user_alias, expires_at)
+                VALUES (\(app), \(stateful), 'alice', now() + interval '30 days')
+                """)
+            try await service.sql(
+                """
+                INSERT INTO sandbox_pushes (app_id, delivery_id, notification_id, device_id, provider, token, payload, created_at)
+                SELECT \(app), id, notification_id, device_id, 'apns', 'ab', '{}',
+                       CASE WHEN notification_id = \(old) THEN now() - interval '40 days' ELSE now() END
+                FROM deliveries WHERE notification_id IN (\(old), \(recent))
+                """)
+            // Gone 40 days ago: one with nothing left, one whose retrying delivery is still queued.
+            let devices = try await service.integers("SELECT id FROM devices WHERE app_id = \(app) ORDER BY id")
+            try await service.sql("UPDATE devices SET unregistered_at = now() - interval '40 days' WHERE id IN (\(devices[0]), \(devices[1]))")
+            try await service.sql("DELETE FROM deliveries WHERE device_id = \(devices[0]) OR (device_id = \(devices[1]) AND notification_id = \(recent))")
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
+
+            let oldDay = try await Self.partition(of: old, service)
+            let statefulDay = try await Self.partition(of: stateful, service)
+            let retryingDay = try await Self.partition(of: retrying, service)
+            let retention = RetentionStore(client: service.postgres, logger: TestDatabase.logger, batchSize: 2)
+            let report = try await retention.run(keepingDays: 30)
+
+            // The legacy partition (deliveries from before partitioning) is empty here: it goes too.
+            #expect(report.droppedPartitions == ["deliveries_legacy", oldDay, statefulDay], "\(report)")
+            #expect(try await service.integer("SELECT count(*) FROM pg_class WHERE relname = \(oldDay)") == 0)
+            #expect(try await Self.remaining([old, retrying, stateful, recent, scheduled], service) == [retrying, stateful, recent, scheduled])
+            #expect(report.deletedNotifications == 1)
+            #expect(try await service.integer("SELECT count(*) FROM notification_counters WHERE notification_id = \(old)") == 0)
+            #expect(try await service.deliveries(of: retrying, in: "retrying") == 3)
+            #expect(try await service.deliveries(of: recent, in: "sent") == 2)
+            #expect(report.deletedSandboxPushes == 4)
+            #expect(try await service.integer("SELECT count(*) FROM sandbox_pushes WHERE app_id = \(app)") == 4)
+            #expect(report.purgedDevices == 1)
+            #expect(try await service.integers("SELECT id FROM devices WHERE app_id = \(app) ORDER BY id") == Array(devices.dropFirst()))
+            #expect(try await service.recountedCounters(of: recent) == service.keptCounters(of: recent))
+            #expect(report.longestLock > .zero && report.longestLock < .seconds(5), "\(report.longestLock)")
+
+            // A second pass finds nothing more.
+            #expect(try await retention.run(keepingDays: 30) == RetentionReport())
+
+            // Once the retries are over, their day and what waited for it go too.
+            try await service.sql("UPDATE deliveries SET state = 'dead', dead_at = now() WHERE notification_id = \(retrying)")
+            let later = try await retention.run(keepingDays: 30)
+            #expect(later.droppedPartitions == [retryingDay])
+            #expect(try await Self.remaining([retrying, stateful], service) == [stateful])
+            #expect(later.purgedDevices == 1)
+        }
+    }
+
+    /// The queue's floor lets claims skip the days with nothing to send, and never rises past
+    /// work: a notification fanned out long after it was created, or dead deliveries put back in
+    /// the queue, bring it down to their day.
+    @Test func theQueueFloorComesDownForLateWorkAndNeverRisesPastIt() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let created = try await service.createApp()
+            try await service.insertDevices(appID: created.app.id, count: 3, tokenSeed: 0x2E8)
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
+            let today = Date().deliveryDay
+            #expect(try await queue.raiseFloor() == today - 1, "never past yesterday")
+
+            let late = try await Self.sendDated(client, service, created, daysAgo: 10)
+            try await Pipeline.fanOut(service)
+            let lateDay = try #require(try await service.integer("SELECT DISTINCT day FROM deliveries WHERE notification_id = \(late)"))
+            #expect(lateDay == Int64(today - 10))
+            #expect(try await Self.floor(service) == lateDay)
+            #expect(try await queue.raiseFloor() == Int32(lateDay), "deliveries wait on that day")
+            let claimed = try await queue.claim(limit: 10, lease: .seconds(30))
+            #expect(claimed.map(\.notificationID) == [late, late, late])
+            #expect(claimed.allSatisfy { $0.id >> 32 == lateDay }, "a delivery's id carries its day")
+            try await queue.record(claimed.map { DeliveryResult(deliveryID: $0.id, attempt: $0.attempt, state: .dead, reason: "gave up") })
+            #expect(try await queue.raiseFloor() == today - 1)
+
+            let requeued = try await QueueAdminStore(client: service.postgres, logger: TestDatabase.logger).requeueDead(appID: created.app.id, ids: nil)
+            #expect(requeued == 3)
+            #expect(try await Self.floor(service) == lateDay)
+            #expect(try await queue.claim(limit: 10, lease: .seconds(30)).count == 3)
+        }
+    }
+
+    /// One partition per day, made ahead of time; a day's name says which day it holds.
+    @Test func partitionsAreMadeAheadAndNamedForTheirDay() async throws {
+        try await withTestService(isolatedDatabase: true) { _, service in
+            try await DeliveryPartitions.createAhead(on: service.postgres, logger: TestDatabase.logger)
+            let partitions = try await DeliveryPartitions.list(on: service.postgres, logger: TestDatabase.logger)
+            let today = Date().deliveryDay
+            for day in today...(today + Int32(DeliveryPartitions.daysAhead)) {
+                let name = "deliveries_" + Self.dayName(day)
+                #expect(partitions.contains(DeliveryPartition(name: name, firstDay: day, endDay: day + 1)), "\(name) in \(partitions)")
+            }
+            #expect(partitions.first?.isLegacy == true)
+            // Making one again changes nothing.
+            try await DeliveryPartitions.createAhead(on: service.postgres, logger: TestDatabase.logger)
+            #expect(try await DeliveryPartitions.list(on: service.postgres, logger: TestDatabase.logger) == partitions)
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// A notification to the whole app, dated `daysAgo` days back before any fan-out.
+    static func sendDated(
+        _ client: some TestClientProtocol, _ service: TestService, _ app: AppStore.CreatedApp, daysAgo: Int
+    ) async throws -> Int64 {
+        let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "hello", "all": true}"#)
+        try await service.sql("UPDATE notifications SET created_at = now() - make_interval(days => \(Int32(daysAgo))) WHERE id = \(id)")
+        return id
+    }
+
+    static func partition(of notification: Int64, _ service: TestService) async throws -> String {
+        let day = try #require(try await service.integer("SELECT delivery_day(created_at) FROM notifications WHERE id = \(notification)"))
+        return "deliveries_" + dayName(Int32(day))
+    }
+
+    static func dayName(_ day: Int32) -> String {
+        let formatter = DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy_MM_dd"
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(day) * 86_400))
+    }
+
+    static func remaining(_ notifications: [Int64], _ service: TestService) async throws -> [Int64] {
+        try await service.integers("SELECT id FROM notifications WHERE id = ANY(\(notifications)) ORDER BY id")
+    }
+
+    static func floor(_ service: TestService) async throws -> Int64? {
+        try await service.integer("SELECT day FROM delivery_queue_floor")
+    }
+}
