@@ -48,7 +48,7 @@ def env_int(name, default):
     return int(os.environ.get(name, default))
 
 
-BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue push fanout import counters fairness").split()
+BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue push fanout import counters fairness steady").split()
 REG_KEYSPACE = env_int("REG_KEYSPACE", 1_000_000)
 REG_SECONDS = env_int("REG_SECONDS", 10)
 REG_CONCURRENCY = [int(c) for c in os.environ.get("REG_CONCURRENCY", "8 16 32 64").split()]
@@ -60,6 +60,9 @@ IMPORT_ROWS = env_int("IMPORT_ROWS", 1_000_000)
 COUNTER_DELIVERIES = env_int("COUNTER_DELIVERIES", 1_000_000)
 FAIR_DEVICES = env_int("FAIR_DEVICES", 1_000_000)
 FAIR_PUSHES = env_int("FAIR_PUSHES", 100)
+STEADY_DEVICES = env_int("STEADY_DEVICES", 200_000)
+STEADY_DAYS = env_int("STEADY_DAYS", 60)
+STEADY_RETENTION = env_int("STEADY_RETENTION", 30)
 TABLE_FILE = os.environ.get("BENCH_TABLE_FILE", os.path.join(WORK, "table.md"))
 
 TEAM, KEY, TOPIC = "BENCHTEAM1", "BENCHKEY01", "com.example.bench"
@@ -798,6 +801,70 @@ def fairness(api_port):
             ratio, "p99 < 1 s and ratio ≥ 0.9", p99 < 1000 and ratio >= 0.9)
 
 
+# ---------------------------------------------------------------- 8. steady state
+
+def database_sizes():
+    """The whole database's size and the deliveries table's (all its partitions, with indexes)."""
+    total, deliveries = sql("""SELECT pg_database_size(current_database()),
+                                      (SELECT COALESCE(sum(pg_total_relation_size(inhrelid)), 0)
+                                       FROM pg_inherits WHERE inhparent = 'deliveries'::regclass)""").split("|")
+    return int(total), int(deliveries)
+
+
+def steady():
+    n, days, keep = STEADY_DEVICES, STEADY_DAYS, STEADY_RETENTION
+    log(f"\n== 8. Steady state: one app broadcasts to {n:,} devices a day for {days} days, keeping {keep}")
+    app = create_app("Steady state")
+    insert_devices(app["id"], n)
+    sql("VACUUM ANALYZE devices")
+    api_port = free_port()
+    # Workers keep years here: retention runs once a simulated day, at that day's time, by the CLI.
+    quiet = {"NOTIFIABLE_RETENTION_DAYS": "3650"}
+    api = start(["serve", "--no-workers", "--no-migrate", "--port", str(api_port)], quiet, log_name="steady-api.log")
+    wait_until(lambda: listening(api_port), 30)
+    start_of_run = time.time()
+    rates, sizes, longest_lock = {}, {}, 0.0
+    try:
+        for day in range(days):
+            # The clock is moved by dating the day's broadcast back before a worker fans it out:
+            # its deliveries land in that day's partition, as a real day's would.
+            simulated = start_of_run - (days - day) * 86_400
+            notification = create_notification(api_port, app, {"title": "Daily", "message": "Today's news", "all": True})
+            sql(f"UPDATE notifications SET created_at = to_timestamp({simulated}) WHERE id = {notification}")
+            worker = start(["work", "--no-migrate", "--instant-sender-for-benchmarks"], quiet, log_name="steady-worker.log")
+            try:
+                if not wait_until(lambda: count_sent(notification) == n, 600, 0.5):
+                    sys.exit(f"steady: day {day + 1} was not all sent; see {WORK}/steady-worker.log")
+            finally:
+                stop(worker)
+            drain, _, _ = delivery_timing(notification)
+            rates[day + 1] = n / drain
+            end_of_day = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(simulated + 86_399))
+            report = json.loads(cli("retention", "--days", str(keep), "--as-of", end_of_day))
+            longest_lock = max(longest_lock, report["longest_lock_ms"])
+            if day + 1 in (1, keep, days):
+                sizes[day + 1] = database_sizes()
+            log(f"day {day + 1}: {rates[day + 1]:,.0f} deliveries/s; retention dropped {len(report['dropped_partitions'])} "
+                f"partitions and {report['deleted_notifications']} notifications, longest lock {report['longest_lock_ms']:.1f} ms"
+                + (f"; database {sizes[day + 1][0] / 2**20:,.0f} MiB, deliveries {sizes[day + 1][1] / 2**20:,.0f} MiB" if day + 1 in sizes else ""))
+    finally:
+        stop(api)
+    mid, last = sizes[keep], sizes[days]
+    database_growth, deliveries_growth = last[0] / mid[0], last[1] / mid[1]
+    throughput = rates[days] / rates[1]
+    log(f"steady: database {mid[0] / 2**20:,.0f} → {last[0] / 2**20:,.0f} MiB ({database_growth:.2f}), deliveries "
+        f"{mid[1] / 2**20:,.0f} → {last[1] / 2**20:,.0f} MiB ({deliveries_growth:.2f}) from day {keep} to {days}; "
+        f"queue {rates[1]:,.0f}/s on day 1, {rates[days]:,.0f}/s on day {days}; retention's longest lock {longest_lock:.1f} ms")
+    met = abs(database_growth - 1) <= 0.1 and abs(deliveries_growth - 1) <= 0.1 and throughput >= 0.9
+    add_row(f"8. Steady state ({days} days of a {n:,}-device daily broadcast, {keep} kept)",
+            f"database {mid[0] / 2**20:,.0f} MiB on day {keep}, {last[0] / 2**20:,.0f} MiB on day {days}; deliveries "
+            f"{mid[1] / 2**20:,.0f} → {last[1] / 2**20:,.0f} MiB; queue {rates[days]:,.0f}/s on day {days}; "
+            f"retention's longest lock {longest_lock:.1f} ms",
+            f"{rates[1]:,.0f}/s", "the same queue on day 1 (first claim → last send); ratio: day "
+            f"{days} ÷ day 1 (target ≥ 0.9); sizes day {days} ÷ day {keep}: database {database_growth:.2f}, deliveries {deliveries_growth:.2f}",
+            throughput, "sizes flat within 10 %, queue ≥ 0.9 of day 1", met)
+
+
 # ---------------------------------------------------------------- table
 
 def table():
@@ -838,6 +905,8 @@ def main():
             counters(api_port)
         if "fairness" in BENCHMARKS:
             fairness(api_port)
+        if "steady" in BENCHMARKS:
+            steady()
     finally:
         if api:
             stop(api)

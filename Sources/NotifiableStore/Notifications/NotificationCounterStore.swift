@@ -18,10 +18,12 @@ public struct NotificationCounterStore: Sendable {
 
     /// The counters of each notification in `ids` (zeros for one without deliveries), with its
     /// latest error: one statement, whatever the number of notifications or deliveries, so the
-    /// folded totals and the changes not folded yet come from one snapshot.
+    /// folded totals and the changes not folded yet come from one snapshot (after a first that
+    /// reads which days hold their pushes).
     public func counters(notificationIDs ids: [Int64]) async throws -> [Int64: NotificationCounters] {
         var all: [Int64: NotificationCounters] = [:]
         for id in ids { all[id] = NotificationCounters() }
+        let days = try await DeliveryPartitions.pushDays(ofNotifications: ids, on: client, logger: logger)
         let rows = try await client.query(
             """
             SELECT n.id, c.pending, c.retrying, c.sent, c.failed, c.dead, c.cancelled, c.delivered, c.opened, e.reason
@@ -42,7 +44,8 @@ public struct NotificationCounterStore: Sendable {
             -- The newest failed delivery: one step down deliveries_latest_error_idx.
             LEFT JOIN LATERAL (
                 SELECT reason FROM deliveries
-                WHERE notification_id = n.id AND kind = 'push' AND reason IS NOT NULL AND state IN ('retrying', 'failed', 'dead')
+                WHERE notification_id = n.id AND day = ANY(\(days)::int4[])
+                  AND kind = 'push' AND reason IS NOT NULL AND state IN ('retrying', 'failed', 'dead')
                 ORDER BY updated_at DESC LIMIT 1
             ) AS e ON true
             """,

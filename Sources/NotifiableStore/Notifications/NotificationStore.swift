@@ -147,11 +147,13 @@ public struct NotificationStore: Sendable {
 
     /// A notification's deliveries in id order, after `afterID`, optionally in one state and of one kind.
     public func deliveries(notificationID: Int64, state: String?, kind: String? = nil, afterID: Int64?, limit: Int) async throws -> [DeliveryRecord] {
+        // Sync signals live in the days they were queued; pushes in their notification's.
+        let days = kind == "push" ? try await DeliveryPartitions.pushDays(ofNotifications: [notificationID], on: client, logger: logger) : nil
         let rows = try await client.query(
             """
             SELECT \(unescaped: DeliveryRecord.columns)
             FROM deliveries q JOIN devices d ON d.id = q.device_id
-            WHERE q.notification_id = \(notificationID) AND q.id > \(afterID ?? 0)
+            WHERE q.notification_id = \(notificationID) AND q.id > \(afterID ?? 0) AND (\(days)::int4[] IS NULL OR q.day = ANY(\(days)::int4[]))
               AND (\(state)::text IS NULL OR q.state = \(state)::text) AND (\(kind)::text IS NULL OR q.kind = \(kind)::text)
             ORDER BY q.id LIMIT \(limit)
             """,
@@ -188,13 +190,15 @@ public struct NotificationStore: Sendable {
         _ event: DeliveryEvent, notificationID: Int64, deviceID: Int64, appID: Int64, userAlias: String?
     ) async throws -> Bool? {
         let opened = event == .opened
+        let days = try await DeliveryPartitions.pushDays(ofNotifications: [notificationID], on: client, logger: logger)
         let rows = try await client.query(
             """
             UPDATE deliveries q SET
                 delivered_at = COALESCE(q.delivered_at, now()),
                 opened_at = CASE WHEN \(opened) THEN COALESCE(q.opened_at, now()) ELSE q.opened_at END
             FROM devices d, notifications n
-            WHERE q.notification_id = \(notificationID) AND q.device_id = \(deviceID) AND q.app_id = \(appID) AND q.kind = 'push'
+            WHERE q.notification_id = \(notificationID) AND q.day = ANY(\(days)::int4[])
+              AND q.device_id = \(deviceID) AND q.app_id = \(appID) AND q.kind = 'push'
               AND d.id = q.device_id AND n.id = q.notification_id
               AND (\(userAlias)::text IS NULL OR d.user_alias = \(userAlias)::text)
             RETURNING n.stateful
