@@ -67,7 +67,8 @@ public struct SandboxPushStore: Sendable {
                         \(pushes.map { $0.1.provider.rawValue })::text[], \(pushes.map { $0.1.token })::text[],
                         \(headers)::text[], \(pushes.map { $0.1.payload })::text[])
                  AS r(id, attempt, provider, token, headers, payload)
-            JOIN deliveries q ON q.id = r.id AND q.day = ANY(\(DeliveryPartitions.days(of: pushes.map { $0.0.deliveryID }))::int4[])
+            JOIN deliveries q ON q.id = r.id AND q.id = ANY(\(pushes.map { $0.0.deliveryID })::int8[])
+                 AND q.day = ANY(\(DeliveryPartitions.days(of: pushes.map { $0.0.deliveryID }))::int4[])
                  AND q.attempts = r.attempt AND q.state = 'sent'
             ON CONFLICT (delivery_id) DO NOTHING
             """,

@@ -55,7 +55,8 @@ extension DeliveryQueueStore {
                     \(results.map { $0.reason ?? "" })::text[], \(results.map { Int32($0.gatewayStatus ?? 0) })::int4[],
                     \(results.map { $0.gatewayID ?? "" })::text[], \(results.map(\.sandbox))::bool[])
              AS r(id, attempt, state, run_at, reason, gateway_status, gateway_id, sandbox)
-        WHERE q.id = r.id AND q.day = ANY(\(DeliveryPartitions.days(of: results.map(\.deliveryID)))::int4[])
+        WHERE q.id = r.id AND q.id = ANY(\(results.map(\.deliveryID))::int8[])
+          AND q.day = ANY(\(DeliveryPartitions.days(of: results.map(\.deliveryID)))::int4[])
           AND q.attempts = r.attempt AND q.state = 'running'
         """
     }

@@ -78,7 +78,8 @@ public struct DeliveryQueueStore: Sendable {
             """
             UPDATE deliveries q SET locked_until = now() + make_interval(secs => \(leaseSeconds))
             FROM unnest(\(claimed.map(\.id))::int8[], \(claimed.map { Int32($0.attempt) })::int4[]) AS r(id, attempt)
-            WHERE q.id = r.id AND q.day = ANY(\(DeliveryPartitions.days(of: claimed.map(\.id)))::int4[])
+            WHERE q.id = r.id AND q.id = ANY(\(claimed.map(\.id))::int8[])
+              AND q.day = ANY(\(DeliveryPartitions.days(of: claimed.map(\.id)))::int4[])
               AND q.attempts = r.attempt AND q.state = 'running'
             RETURNING q.id
             """,

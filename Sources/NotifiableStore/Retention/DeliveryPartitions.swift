@@ -45,7 +45,9 @@ public enum DeliveryPartitions {
     }
 
     /// The days of the given deliveries (the top 32 bits of each id), for statements that name
-    /// them so the planner reads only their partitions.
+    /// them so the planner reads only their partitions. Such statements name the ids as an array
+    /// too (`q.id = ANY(ids)`), not only in a join: a day not analyzed yet has no statistics, and
+    /// the planner would rather read the whole day than probe it row by row.
     public static func days(of ids: some Sequence<Int64>) -> [Int32] {
         Set(ids.map { Int32(truncatingIfNeeded: $0 >> 32) }).sorted()
     }

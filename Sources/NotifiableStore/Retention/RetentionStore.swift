@@ -10,8 +10,9 @@ public struct RetentionReport: Sendable, Equatable {
     public var deletedNotifications = 0
     public var deletedSandboxPushes = 0
     public var purgedDevices = 0
-    /// The longest a statement of the pass held a lock that stops the service's reads or writes
-    /// of a table (dropping a detached partition locks the tables its foreign keys point to).
+    /// The longest a statement of the pass waited for and held a lock that stops the service's
+    /// reads or writes of a table (dropping a detached day's foreign keys locks the tables they
+    /// point to), an attempt that gave up included.
     public var longestLock: Duration = .zero
 
     public init() {}
@@ -33,11 +34,14 @@ public struct RetentionStore: Sendable {
     let logger: Logger
     /// Rows removed per statement: each batch is a short transaction.
     let batchSize: Int
+    /// How long dropping a day waits for each lock it needs on a table the service uses.
+    let lockTimeout: Duration
 
-    public init(client: PostgresClient, logger: Logger, batchSize: Int = 1000) {
+    public init(client: PostgresClient, logger: Logger, batchSize: Int = 1000, lockTimeout: Duration = .milliseconds(200)) {
         self.client = client
         self.logger = logger
         self.batchSize = batchSize
+        self.lockTimeout = lockTimeout
     }
 
     /// One pass, keeping `days` days. `now` moves the clock (a drill, the steady-state benchmark);
@@ -91,11 +95,8 @@ public struct RetentionStore: Sendable {
         return false
     }
 
-    /// Detaching concurrently lets the queue go on meanwhile (it takes no lock that stops reads or
-    /// writes of deliveries); dropping the detached table then locks only the tables its foreign
-    /// keys point to, for as long as the drop takes, and gives up after a few seconds rather than
-    /// queue the service's writes behind a long transaction. A pass that gives up or dies half-way
-    /// leaves the partition detached or pending, and the next pass finishes it.
+    /// Detaching concurrently lets the queue go on meanwhile: it takes no lock that stops reads or
+    /// writes of deliveries.
     ///
     /// Work that reached the partition between the check and the detach (dead deliveries re-queued,
     /// a notification fanned out weeks late) is seen once it is detached, when nothing can reach it
@@ -109,22 +110,68 @@ public struct RetentionStore: Sendable {
             logger.warning("retention kept a day of deliveries that received work while it was detached", metadata: ["partition": "\(partition.name)"])
             return
         }
-        try await dropDetached(name, clock: ContinuousClock(), &report)
+        try await dropDetached(partition.name, &report)
         report.droppedPartitions.append(partition.name)
         logger.info("retention dropped a day of deliveries", metadata: ["partition": "\(partition.name)"])
     }
 
-    private func dropDetached(_ name: String, clock: ContinuousClock, _ report: inout RetentionReport) async throws {
-        let held = try await clock.measure {
-            try await client.withTransaction(logger: logger) { connection in
-                try await connection.query("SET LOCAL lock_timeout = '5s'", logger: logger)
-                try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE IF EXISTS \(name)"), logger: logger)
+    /// Drops a detached day. Its foreign keys go first, one at a time: removing one takes an
+    /// exclusive lock on the table it points to (apps, devices, notifications), because the key's
+    /// triggers live there. One lock per transaction cannot deadlock with the service, and each
+    /// gives up after `lockTimeout` rather than hold the service's reads and writes queued behind
+    /// it; the next pass tries again (the table stays detached meanwhile, unused). Dropping the
+    /// whole table at once took all three locks in one statement, and deadlocked with a fan-out.
+    private func dropDetached(_ name: String, _ report: inout RetentionReport) async throws {
+        let table = try Self.identifier(name)
+        var keys: [String] = []
+        for try await key in try await client.query(
+            "SELECT conname::text FROM pg_constraint WHERE conrelid = \(name)::regclass AND contype = 'f' ORDER BY conname",
+            logger: logger
+        ).decode(String.self) {
+            keys.append(key)
+        }
+        for key in keys {
+            try await withShortLock(&report) { connection in
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "ALTER TABLE \(table) DROP CONSTRAINT \(try Self.identifier(key, prefix: "deliveries"))"),
+                    logger: logger)
             }
         }
-        report.longestLock = max(report.longestLock, held)
+        try await withShortLock(&report) { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table)"), logger: logger)
+        }
     }
 
-    /// A detach interrupted half-way leaves the partition pending; finishing it is the only way on.
+    /// Runs `statement` in a transaction that waits at most `lockTimeout` for its locks, up to three
+    /// times; the time each attempt took, waiting included, counts towards the longest lock.
+    private func withShortLock(
+        _ report: inout RetentionReport, _ statement: @escaping @Sendable (PostgresConnection) async throws -> Void
+    ) async throws {
+        let clock = ContinuousClock()
+        var attempt = 1
+        while true {
+            let started = clock.now
+            do {
+                try await client.withTransaction(logger: logger) { connection in
+                    try await connection.query(
+                        PostgresQuery(
+                            unsafeSQL:
+                                "SET LOCAL lock_timeout = '\(lockTimeout.components.seconds * 1000 + lockTimeout.components.attoseconds / 1_000_000_000_000_000)ms'"
+                        ), logger: logger)
+                    try await statement(connection)
+                }
+                report.longestLock = max(report.longestLock, clock.now - started)
+                return
+            } catch {
+                report.longestLock = max(report.longestLock, clock.now - started)
+                guard attempt < 3, (error as? PSQLError)?.serverInfo?[.sqlState] == "55P03" else { throw error }
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(500))
+            }
+        }
+    }
+
+    /// Finishes what an interrupted pass left: a detach left pending, or a day detached but not dropped.
     private func finishInterruptedDetaches(_ report: inout RetentionReport) async throws {
         var pending: [String] = []
         for try await name in try await client.query(
@@ -137,9 +184,22 @@ public struct RetentionStore: Sendable {
             pending.append(name)
         }
         for name in pending {
-            let quoted = try Self.identifier(name)
-            try await client.query(PostgresQuery(unsafeSQL: "ALTER TABLE deliveries DETACH PARTITION \(quoted) FINALIZE"), logger: logger)
-            try await dropDetached(quoted, clock: ContinuousClock(), &report)
+            try await client.query(
+                PostgresQuery(unsafeSQL: "ALTER TABLE deliveries DETACH PARTITION \(try Self.identifier(name)) FINALIZE"), logger: logger)
+        }
+        var detached: [String] = []
+        for try await name in try await client.query(
+            """
+            SELECT relname::text FROM pg_class
+            WHERE relkind = 'r' AND NOT relispartition AND relnamespace = 'public'::regnamespace
+              AND (relname = 'deliveries_legacy' OR relname ~ '^deliveries_[0-9]{4}_[0-9]{2}_[0-9]{2}$')
+            """,
+            logger: logger
+        ).decode(String.self) {
+            detached.append(name)
+        }
+        for name in detached {
+            try await dropDetached(name, &report)
             report.droppedPartitions.append(name)
         }
     }
@@ -203,8 +263,8 @@ public struct RetentionStore: Sendable {
     }
 
     /// The partitions' names are the service's own; checked anyway before they go into DDL.
-    private static func identifier(_ name: String) throws -> String {
-        guard name.hasPrefix("deliveries_"), name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }) else {
+    private static func identifier(_ name: String, prefix: String = "deliveries_") throws -> String {
+        guard name.hasPrefix(prefix), name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }) else {
             throw RetentionError.unexpectedPartition(name)
         }
         return "\"\(name)\""
