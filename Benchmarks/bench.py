@@ -108,7 +108,10 @@ def stop(process):
 
 
 def cli(*args):
-    return subprocess.run([BIN] + list(args), check=True, capture_output=True, text=True, env=service_env()).stdout
+    result = subprocess.run([BIN] + list(args), capture_output=True, text=True, env=service_env())
+    if result.returncode != 0:
+        sys.exit(f"notifiable {' '.join(args)} failed ({result.returncode}): {result.stderr.strip()}")
+    return result.stdout
 
 
 def wait_until(condition, timeout, interval=0.05):

@@ -122,19 +122,24 @@ CREATE TRIGGER deliveries_webhook_events AFTER UPDATE ON deliveries
 
 -- Creates the partition of one day, unless it exists; answers whether it created it. An empty
 -- table is attached rather than created as a partition: ATTACH takes a lock that lets the queue
--- go on (SHARE UPDATE EXCLUSIVE on deliveries), CREATE … PARTITION OF one that stops it.
--- Processes that race for the same day queue on an advisory lock.
+-- go on (SHARE UPDATE EXCLUSIVE on deliveries), CREATE … PARTITION OF one that stops it. The
+-- attach also adds the day's foreign keys, which takes a share lock on apps, devices and
+-- notifications that stops their writes: it waits at most 200 ms for it, and the caller tries
+-- again later (days are made ahead). Processes that race for the same day queue on an advisory lock.
 CREATE FUNCTION create_delivery_partition(day integer) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
     name text := delivery_partition_name(day);
+    previous_timeout text := current_setting('lock_timeout');
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtext('deliveries partitions'));
     IF to_regclass(name) IS NOT NULL THEN
         RETURN false;
     END IF;
     EXECUTE format('CREATE TABLE %I (LIKE deliveries INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', name);
+    PERFORM set_config('lock_timeout', '200ms', true);
     EXECUTE format('ALTER TABLE deliveries ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', name, day, day + 1);
+    PERFORM set_config('lock_timeout', previous_timeout, true);
     RETURN true;
 END
 $$;

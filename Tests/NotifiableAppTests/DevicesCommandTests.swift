@@ -354,3 +354,35 @@ enum Hex {
         String(repeating: String(format: "%08x", seed), count: 8)
     }
 }
+
+/// `notifiable retention`: what workers do every hour, on demand, with its report as JSON.
+@Suite struct RetentionCommandTests {
+    @Test func retentionRemovesWhatIsPastItsPeriodAndSaysWhat() async throws {
+        try await CLIFixture.with { cli in
+            let app = try await cli.createApp()
+            try await cli.register(app: app, token: Hex.token(41), alias: "alice")
+            let sent = try await cli.run("notifications", "send", "--app", "\(app)", "--title", "Old", "--user", "alice")
+            let id = try #require(try JSONValue.decode(Array(sent.output.utf8))["id"]?.intValue)
+            try await cli.sql("UPDATE notifications SET created_at = now() - interval '10 days' WHERE id = \(id)")
+            #expect(try await cli.fanOut()[id] == 1)
+            try await cli.sql("UPDATE deliveries SET state = 'sent', sent_at = now() WHERE notification_id = \(id)")
+
+            let kept = try await cli.run("retention", "--days", "30")
+            #expect(kept.status == 0, "\(kept.output)")
+            #expect(try JSONValue.decode(Array(kept.output.utf8))["deleted_notifications"]?.intValue == 0, "\(kept.output)")
+
+            // Ten days on, as the same period: the day and the notification go.
+            let asOf = ISO8601DateFormatter().string(from: Date().addingTimeInterval(21 * 86_400))
+            let report = try await cli.run("retention", "--days", "30", "--as-of", asOf)
+            #expect(report.status == 0, "\(report.output)")
+            let json = try JSONValue.decode(Array(report.output.utf8))
+            #expect(json["deleted_notifications"]?.intValue == 1, "\(report.output)")
+            #expect(json["dropped_partitions"]?.arrayValue?.count == 1, "\(report.output)")
+
+            let refused = try await cli.run("retention", "--days", "0")
+            #expect(refused.status == 64 && refused.output.contains("--days"), "\(refused.output)")
+            let badTime = try await cli.run("retention", "--as-of", "tomorrow")
+            #expect(badTime.status == 64 && badTime.output.contains("ISO 8601"), "\(badTime.output)")
+        }
+    }
+}

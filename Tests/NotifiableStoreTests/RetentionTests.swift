@@ -113,6 +113,34 @@ import Testing
         }
     }
 
+    /// A pass interrupted after detaching a day leaves it detached: the next pass drops it when
+    /// nothing in it waits, and attaches it again, with the queue's floor brought down to it,
+    /// when something does (work re-queued while it was being detached).
+    @Test func aDayLeftDetachedIsDroppedOrAttachedAgainWithItsWork() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let created = try await service.createApp()
+            try await service.insertDevices(appID: created.app.id, count: 2, tokenSeed: 0x2E9)
+            let settled = try await Self.sendDated(client, service, created, daysAgo: 50)
+            let waiting = try await Self.sendDated(client, service, created, daysAgo: 45)
+            try await Pipeline.fanOut(service)
+            try await service.sql("UPDATE deliveries SET state = 'sent', sent_at = now() WHERE notification_id = \(settled)")
+            let settledDay = try await Self.partition(of: settled, service)
+            let waitingDay = try await Self.partition(of: waiting, service)
+            for name in [settledDay, waitingDay] {
+                try await service.sql(PostgresQuery(unsafeSQL: "ALTER TABLE deliveries DETACH PARTITION \(name)"))
+            }
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
+            #expect(try await queue.raiseFloor() == Date().deliveryDay - 1, "the detached day's work is out of the floor's sight")
+
+            let report = try await RetentionStore(client: service.postgres, logger: TestDatabase.logger).run(keepingDays: 30)
+            #expect(report.droppedPartitions.contains(settledDay) && !report.droppedPartitions.contains(waitingDay), "\(report)")
+            let partitions = try await DeliveryPartitions.list(on: service.postgres, logger: TestDatabase.logger).map(\.name)
+            #expect(partitions.contains(waitingDay) && !partitions.contains(settledDay), "\(partitions)")
+            #expect(try await Self.floor(service) == Int64(try #require(RetentionStore.day(ofPartitionNamed: waitingDay))))
+            #expect(try await queue.claim(limit: 10, lease: .seconds(30)).map(\.notificationID) == [waiting, waiting])
+        }
+    }
+
     /// One partition per day, made ahead of time; a day's name says which day it holds.
     @Test func partitionsAreMadeAheadAndNamedForTheirDay() async throws {
         try await withTestService(isolatedDatabase: true) { _, service in

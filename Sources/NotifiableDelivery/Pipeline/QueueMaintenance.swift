@@ -25,7 +25,7 @@ struct QueueMaintenance: Sendable {
     }
 
     private func pass(_ run: WorkerRun) async throws {
-        try await run.step("raising the queue's floor") { [queue] in try await queue.raiseFloor() }
+        _ = try await run.step("raising the queue's floor") { [queue] in try await queue.raiseFloor() }
         let rescued = try await run.step("rescuing expired leases") { [queue, configuration] in
             try await queue.rescueExpiredLeases(maxAttempts: configuration.retryPolicy.maxAttempts)
         }

@@ -4,6 +4,9 @@ import PostgresNIO
 /// Deliveries not yet handed to a gateway (`available`, `retrying`): what unregistering or
 /// invalidating a device, merging it away, or cancelling a notification stops. Deliveries in
 /// flight are left to the claim, which cancels them if they come back to the queue.
+///
+/// Nothing waits below the queue's floor (Migrations/0017), so each statement reads the floor first
+/// and names it: the planner then reads the last day or two, not every day kept.
 enum WaitingDeliveries {
     enum Owner {
         case device(Int64)
@@ -11,12 +14,13 @@ enum WaitingDeliveries {
     }
 
     static func cancel(of owner: Owner, reason: String, on connection: PostgresConnection, logger: Logger) async throws {
+        let floor = try await queueFloor(on: connection, logger: logger)
         switch owner {
         case .device(let id):
             try await connection.query(
                 """
                 UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = \(reason)
-                WHERE device_id = \(id) AND state IN ('available', 'retrying')
+                WHERE device_id = \(id) AND state IN ('available', 'retrying') AND day >= \(floor)
                 """,
                 logger: logger
             )
@@ -24,7 +28,7 @@ enum WaitingDeliveries {
             try await connection.query(
                 """
                 UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = \(reason)
-                WHERE notification_id = \(id) AND state IN ('available', 'retrying')
+                WHERE notification_id = \(id) AND state IN ('available', 'retrying') AND day >= \(floor)
                 """,
                 logger: logger
             )
@@ -33,13 +37,24 @@ enum WaitingDeliveries {
 
     /// Cancels the waiting deliveries of several devices at once, each with its own reason.
     static func cancel(ofDevices ids: [Int64], reasons: [String], on connection: PostgresConnection, logger: Logger) async throws {
+        let floor = try await queueFloor(on: connection, logger: logger)
         try await connection.query(
             """
             UPDATE deliveries q SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = r.reason
             FROM unnest(\(ids)::int8[], \(reasons)::text[]) AS r(device_id, reason)
-            WHERE q.device_id = r.device_id AND q.state IN ('available', 'retrying')
+            WHERE q.device_id = r.device_id AND q.state IN ('available', 'retrying') AND q.day >= \(floor)
             """,
             logger: logger
         )
+    }
+
+    /// Work made waiting below this floor by a transaction still open is not seen, as no
+    /// uncommitted delivery ever was: the claim cancels it when it finds the device or the
+    /// notification gone.
+    private static func queueFloor(on connection: PostgresConnection, logger: Logger) async throws -> Int32 {
+        for try await day in try await connection.query("SELECT day FROM delivery_queue_floor", logger: logger).decode(Int32.self) {
+            return day
+        }
+        return 0
     }
 }

@@ -47,12 +47,9 @@ public struct RetentionStore: Sendable {
     /// One pass, keeping `days` days. `now` moves the clock (a drill, the steady-state benchmark);
     /// nil is the database's own.
     public func run(keepingDays days: Int, now: Date? = nil) async throws -> RetentionReport {
-        var report = RetentionReport()
         let cutoff = try await cutoff(keepingDays: days, now: now)
-        try await finishInterruptedDetaches(&report)
-        for partition in try await DeliveryPartitions.list(on: client, logger: logger) where partition.endDay <= cutoff.deliveryDay {
-            guard try await isPast(partition, cutoff: cutoff), try await !hasWork(partition.name) else { continue }
-            try await drop(partition, &report)
+        var report = try await client.withConnection { connection in
+            try await dropPastDays(before: cutoff, on: connection)
         }
         report.deletedNotifications = try await repeatBatches { try await deleteNotifications(before: cutoff) }
         report.deletedSandboxPushes = try await repeatBatches { try await deleteSandboxPushes(before: cutoff) }
@@ -68,6 +65,42 @@ public struct RetentionStore: Sendable {
         throw RetentionError.noAnswer
     }
 
+    /// Days go one pass at a time (an advisory lock held by this connection: workers' hourly
+    /// passes start together), and every statement of theirs that locks a table the service uses
+    /// waits at most `lockTimeout` for it, then tries again a few times. A day that
+    /// cannot go now is logged and left for the next pass; the others go on.
+    private func dropPastDays(before cutoff: Date, on connection: PostgresConnection) async throws -> RetentionReport {
+        var report = RetentionReport()
+        guard try await Self.boolean("SELECT pg_try_advisory_lock(hashtext('deliveries retention'))", on: connection, logger: logger) else {
+            logger.info("another retention pass is dropping days; this one leaves them to it")
+            return report
+        }
+        try await connection.query(PostgresQuery(unsafeSQL: "SET lock_timeout = '\(lockTimeout.wholeMilliseconds)ms'"), logger: logger)
+        do {
+            try await finishLeftovers(on: connection, &report)
+            for partition in try await DeliveryPartitions.list(on: client, logger: logger) where partition.endDay <= cutoff.deliveryDay {
+                do {
+                    guard try await isPast(partition, cutoff: cutoff), try await !hasWork(partition.name, on: connection) else { continue }
+                    try await drop(partition, on: connection, &report)
+                } catch {
+                    logger.warning(
+                        "retention could not drop a day now; the next pass tries again",
+                        metadata: ["partition": "\(partition.name)", "error": "\(databaseErrorText(error))"])
+                }
+            }
+        } catch {
+            try? await release(connection)
+            throw error
+        }
+        try await release(connection)
+        return report
+    }
+
+    private func release(_ connection: PostgresConnection) async throws {
+        try await connection.query("RESET lock_timeout", logger: logger)
+        try await connection.query("SELECT pg_advisory_unlock(hashtext('deliveries retention'))", logger: logger)
+    }
+
     /// A day partition is past once its last day is; the legacy partition (the deliveries made
     /// before partitioning, all as day 0) once its newest delivery is.
     private func isPast(_ partition: DeliveryPartition, cutoff: Date) async throws -> Bool {
@@ -79,102 +112,112 @@ public struct RetentionStore: Sendable {
         return true
     }
 
-    /// Whether a partition holds a delivery still to be sent: waiting, or in flight (it may be
+    /// Whether a day's table holds a delivery still to be sent: waiting, or in flight (it may be
     /// retried). Each is a probe of one of its partial indexes.
-    private func hasWork(_ name: String) async throws -> Bool {
+    private func hasWork(_ name: String, on connection: PostgresConnection) async throws -> Bool {
         let table = try Self.identifier(name)
-        let rows = try await client.query(
+        return try await Self.boolean(
             PostgresQuery(
                 unsafeSQL: """
                     SELECT EXISTS (SELECT 1 FROM \(table) WHERE state IN ('available', 'retrying'))
                         OR EXISTS (SELECT 1 FROM \(table) WHERE state = 'running')
                     """),
-            logger: logger
-        )
-        for try await busy in rows.decode(Bool.self) { return busy }
-        return false
+            on: connection, logger: logger)
     }
 
     /// Detaching concurrently lets the queue go on meanwhile: it takes no lock that stops reads or
-    /// writes of deliveries.
+    /// writes of deliveries (its end does take a brief share lock on the tables the day's foreign
+    /// keys point to, under the lock timeout).
     ///
-    /// Work that reached the partition between the check and the detach (dead deliveries re-queued,
-    /// a notification fanned out weeks late) is seen once it is detached, when nothing can reach it
+    /// Work that reached the day between the check and the detach (dead deliveries re-queued, a
+    /// notification fanned out weeks late) is seen once it is detached, when nothing can reach it
     /// any more: then it is attached again instead of dropped.
-    private func drop(_ partition: DeliveryPartition, _ report: inout RetentionReport) async throws {
+    private func drop(_ partition: DeliveryPartition, on connection: PostgresConnection, _ report: inout RetentionReport) async throws {
         let name = try Self.identifier(partition.name)
-        try await client.query(PostgresQuery(unsafeSQL: "ALTER TABLE deliveries DETACH PARTITION \(name) CONCURRENTLY"), logger: logger)
-        if try await hasWork(partition.name) {
-            let bounds = "FROM (\(partition.firstDay.map(String.init) ?? "MINVALUE")) TO (\(partition.endDay))"
-            try await client.query(PostgresQuery(unsafeSQL: "ALTER TABLE deliveries ATTACH PARTITION \(name) FOR VALUES \(bounds)"), logger: logger)
-            logger.warning("retention kept a day of deliveries that received work while it was detached", metadata: ["partition": "\(partition.name)"])
-            return
+        try await withShortLocks(&report) {
+            try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE deliveries DETACH PARTITION \(name) CONCURRENTLY"), logger: logger)
         }
-        try await dropDetached(partition.name, &report)
-        report.droppedPartitions.append(partition.name)
-        logger.info("retention dropped a day of deliveries", metadata: ["partition": "\(partition.name)"])
+        try await dropOrKeep(partition.name, bounds: partition, on: connection, &report)
     }
 
-    /// Drops a detached day. Its foreign keys go first, one at a time: removing one takes an
+    /// A detached day: dropped when nothing in it waits, attached again otherwise.
+    private func dropOrKeep(_ name: String, bounds: DeliveryPartition?, on connection: PostgresConnection, _ report: inout RetentionReport) async throws {
+        let table = try Self.identifier(name)
+        if try await hasWork(name, on: connection) {
+            let day = bounds?.firstDay ?? Self.day(ofPartitionNamed: name)
+            let range = day.map { "FROM (\($0)) TO (\($0 + 1))" } ?? "FROM (MINVALUE) TO (1)"
+            // With the floor lowered in the same transaction: maintenance may have raised it past
+            // this day while it was detached.
+            try await withShortLocks(&report) {
+                try await connection.query("BEGIN", logger: logger)
+                do {
+                    try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE deliveries ATTACH PARTITION \(table) FOR VALUES \(range)"), logger: logger)
+                    try await connection.query("SELECT lower_delivery_queue_floor(\(day ?? 0))", logger: logger)
+                    try await connection.query("COMMIT", logger: logger)
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+            logger.warning("retention kept a day of deliveries that received work while it was detached", metadata: ["partition": "\(name)"])
+            return
+        }
+        try await dropDetached(name, on: connection, &report)
+        report.droppedPartitions.append(name)
+        logger.info("retention dropped a day of deliveries", metadata: ["partition": "\(name)"])
+    }
+
+    /// Drops a detached day. Its foreign keys go first, one statement each: removing one takes an
     /// exclusive lock on the table it points to (apps, devices, notifications), because the key's
-    /// triggers live there. One lock per transaction cannot deadlock with the service, and each
-    /// gives up after `lockTimeout` rather than hold the service's reads and writes queued behind
-    /// it; the next pass tries again (the table stays detached meanwhile, unused). Dropping the
-    /// whole table at once took all three locks in one statement, and deadlocked with a fan-out.
-    private func dropDetached(_ name: String, _ report: inout RetentionReport) async throws {
+    /// triggers live there, and one lock per statement cannot deadlock with the service. Dropping
+    /// the whole table at once took all three in one statement, and deadlocked with a fan-out.
+    private func dropDetached(_ name: String, on connection: PostgresConnection, _ report: inout RetentionReport) async throws {
         let table = try Self.identifier(name)
         var keys: [String] = []
-        for try await key in try await client.query(
+        for try await key in try await connection.query(
             "SELECT conname::text FROM pg_constraint WHERE conrelid = \(name)::regclass AND contype = 'f' ORDER BY conname",
             logger: logger
         ).decode(String.self) {
             keys.append(key)
         }
         for key in keys {
-            try await withShortLock(&report) { connection in
-                try await connection.query(
-                    PostgresQuery(unsafeSQL: "ALTER TABLE \(table) DROP CONSTRAINT \(try Self.identifier(key, prefix: "deliveries"))"),
-                    logger: logger)
+            let constraint = try Self.identifier(key, prefix: "deliveries")
+            try await withShortLocks(&report) {
+                try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE \(table) DROP CONSTRAINT \(constraint)"), logger: logger)
             }
         }
-        try await withShortLock(&report) { connection in
+        try await withShortLocks(&report) {
             try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table)"), logger: logger)
         }
     }
 
-    /// Runs `statement` in a transaction that waits at most `lockTimeout` for its locks, up to three
-    /// times; the time each attempt took, waiting included, counts towards the longest lock.
-    private func withShortLock(
-        _ report: inout RetentionReport, _ statement: @escaping @Sendable (PostgresConnection) async throws -> Void
-    ) async throws {
+    /// Runs `statement` (under the connection's lock timeout) up to five times while it gives up
+    /// waiting for a lock, half a second apart and doubling: what holds the lock is usually brief,
+    /// or autovacuum on one of those tables, which a wait shorter than `deadlock_timeout` does not
+    /// cancel. The time each attempt took, waiting included, counts towards the longest lock.
+    private func withShortLocks(_ report: inout RetentionReport, _ statement: () async throws -> Void) async throws {
         let clock = ContinuousClock()
-        var attempt = 1
-        while true {
+        var pause = Duration.milliseconds(500)
+        for attempt in 1... {
             let started = clock.now
             do {
-                try await client.withTransaction(logger: logger) { connection in
-                    try await connection.query(
-                        PostgresQuery(
-                            unsafeSQL:
-                                "SET LOCAL lock_timeout = '\(lockTimeout.components.seconds * 1000 + lockTimeout.components.attoseconds / 1_000_000_000_000_000)ms'"
-                        ), logger: logger)
-                    try await statement(connection)
-                }
+                try await statement()
                 report.longestLock = max(report.longestLock, clock.now - started)
                 return
             } catch {
                 report.longestLock = max(report.longestLock, clock.now - started)
-                guard attempt < 3, (error as? PSQLError)?.serverInfo?[.sqlState] == "55P03" else { throw error }
-                attempt += 1
-                try await Task.sleep(for: .milliseconds(500))
+                guard attempt < 5, (error as? PSQLError)?.serverInfo?[.sqlState] == "55P03" else { throw error }
+                try await Task.sleep(for: pause)
+                pause *= 2
             }
         }
     }
 
-    /// Finishes what an interrupted pass left: a detach left pending, or a day detached but not dropped.
-    private func finishInterruptedDetaches(_ report: inout RetentionReport) async throws {
+    /// Finishes what an interrupted pass left: a detach left pending, or a day detached but neither
+    /// dropped nor attached again.
+    private func finishLeftovers(on connection: PostgresConnection, _ report: inout RetentionReport) async throws {
         var pending: [String] = []
-        for try await name in try await client.query(
+        for try await name in try await connection.query(
             """
             SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
             WHERE i.inhparent = 'deliveries'::regclass AND i.inhdetachpending
@@ -184,11 +227,13 @@ public struct RetentionStore: Sendable {
             pending.append(name)
         }
         for name in pending {
-            try await client.query(
-                PostgresQuery(unsafeSQL: "ALTER TABLE deliveries DETACH PARTITION \(try Self.identifier(name)) FINALIZE"), logger: logger)
+            let table = try Self.identifier(name)
+            try await withShortLocks(&report) {
+                try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE deliveries DETACH PARTITION \(table) FINALIZE"), logger: logger)
+            }
         }
         var detached: [String] = []
-        for try await name in try await client.query(
+        for try await name in try await connection.query(
             """
             SELECT relname::text FROM pg_class
             WHERE relkind = 'r' AND NOT relispartition AND relnamespace = 'public'::regnamespace
@@ -199,9 +244,22 @@ public struct RetentionStore: Sendable {
             detached.append(name)
         }
         for name in detached {
-            try await dropDetached(name, &report)
-            report.droppedPartitions.append(name)
+            try await dropOrKeep(name, bounds: nil, on: connection, &report)
         }
+    }
+
+    /// The day a partition's name says (`deliveries_2026_11_25`), nil for the legacy partition.
+    public static func day(ofPartitionNamed name: String) -> Int32? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy_MM_dd"
+        return formatter.date(from: String(name.dropFirst("deliveries_".count))).map(\.deliveryDay)
+    }
+
+    private static func boolean(_ query: PostgresQuery, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        for try await value in try await connection.query(query, logger: logger).decode(Bool.self) { return value }
+        return false
     }
 
     private func deleteNotifications(before cutoff: Date) async throws -> Int {
@@ -281,4 +339,8 @@ public enum RetentionError: Error, CustomStringConvertible {
         case .unexpectedPartition(let name): "deliveries has a partition named \(name), which retention does not manage; detach it by hand"
         }
     }
+}
+
+extension Duration {
+    fileprivate var wholeMilliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }
