@@ -136,7 +136,7 @@ import Testing
             #expect(report.droppedPartitions.contains(settledDay) && !report.droppedPartitions.contains(waitingDay), "\(report)")
             let partitions = try await DeliveryPartitions.list(on: service.postgres, logger: TestDatabase.logger).map(\.name)
             #expect(partitions.contains(waitingDay) && !partitions.contains(settledDay), "\(partitions)")
-            #expect(try await Self.floor(service) == Int64(try #require(RetentionStore.day(ofPartitionNamed: waitingDay))))
+            #expect(try await Self.floor(service) == Int64(try #require(DeliveryPartitions.day(ofPartitionNamed: waitingDay))))
             #expect(try await queue.claim(limit: 10, lease: .seconds(30)).map(\.notificationID) == [waiting, waiting])
         }
     }
@@ -148,7 +148,7 @@ import Testing
             let partitions = try await DeliveryPartitions.list(on: service.postgres, logger: TestDatabase.logger)
             let today = Date().deliveryDay
             for day in today...(today + Int32(DeliveryPartitions.daysAhead)) {
-                let name = "deliveries_" + Self.dayName(day)
+                let name = DeliveryPartitions.name(ofDay: day)
                 #expect(partitions.contains(DeliveryPartition(name: name, firstDay: day, endDay: day + 1)), "\(name) in \(partitions)")
             }
             #expect(partitions.first?.isLegacy == true)
@@ -171,14 +171,7 @@ import Testing
 
     static func partition(of notification: Int64, _ service: TestService) async throws -> String {
         let day = try #require(try await service.integer("SELECT delivery_day(created_at) FROM notifications WHERE id = \(notification)"))
-        return "deliveries_" + dayName(Int32(day))
-    }
-
-    static func dayName(_ day: Int32) -> String {
-        let formatter = DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy_MM_dd"
-        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(day) * 86_400))
+        return DeliveryPartitions.name(ofDay: Int32(day))
     }
 
     static func remaining(_ notifications: [Int64], _ service: TestService) async throws -> [Int64] {

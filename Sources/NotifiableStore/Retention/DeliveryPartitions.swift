@@ -66,6 +66,24 @@ public enum DeliveryPartitions {
         return days.sorted()
     }
 
+    /// The name of a day's partition, as `delivery_partition_name()` makes it: `deliveries_2026_11_25`.
+    public static func name(ofDay day: Int32) -> String {
+        "deliveries_" + dayFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(day) * 86_400))
+    }
+
+    /// The day a partition's name says, nil for the legacy partition.
+    public static func day(ofPartitionNamed name: String) -> Int32? {
+        dayFormatter().date(from: String(name.dropFirst("deliveries_".count))).map(\.deliveryDay)
+    }
+
+    private static func dayFormatter() -> DateFormatter {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy_MM_dd"
+        return formatter
+    }
+
     /// The partitions, oldest first.
     public static func list(on client: PostgresClient, logger: Logger) async throws -> [DeliveryPartition] {
         var partitions: [DeliveryPartition] = []

@@ -144,7 +144,7 @@ public struct RetentionStore: Sendable {
     private func dropOrKeep(_ name: String, bounds: DeliveryPartition?, on connection: PostgresConnection, _ report: inout RetentionReport) async throws {
         let table = try Self.identifier(name)
         if try await hasWork(name, on: connection) {
-            let day = bounds?.firstDay ?? Self.day(ofPartitionNamed: name)
+            let day = bounds?.firstDay ?? DeliveryPartitions.day(ofPartitionNamed: name)
             let range = day.map { "FROM (\($0)) TO (\($0 + 1))" } ?? "FROM (MINVALUE) TO (1)"
             // With the floor lowered in the same transaction: maintenance may have raised it past
             // this day while it was detached.
@@ -246,15 +246,6 @@ public struct RetentionStore: Sendable {
         for name in detached {
             try await dropOrKeep(name, bounds: nil, on: connection, &report)
         }
-    }
-
-    /// The day a partition's name says (`deliveries_2026_11_25`), nil for the legacy partition.
-    public static func day(ofPartitionNamed name: String) -> Int32? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy_MM_dd"
-        return formatter.date(from: String(name.dropFirst("deliveries_".count))).map(\.deliveryDay)
     }
 
     private static func boolean(_ query: PostgresQuery, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
