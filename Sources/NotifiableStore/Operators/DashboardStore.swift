@@ -70,10 +70,11 @@ public struct DashboardStore: Sendable {
 
     /// Pushes accepted per minute, oldest first.
     public func sendsPerMinute(notificationID: Int64) async throws -> [(minute: Date, count: Int64)] {
+        let days = try await DeliveryPartitions.pushDays(ofNotifications: [notificationID], on: client, logger: logger)
         let rows = try await client.query(
             """
             SELECT date_trunc('minute', sent_at), count(*) FROM deliveries
-            WHERE notification_id = \(notificationID) AND kind = 'push' AND sent_at IS NOT NULL
+            WHERE notification_id = \(notificationID) AND day = ANY(\(days)::int4[]) AND kind = 'push' AND sent_at IS NOT NULL
             GROUP BY 1 ORDER BY 1
             """,
             logger: logger
@@ -85,10 +86,12 @@ public struct DashboardStore: Sendable {
 
     /// Why deliveries failed, died or are being retried, most common first.
     public func failureReasons(notificationID: Int64) async throws -> [(state: String, reason: String, count: Int64)] {
+        let days = try await DeliveryPartitions.pushDays(ofNotifications: [notificationID], on: client, logger: logger)
         let rows = try await client.query(
             """
             SELECT state, reason, count(*) FROM deliveries
-            WHERE notification_id = \(notificationID) AND kind = 'push' AND state IN ('failed', 'dead', 'retrying') AND reason IS NOT NULL
+            WHERE notification_id = \(notificationID) AND day = ANY(\(days)::int4[]) AND kind = 'push'
+              AND state IN ('failed', 'dead', 'retrying') AND reason IS NOT NULL
             GROUP BY state, reason ORDER BY count(*) DESC, state, reason LIMIT 50
             """,
             logger: logger
