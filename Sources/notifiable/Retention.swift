@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NotifiableApp
+import NotifiableCore
 import NotifiableStore
 
 struct Retention: AsyncParsableCommand {
@@ -32,7 +33,7 @@ struct Retention: AsyncParsableCommand {
         let json: [String: Any] = [
             "dropped_partitions": report.droppedPartitions, "deleted_notifications": report.deletedNotifications,
             "deleted_sandbox_pushes": report.deletedSandboxPushes, "purged_devices": report.purgedDevices,
-            "longest_lock_ms": Double(report.longestLock.components.attoseconds) / 1e15 + Double(report.longestLock.components.seconds) * 1000,
+            "longest_lock_ms": report.longestLock.seconds * 1000,
         ]
         let data = try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifiableCore
 import NotifiableStore
 import PostgresNIO
 import ServiceLifecycle
@@ -38,7 +39,7 @@ public final class DataUpkeep: Service {
     }
 
     /// One round; a failure is logged and the next round tries again.
-    public func pass() async {
+    private func pass() async {
         do {
             try await DeliveryPartitions.createAhead(on: client, logger: logger)
         } catch {
@@ -52,14 +53,10 @@ public final class DataUpkeep: Service {
                 metadata: [
                     "days": "\(retentionDays)", "dropped_partitions": "\(report.droppedPartitions.count)",
                     "notifications": "\(report.deletedNotifications)", "sandbox_pushes": "\(report.deletedSandboxPushes)",
-                    "devices": "\(report.purgedDevices)", "longest_lock_ms": "\(report.longestLock.milliseconds)",
+                    "devices": "\(report.purgedDevices)", "longest_lock_ms": "\(Int64(report.longestLock.seconds * 1000))",
                 ])
         } catch {
             logger.error("retention failed; the next round tries again", metadata: ["error": "\(databaseErrorText(error))"])
         }
     }
-}
-
-extension Duration {
-    fileprivate var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }

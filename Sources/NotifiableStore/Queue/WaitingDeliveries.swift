@@ -6,7 +6,9 @@ import PostgresNIO
 /// flight are left to the claim, which cancels them if they come back to the queue.
 ///
 /// Nothing waits below the queue's floor (Migrations/0017), so each statement reads the floor first
-/// and names it: the planner then reads the last day or two, not every day kept.
+/// and names it: the planner then reads the last day or two, not every day kept. A delivery made
+/// waiting below it by a transaction still open is not cancelled here, as no uncommitted delivery
+/// ever was: the claim cancels it when it finds the device or the notification gone.
 enum WaitingDeliveries {
     enum Owner {
         case device(Int64)
@@ -14,7 +16,7 @@ enum WaitingDeliveries {
     }
 
     static func cancel(of owner: Owner, reason: String, on connection: PostgresConnection, logger: Logger) async throws {
-        let floor = try await queueFloor(on: connection, logger: logger)
+        let floor = try await DeliveryPartitions.queueFloor(on: connection, logger: logger)
         switch owner {
         case .device(let id):
             try await connection.query(
@@ -37,7 +39,7 @@ enum WaitingDeliveries {
 
     /// Cancels the waiting deliveries of several devices at once, each with its own reason.
     static func cancel(ofDevices ids: [Int64], reasons: [String], on connection: PostgresConnection, logger: Logger) async throws {
-        let floor = try await queueFloor(on: connection, logger: logger)
+        let floor = try await DeliveryPartitions.queueFloor(on: connection, logger: logger)
         try await connection.query(
             """
             UPDATE deliveries q SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = r.reason
@@ -46,15 +48,5 @@ enum WaitingDeliveries {
             """,
             logger: logger
         )
-    }
-
-    /// Work made waiting below this floor by a transaction still open is not seen, as no
-    /// uncommitted delivery ever was: the claim cancels it when it finds the device or the
-    /// notification gone.
-    private static func queueFloor(on connection: PostgresConnection, logger: Logger) async throws -> Int32 {
-        for try await day in try await connection.query("SELECT day FROM delivery_queue_floor", logger: logger).decode(Int32.self) {
-            return day
-        }
-        return 0
     }
 }

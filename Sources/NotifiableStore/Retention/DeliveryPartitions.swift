@@ -38,9 +38,19 @@ public enum DeliveryPartitions {
 
     /// The queue's floor: no delivery of an earlier day waits or runs.
     public static func queueFloor(on client: PostgresClient, logger: Logger) async throws -> Int32 {
-        for try await day in try await client.query("SELECT day FROM delivery_queue_floor", logger: logger).decode(Int32.self) {
-            return day
-        }
+        try await firstDay(of: client.query(floorQuery, logger: logger))
+    }
+
+    /// The same, in a caller's transaction. Work made waiting below this floor by a transaction
+    /// still open is not seen, as no uncommitted delivery ever was.
+    static func queueFloor(on connection: PostgresConnection, logger: Logger) async throws -> Int32 {
+        try await firstDay(of: connection.query(floorQuery, logger: logger))
+    }
+
+    private static let floorQuery: PostgresQuery = "SELECT day FROM delivery_queue_floor"
+
+    private static func firstDay(of rows: PostgresRowSequence) async throws -> Int32 {
+        for try await day in rows.decode(Int32.self) { return day }
         return 0
     }
 

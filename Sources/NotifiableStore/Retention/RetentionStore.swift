@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifiableCore
 import PostgresNIO
 
 /// What one retention pass removed, and how long its longest lock on a table the service
@@ -51,17 +52,22 @@ public struct RetentionStore: Sendable {
         var report = try await client.withConnection { connection in
             try await dropPastDays(before: cutoff, on: connection)
         }
-        report.deletedNotifications = try await repeatBatches { try await deleteNotifications(before: cutoff) }
-        report.deletedSandboxPushes = try await repeatBatches { try await deleteSandboxPushes(before: cutoff) }
-        report.purgedDevices = try await repeatBatches { try await purgeDevices(before: cutoff) }
+        report.deletedNotifications = try await repeatBatches { try await deleteNotifications(before: cutoff.time) }
+        report.deletedSandboxPushes = try await repeatBatches { try await deleteSandboxPushes(before: cutoff.time) }
+        report.purgedDevices = try await repeatBatches { try await purgeDevices(before: cutoff.time) }
         return report
     }
 
-    private func cutoff(keepingDays days: Int, now: Date?) async throws -> Date {
+    /// The moment before which data goes, and its day as `delivery_day()` counts it.
+    private func cutoff(keepingDays days: Int, now: Date?) async throws -> (time: Date, day: Int32) {
         let rows = try await client.query(
-            "SELECT COALESCE(\(now)::timestamptz, now()) - make_interval(days => \(Int32(clamping: days)))", logger: logger
+            """
+            SELECT cutoff, delivery_day(cutoff)
+            FROM (SELECT COALESCE(\(now)::timestamptz, now()) - make_interval(days => \(Int32(clamping: days)))) AS c(cutoff)
+            """,
+            logger: logger
         )
-        for try await cutoff in rows.decode(Date.self) { return cutoff }
+        for try await cutoff in rows.decode((Date, Int32).self) { return cutoff }
         throw RetentionError.noAnswer
     }
 
@@ -69,18 +75,18 @@ public struct RetentionStore: Sendable {
     /// passes start together), and every statement of theirs that locks a table the service uses
     /// waits at most `lockTimeout` for it, then tries again a few times. A day that
     /// cannot go now is logged and left for the next pass; the others go on.
-    private func dropPastDays(before cutoff: Date, on connection: PostgresConnection) async throws -> RetentionReport {
+    private func dropPastDays(before cutoff: (time: Date, day: Int32), on connection: PostgresConnection) async throws -> RetentionReport {
         var report = RetentionReport()
         guard try await Self.boolean("SELECT pg_try_advisory_lock(hashtext('deliveries retention'))", on: connection, logger: logger) else {
             logger.info("another retention pass is dropping days; this one leaves them to it")
             return report
         }
-        try await connection.query(PostgresQuery(unsafeSQL: "SET lock_timeout = '\(lockTimeout.wholeMilliseconds)ms'"), logger: logger)
+        try await connection.query(PostgresQuery(unsafeSQL: "SET lock_timeout = '\(Int64(lockTimeout.seconds * 1000))ms'"), logger: logger)
         do {
             try await finishLeftovers(on: connection, &report)
-            for partition in try await DeliveryPartitions.list(on: client, logger: logger) where partition.endDay <= cutoff.deliveryDay {
+            for partition in try await DeliveryPartitions.list(on: client, logger: logger) where partition.endDay <= cutoff.day {
                 do {
-                    guard try await isPast(partition, cutoff: cutoff), try await !hasWork(partition.name, on: connection) else { continue }
+                    guard try await isPast(partition, cutoff: cutoff.time), try await !hasWork(partition.name, on: connection) else { continue }
                     try await drop(partition, on: connection, &report)
                 } catch {
                     logger.warning(
@@ -330,8 +336,4 @@ public enum RetentionError: Error, CustomStringConvertible {
         case .unexpectedPartition(let name): "deliveries has a partition named \(name), which retention does not manage; detach it by hand"
         }
     }
-}
-
-extension Duration {
-    fileprivate var wholeMilliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }
