@@ -119,7 +119,8 @@ public func buildRouter(
         ))
     QueueAdminController(queue: QueueAdminStore(client: postgres, logger: logger)).addRoutes(to: admin)
     AppsAdminController(
-        apps: apps, credentials: credentials, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings
+        apps: apps, credentials: credentials, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings,
+        serviceRetentionDays: configuration.retentionDays
     ).addRoutes(to: admin)
     WebhooksAdminController(
         webhooks: WebhookStore(client: postgres, keys: configuration.keys, logger: logger), targets: configuration.webhooks.targets

@@ -83,11 +83,19 @@ struct Apps: AsyncParsableCommand {
         var defaultMutableContent: Bool?
         @Option(help: "true: notifications carry content-available unless they say otherwise.")
         var defaultContentAvailable: Bool?
+        @Option(help: "Days to keep the app's data, fewer than NOTIFIABLE_RETENTION_DAYS; default: the service's period again.")
+        var retentionDays: String?
+
+        /// `--retention-days`: nil when not given, `.some(nil)` for "default".
+        var retention: Int?? {
+            guard let retentionDays else { return nil }
+            return retentionDays == "default" ? .some(nil) : Int(retentionDays).map { .some($0) }
+        }
 
         var changes: AppStore.Changes {
             AppStore.Changes(
                 name: name.flatMap(App.normalizedName), deliveryMode: mode, androidStyle: androidStyle, timeToLiveSeconds: defaultTTLSeconds,
-                mutableContent: defaultMutableContent, contentAvailable: defaultContentAvailable
+                mutableContent: defaultMutableContent, contentAvailable: defaultContentAvailable, retentionDays: retention
             )
         }
 
@@ -98,10 +106,13 @@ struct Apps: AsyncParsableCommand {
                     "--default-ttl-seconds must be from \(PushDefaults.timeToLiveRange.lowerBound) to \(PushDefaults.timeToLiveRange.upperBound)."
                 )
             }
+            if let retentionDays, retentionDays != "default", Int(retentionDays).map({ !(1...3650).contains($0) }) ?? true {
+                throw ValidationError("--retention-days must be a number of days from 1 to 3650, or default.")
+            }
             guard changes != AppStore.Changes() || requireVerifiedAlias != nil else {
                 throw ValidationError(
                     "Give --name, --mode, --require-verified-alias, --android-style, --default-ttl-seconds, --default-mutable-content, "
-                        + "--default-content-available or several."
+                        + "--default-content-available, --retention-days or several."
                 )
             }
         }
@@ -109,6 +120,11 @@ struct Apps: AsyncParsableCommand {
         func run() async throws {
             let id = app, changes = changes, required = requireVerifiedAlias
             let result = try await withStores { stores -> (App, UserTokenPolicy)? in
+                if case let days?? = changes.retentionDays, days > stores.configuration.retentionDays {
+                    throw CommandFailure(
+                        "--retention-days may shorten NOTIFIABLE_RETENTION_DAYS (\(stores.configuration.retentionDays)), not lengthen it: "
+                            + "whole days of deliveries are dropped for every app at once.")
+                }
                 let policy =
                     if let required {
                         try await stores.userTokens.setRequireVerifiedAlias(required, appID: id)
@@ -129,6 +145,7 @@ struct Apps: AsyncParsableCommand {
             print(
                 "Android style \(defaults.androidStyle.rawValue); default time to live \(defaults.timeToLiveSeconds) s; "
                     + "mutable-content \(defaults.mutableContent ? "on" : "off") and content-available \(defaults.contentAvailable ? "on" : "off") by default.")
+            print(updated.retentionDays.map { "Its data is kept \($0) days." } ?? "Its data is kept for the service's retention period.")
         }
     }
 

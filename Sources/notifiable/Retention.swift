@@ -11,7 +11,8 @@ struct Retention: AsyncParsableCommand {
         discussion: """
             Days of deliveries go as whole partitions; notifications whose deliveries are all gone, sandbox pushes, \
             and devices unregistered, invalidated or merged that long ago go in small batches. \
-            NOTIFIABLE_RETENTION_DAYS sets the period (default 30).
+            NOTIFIABLE_RETENTION_DAYS sets the period (default 30); an app may keep fewer days \
+            (notifiable apps update --retention-days), and its settled deliveries older than that go in batches.
             """
     )
 
@@ -31,7 +32,8 @@ struct Retention: AsyncParsableCommand {
                 .run(keepingDays: keep ?? stores.configuration.retentionDays, now: now)
         }
         let json: [String: Any] = [
-            "dropped_partitions": report.droppedPartitions, "deleted_notifications": report.deletedNotifications,
+            "dropped_partitions": report.droppedPartitions, "deleted_deliveries": report.deletedDeliveries,
+            "deleted_notifications": report.deletedNotifications,
             "deleted_sandbox_pushes": report.deletedSandboxPushes, "purged_devices": report.purgedDevices,
             "longest_lock_ms": report.longestLock.seconds * 1000,
         ]

@@ -42,6 +42,18 @@ import _CryptoExtras
             #expect(renamed.status == .ok)
             #expect(renamed.json["name"]?.stringValue == "Shop 2")
             #expect(renamed.json["delivery_mode"]?.stringValue == "live")
+            #expect(renamed.json["retention_days"] == .null, "the service's period")
+
+            // An app may keep fewer days than the service (30 here), and go back to its period.
+            let shortened = try await client.admin(.patch, "/admin/apps/\(id)", body: #"{"retention_days": 7}"#, service: service)
+            #expect(shortened.json["retention_days"]?.intValue == 7, "\(shortened.bodyText)")
+            #expect(try await client.admin(.get, "/admin/apps/\(id)", service: service).json["retention_days"]?.intValue == 7)
+            #expect(try await service.integer("SELECT retention_days FROM apps WHERE id = \(id)") == 7)
+            let renamedAgain = try await client.admin(.patch, "/admin/apps/\(id)", body: #"{"name": "Shop 3"}"#, service: service)
+            #expect(renamedAgain.json["retention_days"]?.intValue == 7, "a field left out stays as it was")
+            let restored = try await client.admin(.patch, "/admin/apps/\(id)", body: #"{"retention_days": null}"#, service: service)
+            #expect(restored.json["retention_days"] == .null, "\(restored.bodyText)")
+            #expect(try await service.integer("SELECT count(*) FROM apps WHERE id = \(id) AND retention_days IS NULL") == 1)
 
             // Give the app something of everything it owns, then delete it.
             let server = try Self.credential(created.json["server_credentials"], role: .server)
@@ -90,6 +102,10 @@ import _CryptoExtras
                 ("PATCH", "/admin/apps/\(app.app.id)", #"{"default_ttl_seconds": 59}"#, "default_ttl_seconds"),
                 ("PATCH", "/admin/apps/\(app.app.id)", #"{"default_ttl_seconds": 2419201}"#, "default_ttl_seconds"),
                 ("PATCH", "/admin/apps/\(app.app.id)", #"{"default_mutable_content": "yes"}"#, "default_mutable_content"),
+                ("PATCH", "/admin/apps/\(app.app.id)", #"{"retention_days": 0}"#, "retention_days"),
+                ("PATCH", "/admin/apps/\(app.app.id)", #"{"retention_days": "7"}"#, "retention_days"),
+                // Longer than the service's NOTIFIABLE_RETENTION_DAYS (30): days are dropped for every app at once.
+                ("PATCH", "/admin/apps/\(app.app.id)", #"{"retention_days": 31}"#, "retention_days"),
             ]
             for (method, uri, body, field) in cases {
                 let answer = try await client.admin(method == "POST" ? .post : .patch, uri, body: body, service: service)

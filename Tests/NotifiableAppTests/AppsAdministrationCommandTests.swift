@@ -40,6 +40,15 @@ import _CryptoExtras
             let tooShort = try await run("apps", "update", "--app", id, "--default-ttl-seconds", "59")
             #expect(tooShort.status != 0 && tooShort.output.contains("--default-ttl-seconds must be from 60 to 2419200"), "\(tooShort.output)")
 
+            // Fewer days than NOTIFIABLE_RETENTION_DAYS (30 by default), never more; "default" goes back.
+            let shortened = try await run("apps", "update", "--app", id, "--retention-days", "7")
+            #expect(shortened.status == 0 && shortened.output.contains("kept 7 days"), "\(shortened.output)")
+            let tooLong = try await run("apps", "update", "--app", id, "--retention-days", "31")
+            #expect(tooLong.status != 0 && tooLong.output.contains("not lengthen it"), "\(tooLong.output)")
+            #expect(try await run("apps", "update", "--app", id, "--retention-days", "week").status != 0)
+            let restored = try await run("apps", "update", "--app", id, "--retention-days", "default")
+            #expect(restored.status == 0 && restored.output.contains("the service's retention period"), "\(restored.output)")
+
             let rotated = try await run("apps", "rotate-credentials", "--app", id, "--role", "server", "--grace-hours", "1", "--json")
             #expect(rotated.status == 0, "\(rotated.output)")
             let rotation = try JSONValue.decode(Array(rotated.output.utf8))

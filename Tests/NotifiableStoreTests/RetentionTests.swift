@@ -83,6 +83,80 @@ import Testing
         }
     }
 
+    /// An app may keep fewer days than the service. Its settled deliveries past its own period go
+    /// row by row, and with them its notifications, sandbox pushes and gone devices; what it still
+    /// promises stays (a retry, a live stateful copy, whose counters keep their history), and
+    /// another app's data of the same days stays whole.
+    @Test func anAppKeepingFewerDaysLosesOnlyItsOwnOldData() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let short = try await service.createApp(name: "Short"), other = try await service.createApp(name: "Other")
+            #expect(try await service.apps.update(id: short.app.id, AppStore.Changes(retentionDays: 7))?.retentionDays == 7)
+            try await service.insertDevices(appID: short.app.id, count: 3, tokenSeed: 0x2EA)
+            try await service.insertDevices(appID: other.app.id, count: 3, tokenSeed: 0x2EB)
+            let old = try await Self.sendDated(client, service, short, daysAgo: 10)
+            let stateful = try await Self.sendDated(client, service, short, daysAgo: 10)
+            let retrying = try await Self.sendDated(client, service, short, daysAgo: 10)
+            let recent = try await Self.sendDated(client, service, short, daysAgo: 3)
+            let othersOld = try await Self.sendDated(client, service, other, daysAgo: 10)
+            try await Pipeline.fanOut(service)
+            try await service.sql("UPDATE deliveries SET state = 'sent', sent_at = now()")
+            try await service.sql(
+                """
+                UPDATE deliveries SET state = 'retrying', run_at = now() + interval '1 hour'
+                WHERE id = (SELECT min(id) FROM deliveries WHERE notification_id = \(retrying))
+                """)
+            try await service.sql(
+                """
+                INSERT INTO user_notifications (app_id, notification_id, user_alias, expires_at)
+                VALUES (\(short.app.id), \(stateful), 'alice', now() + interval '30 days')
+                """)
+            // Each app's sandbox: a push 10 days old and one of today.
+            try await service.sql(
+                """
+                INSERT INTO sandbox_pushes (app_id, delivery_id, notification_id, device_id, provider, token, payload, created_at)
+                SELECT app_id, id, notification_id, device_id, 'apns', 'ab', '{}',
+                       CASE WHEN notification_id IN (\(old), \(othersOld)) THEN now() - interval '10 days' ELSE now() END
+                FROM (SELECT DISTINCT ON (notification_id) * FROM deliveries
+                      WHERE notification_id IN (\(old), \(recent), \(othersOld)) ORDER BY notification_id, id) AS first
+                """)
+            // A device of each app unregistered 10 days ago, with no delivery left.
+            try await service.insertDevices(appID: short.app.id, count: 1, tokenSeed: 0x2EC)
+            try await service.insertDevices(appID: other.app.id, count: 1, tokenSeed: 0x2ED)
+            try await service.sql(
+                "UPDATE devices SET unregistered_at = now() - interval '10 days' WHERE id NOT IN (SELECT device_id FROM deliveries)")
+            let statefulCounters = try await service.keptCounters(of: stateful)
+            #expect(statefulCounters.sent == 3)
+
+            let retention = RetentionStore(client: service.postgres, logger: TestDatabase.logger, batchSize: 2)
+            let report = try await retention.run(keepingDays: 30)
+
+            #expect(report.droppedPartitions.allSatisfy { $0 == "deliveries_legacy" }, "no day is past the service's period: \(report)")
+            #expect(report.deletedDeliveries == 3 + 3 + 2, "\(report)")
+            #expect(try await Self.remaining([old, stateful, retrying, recent, othersOld], service) == [stateful, retrying, recent, othersOld])
+            #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id IN (\(old), \(stateful))") == 0)
+            #expect(try await service.deliveries(of: retrying, in: "retrying") == 1)
+            #expect(try await service.deliveries(of: retrying, in: "sent") == 0)
+            #expect(try await service.keptCounters(of: stateful) == statefulCounters, "retention removes rows, not the counts of history")
+            #expect(try await service.deliveries(of: recent, in: "sent") == 3)
+            #expect(try await service.deliveries(of: othersOld, in: "sent") == 3)
+            #expect(try await service.recountedCounters(of: othersOld) == service.keptCounters(of: othersOld))
+            #expect(report.deletedNotifications == 1)
+            #expect(report.deletedSandboxPushes == 1)
+            #expect(try await service.integer("SELECT count(*) FROM sandbox_pushes WHERE app_id = \(short.app.id)") == 1)
+            #expect(try await service.integer("SELECT count(*) FROM sandbox_pushes WHERE app_id = \(other.app.id)") == 1)
+            #expect(report.purgedDevices == 1)
+            #expect(try await service.integer("SELECT count(*) FROM devices WHERE app_id = \(short.app.id)") == 3)
+            #expect(try await service.integer("SELECT count(*) FROM devices WHERE app_id = \(other.app.id)") == 4)
+
+            #expect(try await retention.run(keepingDays: 30) == RetentionReport(), "a second pass finds nothing more")
+            // The service's period, when shorter still, wins over the app's: once the retry is
+            // over, the day goes whole, the other app's notification with it.
+            try await service.sql("UPDATE deliveries SET state = 'dead', dead_at = now() WHERE notification_id = \(retrying)")
+            let shorter = try await retention.run(keepingDays: 5)
+            #expect(try await Self.remaining([stateful, retrying, othersOld], service) == [stateful], "\(shorter)")
+        }
+    }
+
     /// The queue's floor lets claims skip the days with nothing to send, and never rises past
     /// work: a notification fanned out long after it was created, or dead deliveries put back in
     /// the queue, bring it down to their day.

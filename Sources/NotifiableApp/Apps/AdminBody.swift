@@ -41,6 +41,12 @@ struct AdminBody {
         }
     }
 
+    /// Present with the value null: "back to the default", where absent means "unchanged".
+    func isNull(_ key: String) -> Bool {
+        if case .null? = object[key] { return true }
+        return false
+    }
+
     /// true or false; nil when absent or null.
     func boolean(_ key: String) throws -> Bool? {
         switch object[key] {

@@ -14,6 +14,8 @@ struct AppJSON: Encodable, Sendable {
     let defaultTTLSeconds: Int64
     let defaultMutableContent: Bool
     let defaultContentAvailable: Bool
+    /// Null: the service's NOTIFIABLE_RETENTION_DAYS.
+    let retentionDays: Int?
     let createdAt: String
     let updatedAt: String
     let credentials: [CredentialJSON]?
@@ -29,6 +31,7 @@ struct AppJSON: Encodable, Sendable {
         case defaultTTLSeconds = "default_ttl_seconds"
         case defaultMutableContent = "default_mutable_content"
         case defaultContentAvailable = "default_content_available"
+        case retentionDays = "retention_days"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
@@ -51,6 +54,7 @@ struct AppJSON: Encodable, Sendable {
         defaultTTLSeconds = app.pushDefaults.timeToLiveSeconds
         defaultMutableContent = app.pushDefaults.mutableContent
         defaultContentAvailable = app.pushDefaults.contentAvailable
+        retentionDays = app.retentionDays
         createdAt = Timestamp.iso8601(app.createdAt)
         updatedAt = Timestamp.iso8601(app.updatedAt)
         self.credentials = credentials?.map(CredentialJSON.init)
@@ -69,6 +73,7 @@ struct AppJSON: Encodable, Sendable {
         try container.encode(defaultTTLSeconds, forKey: .defaultTTLSeconds)
         try container.encode(defaultMutableContent, forKey: .defaultMutableContent)
         try container.encode(defaultContentAvailable, forKey: .defaultContentAvailable)
+        try container.encode(retentionDays, forKey: .retentionDays)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encodeIfPresent(credentials, forKey: .credentials)

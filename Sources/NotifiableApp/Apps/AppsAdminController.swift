@@ -12,6 +12,8 @@ struct AppsAdminController {
     let apnsSettings: APNsSettingsStore
     let fcmSettings: FCMSettingsStore
     let userTokens: UserTokenSettingsStore
+    /// NOTIFIABLE_RETENTION_DAYS: the most days an app may keep.
+    let serviceRetentionDays: Int
 
     /// How long a rotated-out credential keeps working unless the caller says otherwise.
     static let defaultGrace: Duration = .seconds(24 * 3600)
@@ -59,14 +61,15 @@ struct AppsAdminController {
     }
 
     /// `{"name"?, "delivery_mode"?, "require_verified_alias"?, "android_style"?, "default_ttl_seconds"?,
-    ///   "default_mutable_content"?, "default_content_available"?}`.
+    ///   "default_mutable_content"?, "default_content_available"?, "retention_days"?}`; `"retention_days": null`
+    /// gives the app the service's period again.
     @Sendable func update(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<AppJSON> {
         let id = try context.pathID("id", what: "app")
         var request = request
         let body = try AdminBody(try await request.jsonBody(context: context))
         try body.allowOnly([
             "name", "delivery_mode", "require_verified_alias", "android_style", "default_ttl_seconds", "default_mutable_content",
-            "default_content_available",
+            "default_content_available", "retention_days",
         ])
         let changes = AppStore.Changes(
             name: try Self.name(body, required: false),
@@ -74,7 +77,8 @@ struct AppsAdminController {
             androidStyle: try body.choice("android_style", AndroidStyle.self),
             timeToLiveSeconds: try body.integer("default_ttl_seconds", in: PushDefaults.timeToLiveRange),
             mutableContent: try body.boolean("default_mutable_content"),
-            contentAvailable: try body.boolean("default_content_available")
+            contentAvailable: try body.boolean("default_content_available"),
+            retentionDays: try retentionDays(body)
         )
         let requireVerifiedAlias = try body.boolean("require_verified_alias")
         defer { credentials.forgetAll() }
@@ -131,6 +135,20 @@ struct AppsAdminController {
             throw APIError.notFound("App \(id) has no working credential \(accessID).")
         }
         return Response(status: .noContent)
+    }
+
+    /// An app may keep its data for fewer days than the service, never more: whole days of
+    /// deliveries are dropped for every app at once.
+    private func retentionDays(_ body: AdminBody) throws -> Int?? {
+        if body.isNull("retention_days") { return .some(nil) }
+        guard let days = try body.integer("retention_days", in: 1...3650) else { return nil }
+        guard days <= serviceRetentionDays else {
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_retention_days",
+                message: "retention_days may shorten the service's NOTIFIABLE_RETENTION_DAYS (\(serviceRetentionDays)), not lengthen it: "
+                    + "give 1 to \(serviceRetentionDays), or null for the service's period.", field: "retention_days")
+        }
+        return .some(Int(days))
     }
 
     private func existingApp(_ context: NotifiableRequestContext) async throws -> App {

@@ -7,17 +7,21 @@ public struct App: Sendable, Equatable {
     public var deliveryMode: DeliveryMode
     /// What its notifications get when they leave it unsaid.
     public var pushDefaults: PushDefaults
+    /// How many days its data is kept when fewer than the service's retention period; nil keeps
+    /// the service's.
+    public var retentionDays: Int?
     public var createdAt: Date
     public var updatedAt: Date
 
     public init(
-        id: Int64, name: String, deliveryMode: DeliveryMode = .live, pushDefaults: PushDefaults = PushDefaults(), createdAt: Date,
-        updatedAt: Date? = nil
+        id: Int64, name: String, deliveryMode: DeliveryMode = .live, pushDefaults: PushDefaults = PushDefaults(), retentionDays: Int? = nil,
+        createdAt: Date, updatedAt: Date? = nil
     ) {
         self.id = id
         self.name = name
         self.deliveryMode = deliveryMode
         self.pushDefaults = pushDefaults
+        self.retentionDays = retentionDays
         self.createdAt = createdAt
         self.updatedAt = updatedAt ?? createdAt
     }

@@ -52,6 +52,7 @@ public final class DataUpkeep: Service {
                 "retention",
                 metadata: [
                     "days": "\(retentionDays)", "dropped_partitions": "\(report.droppedPartitions.count)",
+                    "deliveries": "\(report.deletedDeliveries)",
                     "notifications": "\(report.deletedNotifications)", "sandbox_pushes": "\(report.deletedSandboxPushes)",
                     "devices": "\(report.purgedDevices)", "longest_lock_ms": "\(Int64(report.longestLock.seconds * 1000))",
                 ])

@@ -54,7 +54,7 @@ public struct AppStore: Sendable {
     /// The columns `apps(from:)` reads, in its order.
     static let columns = """
         id, name, delivery_mode, created_at, updated_at,
-        android_style, default_ttl_seconds, default_mutable_content, default_content_available
+        android_style, default_ttl_seconds, default_mutable_content, default_content_available, retention_days
         """
 
     public func create(name: String, deliveryMode: DeliveryMode = .live) async throws -> CreatedApp {
@@ -98,10 +98,12 @@ public struct AppStore: Sendable {
         public var timeToLiveSeconds: Int64?
         public var mutableContent: Bool?
         public var contentAvailable: Bool?
+        /// `.some(nil)` gives the app the service's retention period again.
+        public var retentionDays: Int??
 
         public init(
             name: String? = nil, deliveryMode: DeliveryMode? = nil, androidStyle: AndroidStyle? = nil, timeToLiveSeconds: Int64? = nil,
-            mutableContent: Bool? = nil, contentAvailable: Bool? = nil
+            mutableContent: Bool? = nil, contentAvailable: Bool? = nil, retentionDays: Int?? = nil
         ) {
             self.name = name
             self.deliveryMode = deliveryMode
@@ -109,10 +111,11 @@ public struct AppStore: Sendable {
             self.timeToLiveSeconds = timeToLiveSeconds
             self.mutableContent = mutableContent
             self.contentAvailable = contentAvailable
+            self.retentionDays = retentionDays
         }
     }
 
-    /// Renames the app, changes its delivery mode and push defaults; nil when there is no such app.
+    /// Renames the app, changes its delivery mode, push defaults and retention; nil when there is no such app.
     public func update(id: Int64, _ changes: Changes) async throws -> App? {
         try await Self.apps(
             from: client.query(
@@ -123,6 +126,9 @@ public struct AppStore: Sendable {
                                 default_ttl_seconds = COALESCE(\(changes.timeToLiveSeconds)::int4, default_ttl_seconds),
                                 default_mutable_content = COALESCE(\(changes.mutableContent), default_mutable_content),
                                 default_content_available = COALESCE(\(changes.contentAvailable), default_content_available),
+                                retention_days = CASE WHEN \(changes.retentionDays != nil)
+                                                      THEN \(changes.retentionDays.flatMap { $0 }.map { Int32(clamping: $0) })::int4
+                                                      ELSE retention_days END,
                                 updated_at = now()
                 WHERE id = \(id)
                 RETURNING \(unescaped: Self.columns)
@@ -250,8 +256,8 @@ public struct AppStore: Sendable {
 
     static func apps(from rows: PostgresRowSequence) async throws -> [App] {
         var apps: [App] = []
-        for try await (id, name, mode, createdAt, updatedAt, style, ttl, mutableContent, contentAvailable) in rows.decode(
-            (Int64, String, String, Date, Date, String, Int32, Bool, Bool).self
+        for try await (id, name, mode, createdAt, updatedAt, style, ttl, mutableContent, contentAvailable, retentionDays) in rows.decode(
+            (Int64, String, String, Date, Date, String, Int32, Bool, Bool, Int32?).self
         ) {
             let defaults = PushDefaults(
                 androidStyle: AndroidStyle(rawValue: style) ?? .data, timeToLiveSeconds: Int64(ttl),
@@ -259,8 +265,8 @@ public struct AppStore: Sendable {
             )
             apps.append(
                 App(
-                    id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, pushDefaults: defaults, createdAt: createdAt,
-                    updatedAt: updatedAt
+                    id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, pushDefaults: defaults,
+                    retentionDays: retentionDays.map(Int.init), createdAt: createdAt, updatedAt: updatedAt
                 ))
         }
         return apps

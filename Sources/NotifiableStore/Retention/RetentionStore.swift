@@ -8,6 +8,8 @@ import PostgresNIO
 public struct RetentionReport: Sendable, Equatable {
     /// Partitions of deliveries detached and dropped, oldest first.
     public var droppedPartitions: [String] = []
+    /// Settled deliveries of apps that keep fewer days than the service, removed row by row.
+    public var deletedDeliveries = 0
     public var deletedNotifications = 0
     public var deletedSandboxPushes = 0
     public var purgedDevices = 0
@@ -23,6 +25,10 @@ public struct RetentionReport: Sendable, Equatable {
 /// deliveries by whole day partitions (detached, then dropped), then in small batches the
 /// notifications whose deliveries are all gone, the sandbox's recorded pushes, and devices
 /// unregistered, invalidated or merged away that long ago.
+///
+/// An app may keep fewer days (`apps.retention_days`), never more: days are dropped for every
+/// app at once. Such an app's settled deliveries older than its period are deleted in batches,
+/// and its notifications, sandbox pushes and gone devices go by its own cutoff.
 ///
 /// It never removes what a live feature still promises: a partition holding a delivery that may
 /// still be sent (waiting or in flight) stays, whatever its age; a notification stays
@@ -52,9 +58,15 @@ public struct RetentionStore: Sendable {
         var report = try await client.withConnection { connection in
             try await dropPastDays(before: cutoff, on: connection)
         }
-        report.deletedNotifications = try await repeatBatches { try await deleteNotifications(before: cutoff.time) }
-        report.deletedSandboxPushes = try await repeatBatches { try await deleteSandboxPushes(before: cutoff.time) }
-        report.purgedDevices = try await repeatBatches { try await purgeDevices(before: cutoff.time) }
+        let shorter = try await appsKeepingFewer(than: days, now: now)
+        for scope in shorter {
+            report.deletedDeliveries += try await deleteSettledDeliveries(scope)
+        }
+        for scope in [RetentionScope(appID: nil, cutoff: cutoff.time)] + shorter {
+            report.deletedNotifications += try await repeatBatches { try await deleteNotifications(scope) }
+            report.deletedSandboxPushes += try await repeatBatches { try await deleteSandboxPushes(scope) }
+            report.purgedDevices += try await repeatBatches { try await purgeDevices(scope) }
+        }
         return report
     }
 
@@ -257,64 +269,6 @@ public struct RetentionStore: Sendable {
     private static func boolean(_ query: PostgresQuery, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
         for try await value in try await connection.query(query, logger: logger).decode(Bool.self) { return value }
         return false
-    }
-
-    private func deleteNotifications(before cutoff: Date) async throws -> Int {
-        try await client.query(
-            """
-            DELETE FROM notifications WHERE id IN (
-                SELECT n.id FROM notifications n
-                WHERE n.created_at < \(cutoff) AND n.state <> 'fanning_out'
-                  AND NOT EXISTS (SELECT 1 FROM user_notifications u WHERE u.notification_id = n.id)
-                  AND NOT EXISTS (SELECT 1 FROM deliveries q WHERE q.notification_id = n.id)
-                ORDER BY n.id LIMIT \(batchSize)
-                FOR UPDATE SKIP LOCKED
-            )
-            RETURNING id
-            """,
-            logger: logger
-        ).count()
-    }
-
-    private func deleteSandboxPushes(before cutoff: Date) async throws -> Int {
-        try await client.query(
-            """
-            DELETE FROM sandbox_pushes WHERE id IN (
-                SELECT id FROM sandbox_pushes WHERE created_at < \(cutoff) ORDER BY id LIMIT \(batchSize)
-            )
-            RETURNING id
-            """,
-            logger: logger
-        ).count()
-    }
-
-    /// Devices gone that long ago: unregistered, invalidated by a gateway, or merged into another.
-    /// Their events go with them; their deliveries are gone already (the device waits for that).
-    private func purgeDevices(before cutoff: Date) async throws -> Int {
-        try await client.query(
-            """
-            DELETE FROM devices WHERE id IN (
-                SELECT d.id FROM devices d
-                WHERE (d.unregistered_at < \(cutoff) OR d.invalidated_at < \(cutoff)
-                       OR (d.merged_into IS NOT NULL AND d.updated_at < \(cutoff)))
-                  AND NOT EXISTS (SELECT 1 FROM deliveries q WHERE q.device_id = d.id)
-                  AND d.id NOT IN (SELECT m.merged_into FROM devices m WHERE m.merged_into IS NOT NULL)
-                ORDER BY d.id LIMIT \(batchSize)
-                FOR UPDATE SKIP LOCKED
-            )
-            RETURNING id
-            """,
-            logger: logger
-        ).count()
-    }
-
-    private func repeatBatches(_ batch: () async throws -> Int) async throws -> Int {
-        var total = 0
-        while true {
-            let removed = try await batch()
-            total += removed
-            if removed < batchSize { return total }
-        }
     }
 
     /// The partitions' names are the service's own; checked anyway before they go into DDL.

@@ -1,0 +1,141 @@
+import Foundation
+import PostgresNIO
+
+/// Whose rows a batched delete reaches: every app's before the service's cutoff, or one app's
+/// before its own, later cutoff.
+struct RetentionScope: Sendable {
+    /// nil: every app.
+    let appID: Int64?
+    let cutoff: Date
+}
+
+/// The deletes retention makes row by row, in batches of `batchSize`, each its own short
+/// transaction.
+extension RetentionStore {
+    /// The apps that keep fewer days than `days`, each with its cutoff.
+    func appsKeepingFewer(than days: Int, now: Date?) async throws -> [RetentionScope] {
+        let rows = try await client.query(
+            """
+            SELECT id, COALESCE(\(now)::timestamptz, now()) - make_interval(days => retention_days)
+            FROM apps WHERE retention_days < \(Int32(clamping: days))
+            ORDER BY id
+            """,
+            logger: logger
+        )
+        var scopes: [RetentionScope] = []
+        for try await (id, cutoff) in rows.decode((Int64, Date).self) { scopes.append(RetentionScope(appID: id, cutoff: cutoff)) }
+        return scopes
+    }
+
+    /// One app's deliveries that will not be sent again (sent, failed, dead, cancelled), of its
+    /// notifications sent before its cutoff (their day, as the partitions count it), notification
+    /// by notification. A delivery still waiting or in flight stays, and keeps its notification;
+    /// a notification still fanning out keeps them all (its unique keys stop a second push).
+    func deleteSettledDeliveries(_ scope: RetentionScope) async throws -> Int {
+        guard let appID = scope.appID else { return 0 }
+        var total = 0
+        var after: Int64 = 0
+        while true {
+            var notifications: [Int64] = []
+            for try await id in try await client.query(
+                """
+                SELECT id FROM notifications
+                WHERE app_id = \(appID) AND COALESCE(fanout_after, created_at) < \(scope.cutoff)
+                  AND state <> 'fanning_out' AND id > \(after)
+                ORDER BY id LIMIT \(batchSize)
+                """,
+                logger: logger
+            ).decode(Int64.self) {
+                notifications.append(id)
+            }
+            for notification in notifications {
+                total += try await repeatBatches { try await deleteSettledDeliveries(ofNotification: notification) }
+            }
+            guard let last = notifications.last, notifications.count == batchSize else { return total }
+            after = last
+        }
+    }
+
+    /// Counted as retention (see Migrations/0018): the notification keeps its counters.
+    private func deleteSettledDeliveries(ofNotification notification: Int64) async throws -> Int {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SET LOCAL notifiable.retention = 'on'", logger: logger)
+            return try await connection.query(
+                """
+                DELETE FROM deliveries q
+                USING (
+                    SELECT id, day FROM deliveries
+                    WHERE notification_id = \(notification) AND state IN ('sent', 'failed', 'dead', 'cancelled')
+                    LIMIT \(batchSize)
+                    FOR UPDATE SKIP LOCKED
+                ) AS settled
+                WHERE q.id = settled.id AND q.day = settled.day
+                RETURNING q.id
+                """,
+                logger: logger
+            ).count()
+        }
+    }
+
+    func deleteNotifications(_ scope: RetentionScope) async throws -> Int {
+        try await client.query(
+            """
+            DELETE FROM notifications WHERE id IN (
+                SELECT n.id FROM notifications n
+                WHERE n.created_at < \(scope.cutoff) AND n.state <> 'fanning_out'
+                  AND (\(scope.appID)::int8 IS NULL OR n.app_id = \(scope.appID))
+                  AND NOT EXISTS (SELECT 1 FROM user_notifications u WHERE u.notification_id = n.id)
+                  AND NOT EXISTS (SELECT 1 FROM deliveries q WHERE q.notification_id = n.id)
+                ORDER BY n.id LIMIT \(batchSize)
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING id
+            """,
+            logger: logger
+        ).count()
+    }
+
+    func deleteSandboxPushes(_ scope: RetentionScope) async throws -> Int {
+        try await client.query(
+            """
+            DELETE FROM sandbox_pushes WHERE id IN (
+                SELECT id FROM sandbox_pushes
+                WHERE created_at < \(scope.cutoff) AND (\(scope.appID)::int8 IS NULL OR app_id = \(scope.appID))
+                ORDER BY id LIMIT \(batchSize)
+            )
+            RETURNING id
+            """,
+            logger: logger
+        ).count()
+    }
+
+    /// Devices gone that long ago: unregistered, invalidated by a gateway, or merged into another.
+    /// Their events go with them; their deliveries are gone already (the device waits for that).
+    func purgeDevices(_ scope: RetentionScope) async throws -> Int {
+        try await client.query(
+            """
+            DELETE FROM devices WHERE id IN (
+                SELECT d.id FROM devices d
+                WHERE (d.unregistered_at < \(scope.cutoff) OR d.invalidated_at < \(scope.cutoff)
+                       OR (d.merged_into IS NOT NULL AND d.updated_at < \(scope.cutoff)))
+                  AND (\(scope.appID)::int8 IS NULL OR d.app_id = \(scope.appID))
+                  AND NOT EXISTS (SELECT 1 FROM deliveries q WHERE q.device_id = d.id)
+                  AND d.id NOT IN (SELECT m.merged_into FROM devices m WHERE m.merged_into IS NOT NULL)
+                ORDER BY d.id LIMIT \(batchSize)
+                FOR UPDATE SKIP LOCKED
+            )
+            RETURNING id
+            """,
+            logger: logger
+        ).count()
+    }
+
+    func repeatBatches(_ batch: () async throws -> Int) async throws -> Int {
+        var total = 0
+        while true {
+            let removed = try await batch()
+            total += removed
+            if removed < batchSize { return total }
+        }
+    }
+}
