@@ -423,6 +423,20 @@ def work_until_sent(extra_args, notification, n, timeout, label):
     return wall, worker_cpu
 
 
+def log_statement_costs(n, top=8):
+    """Where PostgreSQL's time per delivery went, by statement (pg_stat_statements' execution time,
+    triggers included, planning apart; wall time inside the server, close to CPU on busy cores)."""
+    rows = sql(f"""
+        SELECT round((total_exec_time * 1000 / {n})::numeric, 1), round((total_plan_time * 1000 / {n})::numeric, 1), calls,
+               regexp_replace(left(query, 90), '\\s+', ' ', 'g')
+        FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
+        ORDER BY total_exec_time + total_plan_time DESC LIMIT {top}""")
+    log("  µs per delivery (execution, planning), calls, statement:")
+    for line in rows.splitlines():
+        execution, planning, calls, query = line.split("|", 3)
+        log(f"  {execution:>6} {planning:>5} {calls:>7}  {query}")
+
+
 def queue(api_port):
     n = QUEUE_DELIVERIES
     log(f"\n== 2. Queue: {n:,} ready deliveries, sender answering at once")
@@ -434,12 +448,15 @@ def queue(api_port):
     sql(f"""INSERT INTO deliveries (notification_id, app_id, device_id)
             SELECT {notification}, {app['id']}, id FROM devices WHERE app_id = {app['id']}""")
     sql("VACUUM ANALYZE deliveries")
+    sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    sql("SELECT pg_stat_statements_reset()")
     # PostgreSQL's CPU per delivery is what the queue's design costs; measured around the drain,
     # after the worker's connections have closed (their backends' time is then the postmaster's).
     postgres_before = postgres_cpu_seconds()
     wall, worker_cpu = work_until_sent(["--instant-sender-for-benchmarks"], notification, n, 600, "queue")
     time.sleep(0.5)
     postgres_per_delivery = (postgres_cpu_seconds() - postgres_before) / n * 1e6
+    log_statement_costs(n)
     drain, _, _ = delivery_timing(notification)
     rate = n / drain
     global queue_rate
