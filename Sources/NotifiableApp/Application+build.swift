@@ -10,19 +10,15 @@ import ServiceLifecycle
 /// Builds the service: the HTTP API over a PostgreSQL client, both run as services so that
 /// SIGTERM stops accepting, lets in-flight requests finish, then closes the pool.
 public func buildApplication(_ configuration: ServerConfiguration, logger: Logger) throws -> some ApplicationProtocol {
-    let postgres = PostgresClient(
-        configuration: try postgresConfiguration(configuration),
-        backgroundLogger: logger
-    )
-    return try buildApplication(configuration, postgres: postgres, logger: logger)
+    return try buildApplication(configuration, postgres: try makeDatabase(configuration, logger: logger), logger: logger)
 }
 
 /// The same, over a PostgreSQL client the caller made (tests use it for their own fixtures).
 /// The application runs the client; it must not be running already.
 public func buildApplication(
-    _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger
+    _ configuration: ServerConfiguration, postgres: Database, logger: Logger
 ) throws -> some ApplicationProtocol {
-    let availability = try DatabaseAvailability(databaseURL: configuration.databaseURL, logger: logger)
+    let availability = DatabaseAvailability(database: postgres, logger: logger)
     let migrated = OneTimeSignal()
     let roster = APIProcessRoster(
         store: APIProcessStore(client: postgres, logger: logger), interval: configuration.apiBeatInterval, logger: logger
@@ -69,7 +65,7 @@ public func buildApplication(
 ///
 /// `processShare` is this process's share of each rate limit (1/N with N API processes answering).
 public func buildRouter(
-    _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger, availability: DatabaseAvailability? = nil,
+    _ configuration: ServerConfiguration, postgres: Database, logger: Logger, availability: DatabaseAvailability? = nil,
     processShare: @escaping @Sendable () -> Double = { 1 }
 ) -> Router<NotifiableRequestContext> {
     let apps = AppStore(client: postgres, keys: configuration.keys, logger: logger)
@@ -141,7 +137,7 @@ public func buildRouter(
 /// The delivery worker of a process, with a sender for each provider it can reach
 /// (`replacingSenders` instead, for the queue benchmark).
 public func makeDeliveryWorker(
-    _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger,
+    _ configuration: ServerConfiguration, postgres: Database, logger: Logger,
     replacingSenders: [Provider: any PushSender]? = nil,
     beforeStart: @escaping @Sendable () async throws -> Void = {}
 ) -> DeliveryWorker {
@@ -163,7 +159,7 @@ public func makeDeliveryWorker(
 
 /// The worker that sends apps' webhook events.
 public func makeWebhookWorker(
-    _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger,
+    _ configuration: ServerConfiguration, postgres: Database, logger: Logger,
     beforeStart: @escaping @Sendable () async throws -> Void = {}
 ) -> WebhookWorker {
     WebhookWorker(
@@ -173,18 +169,16 @@ public func makeWebhookWorker(
 }
 
 /// Applies pending migrations from the configured folder.
-public func migrate(_ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger) async throws {
+public func migrate(_ configuration: ServerConfiguration, postgres: Database, logger: Logger) async throws {
     guard let directory = configuration.migrationsDirectory ?? Migrator.defaultDirectory() else {
         throw MigrationError(description: "cannot find the Migrations folder; set NOTIFIABLE_MIGRATIONS_DIR")
     }
     try await Migrator(client: postgres, logger: logger).migrate(try Migrator.load(from: directory))
 }
 
-/// The PostgreSQL client settings for a configuration.
-public func postgresConfiguration(_ configuration: ServerConfiguration) throws -> PostgresClient.Configuration {
-    var postgres = try DatabaseURL.configuration(from: configuration.databaseURL)
-    postgres.options.maximumConnections = configuration.databasePoolSize
-    return postgres
+/// The service's database: the servers of DATABASE_URL, each pooled up to the configured size.
+public func makeDatabase(_ configuration: ServerConfiguration, logger: Logger) throws -> Database {
+    try Database(url: configuration.databaseURL, poolSize: configuration.databasePoolSize, logger: logger)
 }
 
 extension RouterGroup {

@@ -68,7 +68,7 @@ public struct ServerConfiguration: Sendable {
         let reader = EnvironmentReader(environment: environment)
         let databaseURL = try reader.required("DATABASE_URL", example: "postgres://user:password@127.0.0.1:5432/notifiable")
         do {
-            _ = try DatabaseURL.configuration(from: databaseURL)
+            _ = try DatabaseURL.servers(from: databaseURL)
         } catch {
             throw ConfigurationError(variable: "DATABASE_URL", problem: "\(error)")
         }

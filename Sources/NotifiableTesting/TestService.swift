@@ -9,10 +9,10 @@ import PostgresNIO
 
 /// The running service under test and direct access to its database for fixtures and checks.
 public struct TestService: Sendable {
-    public let postgres: PostgresClient
+    public let postgres: Database
     public let configuration: ServerConfiguration
 
-    public init(postgres: PostgresClient, configuration: ServerConfiguration) {
+    public init(postgres: Database, configuration: ServerConfiguration) {
         self.postgres = postgres
         self.configuration = configuration
     }
@@ -41,9 +41,14 @@ public struct TestService: Sendable {
         return values
     }
 
-    /// Runs a statement for a fixture, ignoring what it answers.
+    /// Runs a statement for a fixture, ignoring what it answers. A failure says what the server
+    /// said (PSQLError's own description hides it).
     public func sql(_ query: PostgresQuery) async throws {
-        try await postgres.query(query, logger: TestDatabase.logger)
+        do {
+            try await postgres.query(query, logger: TestDatabase.logger)
+        } catch {
+            throw FixtureStatementFailed(statement: query.sql, error: databaseErrorText(error))
+        }
     }
 
     /// Runs a query whose single row and column is text (for failure messages).
@@ -101,10 +106,17 @@ private func runTestService<T: Sendable>(
     _ configuration: ServerConfiguration, _ mode: TestingSetup, _ logger: Logger,
     _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
 ) async throws -> T {
-    let postgres = PostgresClient(configuration: try postgresConfiguration(configuration), backgroundLogger: logger)
+    let postgres = try makeDatabase(configuration, logger: logger)
     let app = try buildApplication(configuration, postgres: postgres, logger: logger)
     let service = TestService(postgres: postgres, configuration: configuration)
     return try await app.test(mode) { client in
         try await body(client, service)
     }
+}
+
+/// A fixture's statement the database refused, with the server's message.
+public struct FixtureStatementFailed: Error, CustomStringConvertible {
+    public let statement: String
+    public let error: String
+    public var description: String { "\(statement.prefix(200)): \(error)" }
 }

@@ -174,7 +174,7 @@ struct Stores: Sendable {
     let apns: APNsSettingsStore
     let fcm: FCMSettingsStore
     let userTokens: UserTokenSettingsStore
-    let client: PostgresClient
+    let client: Database
     let configuration: ServerConfiguration
 }
 
@@ -183,9 +183,7 @@ struct Stores: Sendable {
 func withStores<T: Sendable>(_ body: @Sendable (Stores) async throws -> T) async throws -> T {
     let configuration = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
     let logger = bootstrapLogging(level: .notice)
-    var postgres = try postgresConfiguration(configuration)
-    postgres.options.connectTimeout = .seconds(5)
-    return try await withPostgresClient(postgres, logger: logger) { client in
+    return try await withDatabase(url: configuration.databaseURL, connectTimeout: .seconds(5), logger: logger) { client in
         // A command waits a few seconds for the database, not the pool's minute of retries.
         do {
             try await withDeadline(.seconds(8)) { for try await _ in try await client.query("SELECT 1", logger: logger) {} }

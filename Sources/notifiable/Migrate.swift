@@ -14,14 +14,14 @@ struct Migrate: AsyncParsableCommand {
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let logger = bootstrapLogging(level: .notice)
-        let postgres = try databaseConfiguration(environment)
+        let url = try databaseURL(environment)
         let folder =
             try directory.map { URL(fileURLWithPath: $0) } ?? Migrator.defaultDirectory()
             ?? {
                 throw ValidationError("Cannot find the Migrations folder; pass --directory or set NOTIFIABLE_MIGRATIONS_DIR.")
             }()
         let migrations = try Migrator.load(from: folder)
-        let applied = try await withPostgresClient(postgres, logger: logger) { client in
+        let applied = try await withDatabase(url: url, logger: logger) { client in
             try await Migrator(client: client, logger: logger).migrate(migrations)
         }
         print(
@@ -31,13 +31,14 @@ struct Migrate: AsyncParsableCommand {
     }
 }
 
-/// The PostgreSQL settings from DATABASE_URL, or an error that names the variable.
-func databaseConfiguration(_ environment: [String: String]) throws -> PostgresClient.Configuration {
+/// DATABASE_URL, checked, or an error that names the variable.
+func databaseURL(_ environment: [String: String]) throws -> String {
     guard let url = environment["DATABASE_URL"], !url.isEmpty else {
         throw ValidationError("DATABASE_URL is not set; set it to postgres://user:password@127.0.0.1:5432/notifiable")
     }
     do {
-        return try DatabaseURL.configuration(from: url)
+        _ = try DatabaseURL.servers(from: url)
+        return url
     } catch {
         throw ValidationError("DATABASE_URL \(error)")
     }

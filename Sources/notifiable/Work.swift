@@ -23,13 +23,12 @@ struct Work: AsyncParsableCommand {
         let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
         DescriptorLimit.raiseToHardLimit(logger: logger)
         bootstrapMetrics(configuration.metrics)
-        let postgresSettings = try postgresConfiguration(configuration)
         if !noMigrate && configuration.migrateOnStart {
-            try await withPostgresClient(postgresSettings, logger: logger) { client in
+            try await withDatabase(url: configuration.databaseURL, logger: logger) { client in
                 try await migrate(configuration, postgres: client, logger: logger)
             }
         }
-        let postgres = PostgresClient(configuration: postgresSettings, backgroundLogger: logger)
+        let postgres = try makeDatabase(configuration, logger: logger)
         var senders: [Provider: any PushSender]? = nil
         if instantSenderForBenchmarks {
             logger.critical("BENCHMARK MODE: every delivery this worker claims is marked sent and NOTHING IS SENT. Never run this against real data.")

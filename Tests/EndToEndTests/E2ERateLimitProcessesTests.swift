@@ -36,7 +36,7 @@ import Testing
     }
 
     /// The one integer a query answers.
-    static func integer(_ postgres: PostgresClient, _ query: PostgresQuery) async throws -> Int64 {
+    static func integer(_ postgres: Database, _ query: PostgresQuery) async throws -> Int64 {
         for try await value in try await postgres.query(query, logger: TestDatabase.logger).decode(Int64.self) { return value }
         return 0
     }

@@ -27,7 +27,7 @@ import Testing
         return try await TestDatabase.withFreshDatabase { url in
             var isolated = shared
             isolated.databaseURL = url
-            let postgres = PostgresClient(configuration: try postgresConfiguration(isolated), backgroundLogger: TestDatabase.logger)
+            let postgres = try makeDatabase(isolated, logger: TestDatabase.logger)
             let app = try buildApplication(isolated, postgres: postgres, logger: TestDatabase.logger)
             let service = TestService(postgres: postgres, configuration: isolated)
             return try await app.test(.router) { client in try await body(client, service) }

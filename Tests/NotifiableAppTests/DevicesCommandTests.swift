@@ -302,7 +302,7 @@ struct CLIFixture: Sendable {
         return file
     }
 
-    func withPostgres<T: Sendable>(_ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
+    func withPostgres<T: Sendable>(_ body: @Sendable (Database) async throws -> T) async throws -> T {
         try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger, body)
     }
 

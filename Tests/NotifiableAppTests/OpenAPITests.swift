@@ -16,7 +16,7 @@ import _CryptoExtras
 @Suite struct OpenAPITests {
     @Test func everyRouteIsDocumentedAndEveryDocumentedOperationIsRouted() throws {
         let configuration = try TestDatabase.serverConfiguration()
-        let postgres = PostgresClient(configuration: try postgresConfiguration(configuration), backgroundLogger: TestDatabase.logger)
+        let postgres = try makeDatabase(configuration, logger: TestDatabase.logger)
         let router = buildRouter(configuration, postgres: postgres, logger: TestDatabase.logger)
         // The dashboard's HTML pages are for browsers, not part of the API.
         let routed = Set(

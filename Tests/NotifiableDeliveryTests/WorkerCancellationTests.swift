@@ -23,8 +23,8 @@ import Testing
         try await TestDatabase.withFreshDatabase { url in
             var configuration = try TestDatabase.serverConfiguration()
             configuration.databaseURL = url
-            let postgres = PostgresClient(configuration: try postgresConfiguration(configuration), backgroundLogger: TestDatabase.logger)
-            let client = Task { await postgres.run() }
+            let postgres = try makeDatabase(configuration, logger: TestDatabase.logger)
+            let client = Task { try? await postgres.run() }
             // Not migrated: every claim fails, and the loops wait a second before trying again.
             let delivery = makeDeliveryWorker(configuration, postgres: postgres, logger: TestDatabase.logger)
             let webhooks = makeWebhookWorker(configuration, postgres: postgres, logger: TestDatabase.logger)

@@ -12,7 +12,7 @@ import Testing
         )
     }
 
-    static func appliedVersions(_ client: PostgresClient) async throws -> [String] {
+    static func appliedVersions(_ client: Database) async throws -> [String] {
         var versions: [String] = []
         let rows = try await client.query("SELECT version FROM schema_migrations ORDER BY version", logger: TestDatabase.logger)
         for try await version in rows.decode(String.self) { versions.append(version) }
@@ -106,7 +106,7 @@ import Testing
         }
     }
 
-    static func backfill(_ client: PostgresClient, before: [Migration], all: [Migration]) async throws {
+    static func backfill(_ client: Database, before: [Migration], all: [Migration]) async throws {
         let migrator = Migrator(client: client, logger: TestDatabase.logger)
         _ = try await migrator.migrate(before)
         // An app with three devices and two notifications, in several states.
@@ -187,7 +187,7 @@ import Testing
         }
     }
 
-    static func integer(_ query: PostgresQuery, _ client: PostgresClient) async throws -> Int64? {
+    static func integer(_ query: PostgresQuery, _ client: Database) async throws -> Int64? {
         for try await value in try await client.query(query, logger: TestDatabase.logger).decode(Int64?.self) { return value }
         return nil
     }

@@ -18,7 +18,8 @@ import Synchronization
 /// forever. A request begun before an outage and still running `strandedAfter` once the database
 /// is back (or `longOutage` into an outage that lasts) is answered 503 and its task left behind.
 public final class DatabaseAvailability: Service, Sendable {
-    private let configuration: PostgresConnection.Configuration
+    /// Where the probe connects: the server the pool uses now (it moves when a standby is promoted).
+    private let database: Database
     private let logger: Logger
     private let available = Atomic<Bool>(true)
     /// Outages seen so far; a request remembers the count it began with.
@@ -32,12 +33,10 @@ public final class DatabaseAvailability: Service, Sendable {
     let longOutage: Duration
 
     public init(
-        databaseURL: String, logger: Logger, probeInterval: Duration = .milliseconds(250), probeTimeout: Duration = .seconds(2),
+        database: Database, logger: Logger, probeInterval: Duration = .milliseconds(250), probeTimeout: Duration = .seconds(2),
         strandedAfter: Duration = .seconds(3), longOutage: Duration = .seconds(10)
-    ) throws {
-        var configuration = try DatabaseURL.connectionConfiguration(from: databaseURL)
-        configuration.options.connectTimeout = .seconds(2)
-        self.configuration = configuration
+    ) {
+        self.database = database
         self.logger = logger
         self.probeInterval = probeInterval
         self.probeTimeout = probeTimeout
@@ -59,6 +58,8 @@ public final class DatabaseAvailability: Service, Sendable {
                 do {
                     let connection: PostgresConnection
                     do {
+                        var configuration = database.currentServer.connection
+                        configuration.options.connectTimeout = .seconds(2)
                         connection = try await withDeadline(.seconds(probeSeconds)) { [configuration, logger, attempt] in
                             try await PostgresConnection.connect(configuration: configuration, id: attempt, logger: logger)
                         } late: { connection in

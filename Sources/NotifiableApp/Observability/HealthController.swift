@@ -1,12 +1,13 @@
 import Hummingbird
 import Logging
 import NotifiableCore
+import NotifiableStore
 import PostgresNIO
 
 /// `/health/live`: the process answers. `/health/ready`: it can reach its database, so a load
 /// balancer may send it traffic.
 struct HealthController {
-    let postgres: PostgresClient
+    let postgres: Database
 
     struct Status: Encodable, Sendable {
         let status: String

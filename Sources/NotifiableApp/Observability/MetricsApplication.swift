@@ -7,7 +7,7 @@ import PostgresNIO
 /// `GET /health/live` on `port`, so Prometheus can scrape worker processes too. It does not run
 /// the PostgreSQL client; the worker's service group does.
 public func buildMetricsApplication(
-    _ configuration: ServerConfiguration, port: Int, postgres: PostgresClient, logger: Logger
+    _ configuration: ServerConfiguration, port: Int, postgres: Database, logger: Logger
 ) -> some ApplicationProtocol {
     let router = Router(context: NotifiableRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware())

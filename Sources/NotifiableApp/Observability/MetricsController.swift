@@ -15,7 +15,7 @@ struct MetricsController {
 
     /// `/metrics` as the API and a worker's metrics port both serve it.
     static func addRoutes(
-        to router: Router<NotifiableRequestContext>, _ configuration: ServerConfiguration, postgres: PostgresClient, logger: Logger,
+        to router: Router<NotifiableRequestContext>, _ configuration: ServerConfiguration, postgres: Database, logger: Logger,
         throttle: SignInThrottle
     ) {
         let controller = MetricsController(

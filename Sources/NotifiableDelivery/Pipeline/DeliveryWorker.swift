@@ -25,7 +25,7 @@ public final class DeliveryWorker: Service {
     private let beforeStart: @Sendable () async throws -> Void
 
     public init(
-        postgres: PostgresClient, senders: [Provider: any PushSender], sandbox: (any SandboxDelivery)? = nil,
+        postgres: Database, senders: [Provider: any PushSender], sandbox: (any SandboxDelivery)? = nil,
         configuration: DeliveryWorkerConfiguration, metrics: DeliveryMetrics = .disabled, logger: Logger,
         beforeStart: @escaping @Sendable () async throws -> Void = {}
     ) {

@@ -5,7 +5,7 @@ import PostgresNIO
 /// LISTENs on the channel the API and fan-out NOTIFY, and rings the worker's bell, so idle lanes
 /// start at once instead of at their next poll.
 struct WakeListener: Sendable {
-    let postgres: PostgresClient
+    let postgres: Database
     let logger: Logger
 
     /// Until cancelled: it only wakes the other stages, and ends when they have.

@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// processes) it removes what is past retention. Several processes may do it at once: partitions
 /// are made under an advisory lock, and retention's batches skip rows another pass holds.
 public final class DataUpkeep: Service {
-    private let client: PostgresClient
+    private let client: Database
     private let retention: RetentionStore
     private let retentionDays: Int?
     private let interval: Duration
@@ -19,7 +19,7 @@ public final class DataUpkeep: Service {
     private let beforeStart: @Sendable () async throws -> Void
 
     public init(
-        postgres: PostgresClient, retentionDays: Int?, interval: Duration, logger: Logger,
+        postgres: Database, retentionDays: Int?, interval: Duration, logger: Logger,
         beforeStart: @escaping @Sendable () async throws -> Void = {}
     ) {
         client = postgres

@@ -22,7 +22,7 @@ public final class WebhookWorker: Service {
     private let beforeStart: @Sendable () async throws -> Void
 
     public init(
-        postgres: PostgresClient, keys: MasterKeyring, configuration: WebhookWorkerConfiguration, metrics: WebhookMetrics = .disabled,
+        postgres: Database, keys: MasterKeyring, configuration: WebhookWorkerConfiguration, metrics: WebhookMetrics = .disabled,
         logger: Logger, beforeStart: @escaping @Sendable () async throws -> Void = {}
     ) {
         self.queue = WebhookQueueStore(client: postgres, keys: keys, logger: logger)

@@ -2,26 +2,49 @@ import Foundation
 import NIOSSL
 import PostgresNIO
 
-/// Reads `DATABASE_URL` (`postgres://user:password@host:port/database?sslmode=…`) into a
-/// PostgresNIO client configuration. `sslmode` follows libpq: `disable`, `prefer` (the
-/// default), `require` (encrypt, do not verify) and `verify-full`. A `host=/dir` query
-/// parameter connects through the Unix socket in that directory, as libpq does.
+/// Reads `DATABASE_URL` (`postgres://user:password@host:port/database?sslmode=…`) into PostgresNIO
+/// configurations. `sslmode` follows libpq: `disable`, `prefer` (the default), `require` (encrypt,
+/// do not verify) and `verify-full`. A `host=/dir` query parameter connects through the Unix
+/// socket in that directory, as libpq does.
+///
+/// Several hosts, as libpq takes them (`postgres://u@db1:5432,db2:5432/notifiable`), are tried in
+/// order for the first whose role suits `target_session_attrs` (`any`, the default, `read-write`,
+/// `primary`, `read-only`, `standby`, `prefer-standby`); `Database` keeps looking as roles change.
 public enum DatabaseURL {
     public struct Invalid: Error, CustomStringConvertible {
         public let description: String
     }
 
-    /// Where the URL points, for messages: `host:port/database` (or the socket directory), never
-    /// the user's password.
+    /// Where the URL points, for messages: `host:port,…/database` (or the socket directory),
+    /// never the user's password.
     public static func redacted(_ text: String) -> String {
-        guard let parts = try? Parts(text) else { return "(a DATABASE_URL that does not parse)" }
-        if let socketPath = parts.socketPath { return "\(socketPath)/\(parts.database ?? "")" }
-        return "\(parts.host):\(parts.port)/\(parts.database ?? "")"
+        guard let texts = try? singleHostTexts(text), let all = try? texts.map(Parts.init), let first = all.first else {
+            return "(a DATABASE_URL that does not parse)"
+        }
+        if let socketPath = first.socketPath { return "\(socketPath)/\(first.database ?? "")" }
+        return all.map { "\($0.host):\($0.port)" }.joined(separator: ",") + "/\(first.database ?? "")"
     }
 
-    /// The pool's configuration.
+    /// Every server the URL names, in its order, and the role the service wants of them.
+    public static func servers(from text: String) throws -> (servers: [DatabaseServer], target: TargetSessionAttributes) {
+        let texts = try singleHostTexts(text)
+        let servers = try texts.map { text in
+            let parts = try Parts(text)
+            return DatabaseServer(
+                name: parts.socketPath ?? (parts.host.contains(":") ? "[\(parts.host)]:\(parts.port)" : "\(parts.host):\(parts.port)"),
+                client: try clientConfiguration(parts),
+                connection: try connectionConfiguration(parts))
+        }
+        let attributes = try Parts(texts[0]).targetSessionAttributes
+        return (servers, attributes)
+    }
+
+    /// The first server's pool configuration: for a URL of one host, its pool.
     public static func configuration(from text: String) throws -> PostgresClient.Configuration {
-        let parts = try Parts(text)
+        try clientConfiguration(Parts(try singleHostTexts(text)[0]))
+    }
+
+    private static func clientConfiguration(_ parts: Parts) throws -> PostgresClient.Configuration {
         if let socketPath = parts.socketPath {
             return .init(unixSocketPath: socketPath, username: parts.username, password: parts.password, database: parts.database)
         }
@@ -34,9 +57,12 @@ public enum DatabaseURL {
         return .init(host: parts.host, port: parts.port, username: parts.username, password: parts.password, database: parts.database, tls: tls)
     }
 
-    /// The same server for a single connection outside the pool (the availability probe).
+    /// The first server for a single connection outside the pool.
     public static func connectionConfiguration(from text: String) throws -> PostgresConnection.Configuration {
-        let parts = try Parts(text)
+        try connectionConfiguration(Parts(try singleHostTexts(text)[0]))
+    }
+
+    private static func connectionConfiguration(_ parts: Parts) throws -> PostgresConnection.Configuration {
         if let socketPath = parts.socketPath {
             return .init(unixSocketPath: socketPath, username: parts.username, password: parts.password, database: parts.database)
         }
@@ -47,6 +73,24 @@ public enum DatabaseURL {
         case .require(let configuration): tls = .require(try NIOSSLContext(configuration: configuration))
         }
         return .init(host: parts.host, port: parts.port, username: parts.username, password: parts.password, database: parts.database, tls: tls)
+    }
+
+    /// The URL once per host of its host list, each naming that host alone: `postgres://u@a:1,b:2/d`
+    /// gives `postgres://u@a:1/d` and `postgres://u@b:2/d`.
+    static func singleHostTexts(_ text: String) throws -> [String] {
+        guard let schemeEnd = text.range(of: "://") else { return [text] }
+        let rest = text[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        let hostsStart = authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex
+        let hostList = authority[hostsStart...]
+        guard hostList.contains(",") else { return [text] }
+        let hosts = hostList.split(separator: ",", omittingEmptySubsequences: false)
+        guard hosts.allSatisfy({ !$0.isEmpty }) else {
+            throw Invalid(description: "DATABASE_URL has an empty host in its host list (postgres://user@HOST1:5432,HOST2:5432/database)")
+        }
+        let head = text[..<hostsStart], tail = text[authorityEnd...]
+        return hosts.map { "\(head)\($0)\(tail)" }
     }
 
     private enum TLSMode {
@@ -63,6 +107,7 @@ public enum DatabaseURL {
         var password: String?
         var database: String?
         var tls = TLSMode.disable
+        var targetSessionAttributes = TargetSessionAttributes.any
 
         init(_ text: String) throws {
             guard let components = URLComponents(string: text),
@@ -78,6 +123,13 @@ public enum DatabaseURL {
             self.username = username
             password = components.percentEncodedPassword?.removingPercentEncoding ?? query["password"]
             database = String(components.path.drop(while: { $0 == "/" })).removingPercentEncoding
+            if let attributes = query["target_session_attrs"] {
+                guard let known = TargetSessionAttributes(rawValue: attributes) else {
+                    let allowed = TargetSessionAttributes.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw Invalid(description: "DATABASE_URL has target_session_attrs=\(attributes); use one of \(allowed)")
+                }
+                targetSessionAttributes = known
+            }
 
             if let socketDirectory = query["host"], socketDirectory.hasPrefix("/") {
                 socketPath = "\(socketDirectory)/.s.PGSQL.\(port)"
@@ -86,7 +138,8 @@ public enum DatabaseURL {
             guard let host = components.host, !host.isEmpty else {
                 throw Invalid(description: "DATABASE_URL names no host (postgres://user:password@HOST:5432/database)")
             }
-            self.host = host
+            // An IPv6 literal comes back in its brackets, which a connection's host must not carry.
+            self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
             tls = try Self.tls(query["sslmode"])
         }
 

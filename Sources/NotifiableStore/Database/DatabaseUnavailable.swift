@@ -2,7 +2,8 @@ import PostgresNIO
 
 /// Whether `error` says the database could not be reached, rather than that it refused a
 /// statement: the connection failed or was closed under the query, the server is shutting down
-/// or starting up (SQLSTATE 57P01–57P03), a connection exception (class 08), no connection
+/// or starting up (SQLSTATE 57P01–57P03), a connection exception (class 08), a server that
+/// refuses writes (25006, during a failover), no connection
 /// slot left (53300), the pool gave up connecting, or a statement was given up on at its
 /// deadline (`DatabaseDidNotAnswer`). Such a request may succeed when retried,
 /// so the API answers 503 with Retry-After instead of a 500.
@@ -19,13 +20,17 @@ public func isDatabaseUnavailable(_ error: any Error) -> Bool {
             return true
         case .server:
             guard let state = psql.serverInfo?[.sqlState] else { return false }
-            return state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300"].contains(state)
+            // 25006: a write reached a server that has turned read-only (a primary demoted, or a
+            // standby while the pool has not yet moved to the promoted one).
+            return state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300", "25006"].contains(state)
         default:
             return false
         }
     default:
-        // The pool's own error type is not public API; it trips after failing to connect for a minute.
-        return String(reflecting: error).contains("connectionCreationCircuitBreakerTripped")
+        // The pool's own error type is not public API. It trips after failing to connect for a
+        // minute; it shuts down when the pool moves to another server (a promoted standby).
+        let text = String(reflecting: error)
+        return text.contains("connectionCreationCircuitBreakerTripped") || text.contains("poolShutdown")
     }
 }
 

@@ -35,10 +35,10 @@ public struct Migrator: Sendable {
     /// Arbitrary but fixed: every NotifiableServer process agrees on it.
     static let advisoryLockKey: Int64 = 0x4E6F_7469_6669_6162  // "Notifiab"
 
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

@@ -5,12 +5,12 @@ import PostgresNIO
 
 /// Per-app settings of one provider, the secret sealed with the master key.
 package struct GatewaySettingsStore<Settings: GatewaySettings>: Sendable {
-    let client: PostgresClient
+    let client: Database
     let keys: MasterKeyring
     let logger: Logger
     private let table = GatewaySettingsTable(Settings.provider)
 
-    package init(client: PostgresClient, keys: MasterKeyring, logger: Logger) {
+    package init(client: Database, keys: MasterKeyring, logger: Logger) {
         self.client = client
         self.keys = keys
         self.logger = logger

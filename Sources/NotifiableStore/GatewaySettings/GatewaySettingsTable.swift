@@ -35,7 +35,7 @@ struct GatewaySettingsTable: Sendable {
     func sealingContext(appID: some CustomStringConvertible) -> String { "\(provider.rawValue):\(appID)" }
 
     /// Removes the app's row; false when it had none.
-    func remove(appID: Int64, client: PostgresClient, logger: Logger) async throws -> Bool {
+    func remove(appID: Int64, client: Database, logger: Logger) async throws -> Bool {
         var binds = PostgresBindings()
         binds.append(appID)
         return try await client.query(
@@ -47,7 +47,7 @@ struct GatewaySettingsTable: Sendable {
     /// refused (saved at `settingsVersion`, give or take the millisecond a timestamp's round trip
     /// through a Double may cost); true when this call set the mark.
     func markMisconfigured(
-        appID: Int64, reason: String, settingsVersion: Date, client: PostgresClient, logger: Logger
+        appID: Int64, reason: String, settingsVersion: Date, client: Database, logger: Logger
     ) async throws -> Bool {
         try await client.withConnection { connection in
             try await markMisconfigured(appID: appID, reason: reason, settingsVersion: settingsVersion, on: connection, logger: logger)

@@ -7,11 +7,11 @@ import PostgresNIO
 /// retired. Run after setting a new `NOTIFIABLE_MASTER_KEY` with the old one in
 /// `NOTIFIABLE_PREVIOUS_MASTER_KEYS`; running it again finds nothing left to do.
 public struct SealedSecretStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let keys: MasterKeyring
     let logger: Logger
 
-    public init(client: PostgresClient, keys: MasterKeyring, logger: Logger) {
+    public init(client: Database, keys: MasterKeyring, logger: Logger) {
         self.client = client
         self.keys = keys
         self.logger = logger

@@ -21,13 +21,13 @@ public struct RichContent: Sendable, Equatable {
 /// The content of rich notifications: stored once by the app's backend, read by the devices
 /// the notification was sent to.
 public struct NotificationContentStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
     /// The largest content accepted.
     public static let maximumSize = 1024 * 1024
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

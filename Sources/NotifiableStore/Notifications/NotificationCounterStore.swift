@@ -8,10 +8,10 @@ import PostgresNIO
 /// queue's maintenance folds those rows into `notification_counters`, and a read adds the two.
 /// Reading costs the same for 1 delivery or 1,000,000, and is exact whenever it happens.
 public struct NotificationCounterStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

@@ -6,10 +6,10 @@ import PostgresNIO
 /// Notifications of each app: creating them (idempotently), reading them with exact counters,
 /// listing and cancelling them, and recording the statuses the SDKs report.
 public struct NotificationStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

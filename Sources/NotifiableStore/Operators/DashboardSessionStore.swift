@@ -6,10 +6,10 @@ import PostgresNIO
 /// `DashboardSession`), so a session ends for every API process when it is signed out and the
 /// table gives nobody a working session.
 public struct DashboardSessionStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

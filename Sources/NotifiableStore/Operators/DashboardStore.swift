@@ -24,10 +24,10 @@ public enum GatewayState: Sendable, Equatable {
 
 /// The dashboard's read-only queries: aggregates the API's endpoints do not answer.
 public struct DashboardStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

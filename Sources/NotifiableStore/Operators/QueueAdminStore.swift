@@ -13,10 +13,10 @@ public struct QueueStats: Sendable, Equatable {
 
 /// The queue as operators use it: its depth, dead deliveries, and putting them back.
 public struct QueueAdminStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

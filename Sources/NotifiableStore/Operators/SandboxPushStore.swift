@@ -15,10 +15,10 @@ public struct SandboxPushRecord: Sendable {
 
 /// The pushes apps in sandbox mode sent, newest first.
 public struct SandboxPushStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

@@ -5,10 +5,10 @@ import PostgresNIO
 
 /// The API processes that answer now, each known by the beats it sends.
 public struct APIProcessStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

@@ -8,10 +8,10 @@ import PostgresNIO
 /// (DeliveryQueueStore+Record), rescue expired leases and expire overdue work. Operators' operations
 /// are QueueAdminStore's.
 public struct DeliveryQueueStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

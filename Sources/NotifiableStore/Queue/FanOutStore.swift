@@ -39,14 +39,14 @@ public struct FanOutJob: Sendable {
 /// stays small enough that the planner expects to read all of it, not to stop early on an id
 /// walk (docs/performance.md, Tags).
 public struct FanOutStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
     /// The first window of a fan-out, in ids.
     public static let initialWindow: Int64 = 65_536
     static let largestWindow: Int64 = 1 << 40
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

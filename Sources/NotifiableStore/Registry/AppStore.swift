@@ -5,11 +5,11 @@ import PostgresNIO
 
 /// Apps (tenants) and their API credentials.
 public struct AppStore: Sendable {
-    public let client: PostgresClient
+    public let client: Database
     let keys: MasterKeyring
     public let logger: Logger
 
-    public init(client: PostgresClient, keys: MasterKeyring, logger: Logger) {
+    public init(client: Database, keys: MasterKeyring, logger: Logger) {
         self.client = client
         self.keys = keys
         self.logger = logger

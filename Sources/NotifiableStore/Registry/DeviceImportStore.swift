@@ -34,10 +34,10 @@ public struct DeviceImportCounts: Sendable, Equatable, Codable {
 /// Imports are operator jobs, and the token and user alias (what targeting depends on) are
 /// always the row's.
 public struct DeviceImportStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

@@ -6,11 +6,11 @@ import PostgresNIO
 /// The devices of each app. Every query is scoped by app id: one app's credentials can never
 /// reach another app's devices.
 public struct DeviceStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     private let registrations: RegistrationBatcher
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
         self.registrations = RegistrationBatcher(client: client, logger: logger)

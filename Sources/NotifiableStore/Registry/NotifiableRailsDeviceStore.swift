@@ -24,7 +24,7 @@ public struct NotifiableRailsDevice: Sendable, Equatable {
 /// `language` and `country` (2018). Columns an older or newer schema lacks read as null, and
 /// apps from before `user_alias` (which had `user_id`) give the user id as the alias.
 public struct NotifiableRailsDeviceStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     let expressions: [String: String]
     /// notifiable-rails' own app id to read, or every app's tokens when nil.
@@ -33,7 +33,7 @@ public struct NotifiableRailsDeviceStore: Sendable {
     public static let table = "notifiable_device_tokens"
 
     /// Looks at the table's columns; fails when the database has no `notifiable_device_tokens`.
-    public static func open(client: PostgresClient, railsAppID: Int64?, logger: Logger) async throws -> NotifiableRailsDeviceStore {
+    public static func open(client: Database, railsAppID: Int64?, logger: Logger) async throws -> NotifiableRailsDeviceStore {
         var columns: Set<String> = []
         for try await name in try await client.query(
             """

@@ -12,7 +12,7 @@ import Synchronization
 /// A batch PostgreSQL refuses is written again one registration at a time, so one bad row
 /// fails alone, with its own error.
 final class RegistrationBatcher: Sendable {
-    private let client: PostgresClient
+    private let client: Database
     private let logger: Logger
     private let writers: Int
     private let batchLimit: Int
@@ -38,7 +38,7 @@ final class RegistrationBatcher: Sendable {
     /// Upsert statements run so far, each of one or more rows.
     var statementsRun: Int { state.withLock { $0.statements } }
 
-    init(client: PostgresClient, logger: Logger, writers: Int = 4, batchLimit: Int = 200, statementDeadline: Duration = .seconds(10)) {
+    init(client: Database, logger: Logger, writers: Int = 4, batchLimit: Int = 200, statementDeadline: Duration = .seconds(10)) {
         self.client = client
         self.logger = logger
         self.writers = writers

@@ -10,12 +10,12 @@ public enum DeliveryPartitions {
     public static let daysAhead = 2
 
     /// Creates the partition of `day` (days since 1970-01-01, UTC) unless it exists.
-    public static func create(day: Int32, on client: PostgresClient, logger: Logger) async throws {
+    public static func create(day: Int32, on client: Database, logger: Logger) async throws {
         try await client.query("SELECT create_delivery_partition(\(day))", logger: logger)
     }
 
     /// Creates today's partition and those of the next `daysAhead` days, where missing.
-    public static func createAhead(on client: PostgresClient, logger: Logger) async throws {
+    public static func createAhead(on client: Database, logger: Logger) async throws {
         try await client.query(
             """
             SELECT create_delivery_partition(d)
@@ -28,7 +28,7 @@ public enum DeliveryPartitions {
     /// Moves the queue's floor up past the days with nothing waiting or running, so that claims
     /// read fewer days; answers the floor.
     @discardableResult
-    public static func raiseQueueFloor(on client: PostgresClient, logger: Logger) async throws -> Int32 {
+    public static func raiseQueueFloor(on client: Database, logger: Logger) async throws -> Int32 {
         var floor: Int32 = 0
         for try await day in try await client.query("SELECT raise_delivery_queue_floor()", logger: logger).decode(Int32.self) {
             floor = day
@@ -37,7 +37,7 @@ public enum DeliveryPartitions {
     }
 
     /// The queue's floor: no delivery of an earlier day waits or runs.
-    public static func queueFloor(on client: PostgresClient, logger: Logger) async throws -> Int32 {
+    public static func queueFloor(on client: Database, logger: Logger) async throws -> Int32 {
         try await firstDay(of: client.query(floorQuery, logger: logger))
     }
 
@@ -66,7 +66,7 @@ public enum DeliveryPartitions {
     /// (the legacy partition) for pushes made before partitioning. Statements about a
     /// notification's pushes name them, so that the planner reads two partitions, not a month of
     /// them (planning a status event took 3.4 ms over 40 days, 0.2 ms over one).
-    public static func pushDays(ofNotifications ids: [Int64], on client: PostgresClient, logger: Logger) async throws -> [Int32] {
+    public static func pushDays(ofNotifications ids: [Int64], on client: Database, logger: Logger) async throws -> [Int32] {
         var days: Set<Int32> = [0]
         for try await day in try await client.query(
             "SELECT delivery_day(COALESCE(fanout_after, created_at)) FROM notifications WHERE id = ANY(\(ids)::int8[])", logger: logger
@@ -95,7 +95,7 @@ public enum DeliveryPartitions {
     }
 
     /// The partitions, oldest first.
-    public static func list(on client: PostgresClient, logger: Logger) async throws -> [DeliveryPartition] {
+    public static func list(on client: Database, logger: Logger) async throws -> [DeliveryPartition] {
         var partitions: [DeliveryPartition] = []
         for try await (name, first, end) in try await client.query(
             "SELECT name, first_day, end_day FROM delivery_partitions()", logger: logger

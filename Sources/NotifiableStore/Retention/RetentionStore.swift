@@ -37,14 +37,14 @@ public struct RetentionReport: Sendable, Equatable {
 /// or another device was merged into it. Webhook batches and users' change feeds keep their own,
 /// shorter periods (`WebhookWorkerConfiguration.retention`, `UserNotificationStore`).
 public struct RetentionStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     /// Rows removed per statement: each batch is a short transaction.
     let batchSize: Int
     /// How long dropping a day waits for each lock it needs on a table the service uses.
     let lockTimeout: Duration
 
-    public init(client: PostgresClient, logger: Logger, batchSize: Int = 1000, lockTimeout: Duration = .milliseconds(200)) {
+    public init(client: Database, logger: Logger, batchSize: Int = 1000, lockTimeout: Duration = .milliseconds(200)) {
         self.client = client
         self.logger = logger
         self.batchSize = batchSize
@@ -153,7 +153,11 @@ public struct RetentionStore: Sendable {
     private func drop(_ partition: DeliveryPartition, on connection: PostgresConnection, _ report: inout RetentionReport) async throws {
         let name = try Self.identifier(partition.name)
         try await withShortLocks(&report) {
-            try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE deliveries DETACH PARTITION \(name) CONCURRENTLY"), logger: logger)
+            // A detach that gave up waiting in its second step has left the day pending: finish it.
+            let pending = try await Self.boolean(
+                "SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = \(partition.name)::regclass", on: connection, logger: logger)
+            let detach = pending ? "FINALIZE" : "CONCURRENTLY"
+            try await connection.query(PostgresQuery(unsafeSQL: "ALTER TABLE deliveries DETACH PARTITION \(name) \(detach)"), logger: logger)
         }
         try await dropOrKeep(partition.name, bounds: partition, on: connection, &report)
     }

@@ -36,7 +36,7 @@ public enum UserChangesError: Error, Equatable {
 /// Every change takes locks in one order — the user's copy, the user's feed, the notification
 /// (for its counters) — so concurrent changes queue up and never deadlock.
 public struct UserNotificationStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
     /// How long a sync signal waits for further changes to the same notification, so that a
     /// burst sends one signal.
@@ -46,7 +46,7 @@ public struct UserNotificationStore: Sendable {
     /// behind by more has nothing to catch up that its list does not show.
     public static let changeRetention: Duration = .seconds(35 * 24 * 3600)
 
-    public init(client: PostgresClient, logger: Logger, syncDelay: Duration = .seconds(1)) {
+    public init(client: Database, logger: Logger, syncDelay: Duration = .seconds(1)) {
         self.client = client
         self.logger = logger
         self.syncDelay = syncDelay

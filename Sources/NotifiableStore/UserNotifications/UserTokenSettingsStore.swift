@@ -19,10 +19,10 @@ public struct UserTokenPolicy: Sendable, Equatable {
 
 /// Reads and changes apps' user-token policies.
 public struct UserTokenSettingsStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
     }

@@ -23,11 +23,11 @@ public struct ClaimedWebhookBatch: Sendable {
 /// `FOR UPDATE SKIP LOCKED` and a lease, records outcomes (pausing a webhook that keeps
 /// failing), and returns batches whose lease ran out.
 public struct WebhookQueueStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let keys: MasterKeyring
     let logger: Logger
 
-    public init(client: PostgresClient, keys: MasterKeyring, logger: Logger) {
+    public init(client: Database, keys: MasterKeyring, logger: Logger) {
         self.client = client
         self.keys = keys
         self.logger = logger

@@ -6,11 +6,11 @@ import PostgresNIO
 /// Operators' side of webhooks: register, list, delete, resume, and read the batches sent.
 /// Every call is scoped to an app: another app's webhook is as absent as a missing one.
 public struct WebhookStore: Sendable {
-    let client: PostgresClient
+    let client: Database
     let keys: MasterKeyring
     let logger: Logger
 
-    public init(client: PostgresClient, keys: MasterKeyring, logger: Logger) {
+    public init(client: Database, keys: MasterKeyring, logger: Logger) {
         self.client = client
         self.keys = keys
         self.logger = logger

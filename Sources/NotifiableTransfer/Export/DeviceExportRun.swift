@@ -20,7 +20,7 @@ public struct DeviceExportRun: Sendable {
     }
 
     /// Writes the devices; returns how many.
-    public func run(client: PostgresClient, apps: AppStore) async throws -> Int {
+    public func run(client: Database, apps: AppStore) async throws -> Int {
         guard try await apps.app(id: appID) != nil else { throw DeviceTransferFailure("There is no app \(appID).") }
         let registry = DeviceStore(client: client, logger: .init(label: "notifiable.export"))
         var sink = try ExportSink(path: output)

@@ -51,7 +51,7 @@ public struct DeviceImportRun: Sendable {
         return "notifiable-rails:\(railsAppID.map(String.init) ?? "all")"
     }
 
-    public func run(client: PostgresClient, apps: AppStore) async throws -> Outcome {
+    public func run(client: Database, apps: AppStore) async throws -> Outcome {
         guard try await apps.app(id: appID) != nil else { throw DeviceTransferFailure("There is no app \(appID).") }
         let logger = {
             var logger = Logger(label: "notifiable.import")
