@@ -15,6 +15,10 @@ configuration changes. Asserted:
     succeeds, and registrations in the 5 s after run at no less than 0.7 of their rate before
     the kill;
   - the kept counters equal a recount.
+The API also has a read pool (NOTIFIABLE_READ_DATABASE_URL, the standby first, with
+`target_session_attrs=prefer-standby`): before the kill, a notification listing and `/metrics`
+are answered from the standby's sessions (`application_name` notifiable-read, and no session of
+the primary pool there), and `/metrics` reports the replica's lag.
 """
 import os
 import random
@@ -25,7 +29,7 @@ import threading
 import time
 
 import harness
-from harness import (Client, apns_token, expect, expect_at_least, expect_at_most, expect_empty, expect_equal, log,
+from harness import (Client, apns_token, http_request, expect, expect_at_least, expect_at_most, expect_empty, expect_equal, log,
                      run_scenario, scaled, sql, sql_rows, wait_until)
 from gateways import APNsGateway, delivery_states, insert_devices, leased, send_to_all, wait_settled
 
@@ -137,6 +141,26 @@ class Registrations:
         return count / (until - since)
 
 
+def check_read_pool(api, app, standby):
+    """A listing and /metrics are read on the standby, by the read pool's sessions; the lag it
+    reports, in seconds."""
+    listing = Client(api.url, app["server_credentials"]).get("/api/v1/notifications")
+    expect_equal(listing.status, 200, f"the notification listing: {listing.body[:200]}")
+    metrics = http_request("GET", api.url + "/metrics")
+    expect_equal(metrics.status, 200, "GET /metrics")
+    text = metrics.body if isinstance(metrics.body, str) else metrics.body.decode()
+    lines = [line for line in text.splitlines() if line.startswith("notifiable_database_replica_lag_seconds")]
+    expect(lines, "/metrics has no notifiable_database_replica_lag_seconds")
+    lag = float(lines[0].split()[-1])
+    expect_at_most(lag, 5, "the replica lag /metrics reports, in seconds")
+    on_standby = dict(sql_rows("SELECT application_name, count(*) FROM pg_stat_activity WHERE datname = 'faults_failover' "
+                               "GROUP BY application_name", standby.url("postgres")))
+    expect_at_least(int(on_standby.get("notifiable-read", 0)), 1, f"read pool sessions on the standby ({on_standby})")
+    expect_equal(int(on_standby.get("notifiable", 0)), 0, f"primary pool sessions on the standby ({on_standby})")
+    log(f"read pool: listing and /metrics read on the standby ({on_standby}); replica lag {lag:.2f} s")
+    return lag
+
+
 def main():
     devices = scaled(20_000, 400)
     primary, standby = Cluster("failover-primary"), Cluster("failover-standby")
@@ -165,7 +189,9 @@ def run_failover(primary, standby, devices):
     app = harness.create_app("Failover")
     gateway = APNsGateway(latency_ms=5)
     gateway.configure(app)
-    api = harness.Service(workers=False, env={"NOTIFIABLE_DATABASE_POOL_SIZE": 20})
+    reads = (f"postgres://notifiable@127.0.0.1:{standby.port},127.0.0.1:{primary.port}/faults_failover"
+             "?sslmode=disable&target_session_attrs=prefer-standby")
+    api = harness.Service(workers=False, env={"NOTIFIABLE_DATABASE_POOL_SIZE": 20, "NOTIFIABLE_READ_DATABASE_URL": reads})
     worker = harness.start_worker(WORKER_ENV)
 
     # Registrations go to an app of their own, so that the broadcast's audience stays the devices inserted for it.
@@ -178,6 +204,8 @@ def run_failover(primary, standby, devices):
     wait_until(lambda: delivery_states(notification).get("sent", 0) >= devices // 4 or not worker.alive(), 300,
                "a quarter of the pushes sent")
     expect(worker.alive(), f"the worker ended by itself: {worker.exit_report()}")
+
+    lag = check_read_pool(api, app, standby)
 
     before_start = time.monotonic()
     time.sleep(3)
@@ -240,7 +268,7 @@ def run_failover(primary, standby, devices):
     expect_at_most(duplicates, max(in_flight, 1) * 2, "pushes accepted twice vs deliveries leased at the kill (two windows)")
     counters = harness.check_counters()
     log(f"{len(load.registered)} registrations acknowledged, all on the new primary; {counters}")
-    return (f"primary killed, standby promoted {promoted_at - killed_at:.1f} s later: first success {recovery:.2f} s after "
+    return (f"read pool on the standby (lag {lag:.2f} s); primary killed, standby promoted {promoted_at - killed_at:.1f} s later: first success {recovery:.2f} s after "
             f"the promotion, registrations at {rate_after / rate_before:.2f} of their rate before; {len(answers)} requests, "
             f"0 answered 500, {unavailable} answered 503; {len(load.registered)} registrations acknowledged, all on the new "
             f"primary; {devices} devices sent exactly once in the database, {duplicates} duplicate pushes at the gateway "

@@ -23,12 +23,14 @@ public func buildApplication(
     let roster = APIProcessRoster(
         store: APIProcessStore(client: postgres, logger: logger), interval: configuration.apiBeatInterval, logger: logger
     ) { try await migrated.wait() }
-    let router = buildRouter(configuration, postgres: postgres, logger: logger, availability: availability) { roster.share }
+    let reads = try makeReadDatabase(configuration, logger: logger)
+    let router = buildRouter(configuration, postgres: postgres, reads: reads, logger: logger, availability: availability) { roster.share }
     let upkeep = DataUpkeep(
         postgres: postgres, retentionDays: configuration.runsWorkers ? configuration.retentionDays : nil,
         interval: configuration.upkeepInterval, logger: logger
     ) { try await migrated.wait() }
     var services: [any Service] = [postgres, availability, roster, upkeep]
+    if let reads { services.append(reads) }
     if configuration.runsWorkers {
         services.append(makeDeliveryWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })
         services.append(makeWebhookWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })
@@ -64,10 +66,13 @@ public func buildApplication(
 /// OpenAPI document must describe.
 ///
 /// `processShare` is this process's share of each rate limit (1/N with N API processes answering).
+/// `reads` (a standby) answers what operators read and nobody needs to see their own writes in:
+/// the dashboard's pages, the notification listings and the queue gauges of `/metrics`.
 public func buildRouter(
-    _ configuration: ServerConfiguration, postgres: Database, logger: Logger, availability: DatabaseAvailability? = nil,
-    processShare: @escaping @Sendable () -> Double = { 1 }
+    _ configuration: ServerConfiguration, postgres: Database, reads: Database? = nil, logger: Logger,
+    availability: DatabaseAvailability? = nil, processShare: @escaping @Sendable () -> Double = { 1 }
 ) -> Router<NotifiableRequestContext> {
+    let reads = reads ?? postgres
     let apps = AppStore(client: postgres, keys: configuration.keys, logger: logger)
     let devices = DeviceStore(client: postgres, logger: logger)
     let apnsSettings = APNsSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
@@ -85,7 +90,7 @@ public func buildRouter(
     OpenAPIController().addRoutes(to: router)
     // One count of failed guesses for every bearer token and the dashboard's sign-in.
     let throttle = SignInThrottle()
-    MetricsController.addRoutes(to: router, configuration, postgres: postgres, logger: logger, throttle: throttle)
+    MetricsController.addRoutes(to: router, configuration, postgres: reads, logger: logger, throttle: throttle)
 
     let userTokens = UserTokenVerifier(settings: UserTokenSettingsStore(client: postgres, logger: logger), keys: configuration.keys, now: { Date() })
     // While the database is away, what needs it is answered 503 before any work.
@@ -102,7 +107,8 @@ public func buildRouter(
     userNotificationRoutes.addUserRoutes(
         to: router.group("api/v1/me").addIfPresent(databaseGate).add(middleware: UserTokenMiddleware(verifier: userTokens)), limiter: limiter)
     NotificationsController(
-        notifications: NotificationStore(client: postgres, logger: logger), userNotifications: userNotifications,
+        notifications: NotificationStore(client: postgres, logger: logger), listings: NotificationStore(client: reads, logger: logger),
+        userNotifications: userNotifications,
         verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api, limiter: limiter)
     RichContentController(
@@ -128,8 +134,8 @@ public func buildRouter(
     DashboardController(
         session: configuration.adminToken.map { DashboardSession(adminToken: $0, sessions: DashboardSessionStore(client: postgres, logger: logger)) },
         adminToken: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies, apps: apps, devices: devices,
-        notifications: NotificationStore(client: postgres, logger: logger), queue: QueueAdminStore(client: postgres, logger: logger),
-        queries: DashboardStore(client: postgres, logger: logger)
+        notifications: NotificationStore(client: reads, logger: logger), queue: QueueAdminStore(client: postgres, logger: logger),
+        queueReads: QueueAdminStore(client: reads, logger: logger), queries: DashboardStore(client: reads, logger: logger)
     ).addRoutes(to: router)
     return router
 }
@@ -178,7 +184,15 @@ public func migrate(_ configuration: ServerConfiguration, postgres: Database, lo
 
 /// The service's database: the servers of DATABASE_URL, each pooled up to the configured size.
 public func makeDatabase(_ configuration: ServerConfiguration, logger: Logger) throws -> Database {
-    try Database(url: configuration.databaseURL, poolSize: configuration.databasePoolSize, logger: logger)
+    try Database(url: configuration.databaseURL, poolSize: configuration.databasePoolSize, applicationName: "notifiable", logger: logger)
+}
+
+/// Where operators' reads go: NOTIFIABLE_READ_DATABASE_URL's servers (a standby), or nil to read
+/// the primary.
+public func makeReadDatabase(_ configuration: ServerConfiguration, logger: Logger) throws -> Database? {
+    try configuration.readDatabaseURL.map {
+        try Database(url: $0, poolSize: configuration.databasePoolSize, applicationName: "notifiable-read", logger: logger)
+    }
 }
 
 extension RouterGroup {

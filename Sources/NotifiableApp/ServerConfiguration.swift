@@ -29,6 +29,8 @@ public struct ServerConfiguration: Sendable {
     public var migrateOnStart: Bool = true
     public var migrationsDirectory: URL?
     public var databasePoolSize: Int = 20
+    /// NOTIFIABLE_READ_DATABASE_URL: where operators' reads go (a standby); nil reads the primary.
+    public var readDatabaseURL: String?
     /// Whether this process runs delivery workers beside (or, with `notifiable work`, instead
     /// of) the API.
     public var runsWorkers: Bool = true
@@ -94,6 +96,14 @@ public struct ServerConfiguration: Sendable {
         configuration.host = reader.optional("HOST") ?? configuration.host
         configuration.port = try reader.integer("PORT", in: 1...65535) ?? configuration.port
         configuration.databasePoolSize = try reader.integer("NOTIFIABLE_DATABASE_POOL_SIZE", in: 1...1000) ?? configuration.databasePoolSize
+        if let readURL = reader.optional("NOTIFIABLE_READ_DATABASE_URL") {
+            do {
+                _ = try DatabaseURL.servers(from: readURL)
+            } catch {
+                throw ConfigurationError(variable: "NOTIFIABLE_READ_DATABASE_URL", problem: "\(error)")
+            }
+            configuration.readDatabaseURL = readURL
+        }
         configuration.migrateOnStart = try reader.boolean("NOTIFIABLE_MIGRATE_ON_START") ?? true
         if let token = reader.optional("NOTIFIABLE_ADMIN_TOKEN") {
             guard token.count >= 16 else {

@@ -13,7 +13,10 @@ struct DashboardController {
     let apps: AppStore
     let devices: DeviceStore
     let notifications: NotificationStore
+    /// Re-queues dead deliveries (a write: the primary).
     let queue: QueueAdminStore
+    /// The pages' reads, from the read pool when there is one (NOTIFIABLE_READ_DATABASE_URL).
+    let queueReads: QueueAdminStore
     let queries: DashboardStore
 
     func addRoutes(to router: Router<NotifiableRequestContext>) {
@@ -155,7 +158,8 @@ struct DashboardController {
 
     @Sendable func queuePage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         DashboardPages.queue(
-            try await queue.stats(), dead: try await queue.dead(appID: nil, afterID: nil, limit: 100), csrf: csrf(request),
+            try await queueReads.stats(), dead: try await queueReads.dead(appID: nil, afterID: nil, limit: 100),
+            replicaLagSeconds: try await queueReads.replicaLagSeconds(), csrf: csrf(request),
             requeued: request.uri.queryParameters["requeued"].flatMap { Int(String($0)) }
         )
     }

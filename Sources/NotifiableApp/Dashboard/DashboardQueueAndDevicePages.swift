@@ -4,7 +4,7 @@ import NotifiableCore
 import NotifiableStore
 
 extension DashboardPages {
-    static func queue(_ stats: QueueStats, dead: [DeliveryRecord], csrf: String, requeued: Int?) -> Response {
+    static func queue(_ stats: QueueStats, dead: [DeliveryRecord], replicaLagSeconds: Double, csrf: String, requeued: Int?) -> Response {
         let states = DeliveryState.names
         let cards = states.map { "<div class=\"card\">\($0)<b>\(stats.counts[$0] ?? 0)</b></div>" }.joined()
         let rows = dead.map { record -> [String] in
@@ -19,7 +19,8 @@ extension DashboardPages {
             """
             \(notice)<div class="cards">\(cards)
             <div class="card">Oldest ready<b>\(String(format: "%.1f", stats.oldestReadyAgeSeconds)) s</b></div>
-            <div class="card">Fanning out<b>\(stats.fanningOut)</b></div></div>
+            <div class="card">Fanning out<b>\(stats.fanningOut)</b></div>
+            <div class="card">Read replica lag<b>\(String(format: "%.1f", replicaLagSeconds)) s</b></div></div>
             <h2>Dead deliveries</h2>
             <form method="post" action="/dashboard/queue/requeue"><input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
             <button \(dead.isEmpty ? "disabled" : "")>Re-queue every dead delivery</button></form>

@@ -8,6 +8,10 @@ import NotifiableStore
 /// delivered/opened reports of the SDKs (device or server credentials).
 struct NotificationsController {
     let notifications: NotificationStore
+    /// The listings (of an app's notifications, of a notification's deliveries), read from the read
+    /// pool when there is one: a moment behind the primary, which a listing may be. A notification
+    /// read by its id, right after it was sent, comes from `notifications`.
+    let listings: NotificationStore
     let userNotifications: UserNotificationStore
     let verifiedAliases: VerifiedAliasGate
 
@@ -59,8 +63,8 @@ struct NotificationsController {
     @Sendable func list(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Page<NotificationJSON>> {
         let caller = try context.requireServerCaller()
         let limit = try request.limit(default: 50, maximum: 200)
-        let page = try await notifications.list(appID: caller.appID, beforeID: try request.cursor(), limit: limit)
-        let counters = try await notifications.counters(notificationIDs: page.map(\.id))
+        let page = try await listings.list(appID: caller.appID, beforeID: try request.cursor(), limit: limit)
+        let counters = try await listings.counters(notificationIDs: page.map(\.id))
         let items = page.map { NotificationJSON($0, counters: counters[$0.id]) }
         return JSONResponse(Page(data: items, nextCursor: page.count == limit ? page.last.map { String($0.id) } : nil))
     }
@@ -78,7 +82,7 @@ struct NotificationsController {
             throw APIError(status: .unprocessableContent, code: "invalid_kind", message: "kind must be push or sync.", field: "kind")
         }
         let limit = try request.limit()
-        let records = try await notifications.deliveries(
+        let records = try await listings.deliveries(
             notificationID: notification.id, state: state, kind: kind, afterID: try request.cursor(), limit: limit
         )
         return JSONResponse(Page(data: records.map(DeliveryJSON.init), nextCursor: records.count == limit ? records.last.map { String($0.id) } : nil))

@@ -11,6 +11,7 @@ enum MetricHelp {
         "notifiable_http_requests_total": "HTTP requests answered, by method, route and status.",
         "notifiable_http_request_duration_seconds": "Time to answer an HTTP request, by method, route and status.",
         "notifiable_queue_deliveries": "Deliveries in each queue state, sampled from the database.",
+        "notifiable_database_replica_lag_seconds": "How far the server the read pool reads lags behind its primary (0 on a primary).",
         "notifiable_queue_notifications_fanning_out": "Notifications whose audience is still being resolved, sampled from the database.",
         "notifiable_queue_oldest_ready_age_seconds": "Age of the oldest delivery ready to send, sampled from the database.",
         "notifiable_queue_sample_failures_total": "Queue samples that could not be read from the database.",

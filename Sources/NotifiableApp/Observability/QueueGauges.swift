@@ -5,8 +5,9 @@ import NotifiableStore
 
 /// Queue depth as gauges, sampled when `/metrics` is scraped, at most once per `interval`:
 /// `notifiable_queue_deliveries{state}` (available, retrying, running, dead),
-/// `notifiable_queue_oldest_ready_age_seconds`, `notifiable_queue_notifications_fanning_out`
-/// and `notifiable_apps_misconfigured{provider}`.
+/// `notifiable_queue_oldest_ready_age_seconds`, `notifiable_queue_notifications_fanning_out`,
+/// `notifiable_apps_misconfigured{provider}` and `notifiable_database_replica_lag_seconds` (of
+/// the read pool they come from, NOTIFIABLE_READ_DATABASE_URL; 0 on a primary).
 ///
 /// Sampled on scrape rather than by the workers' maintenance loop because `/metrics` lives in
 /// the API process, which may run without workers (`serve --no-workers`), and a worker's own
@@ -16,7 +17,7 @@ import NotifiableStore
 actor QueueGauges {
     private let queue: QueueAdminStore
     private let interval: Duration
-    private let available, retrying, running, dead, oldestReadyAge, fanningOut: Gauge
+    private let available, retrying, running, dead, oldestReadyAge, fanningOut, replicaLag: Gauge
     private let misconfigured: [Provider: Gauge]
     private let failures: CoreMetrics.Counter
     private var sampledAt: ContinuousClock.Instant?
@@ -34,6 +35,7 @@ actor QueueGauges {
         dead = depth(DeliveryState.dead.rawValue)
         oldestReadyAge = Gauge(label: "notifiable_queue_oldest_ready_age_seconds", factory: factory)
         fanningOut = Gauge(label: "notifiable_queue_notifications_fanning_out", factory: factory)
+        replicaLag = Gauge(label: "notifiable_database_replica_lag_seconds", factory: factory)
         misconfigured = Dictionary(
             uniqueKeysWithValues: Provider.allCases.map { provider in
                 (provider, Gauge(label: "notifiable_apps_misconfigured", dimensions: [("provider", provider.rawValue)], factory: factory))
@@ -63,6 +65,7 @@ actor QueueGauges {
             dead.record(depth.dead)
             oldestReadyAge.record(depth.oldestReadyAgeSeconds)
             fanningOut.record(depth.fanningOut)
+            replicaLag.record(depth.replicaLagSeconds)
             for (provider, gauge) in misconfigured { gauge.record(depth.misconfigured[provider] ?? 0) }
         } catch {
             failures.increment()

@@ -35,13 +35,15 @@ public final class Database: Service, Sendable {
 
     /// The servers of `url` (`DATABASE_URL`), each pool at most `poolSize` connections.
     public convenience init(
-        url: String, poolSize: Int? = nil, connectTimeout: Duration? = nil, logger: Logger, checkInterval: Duration = .milliseconds(500),
-        checkTimeout: Duration = .seconds(2)
+        url: String, poolSize: Int? = nil, connectTimeout: Duration? = nil, applicationName: String? = nil, logger: Logger,
+        checkInterval: Duration = .milliseconds(500), checkTimeout: Duration = .seconds(2)
     ) throws {
         var (servers, target) = try DatabaseURL.servers(from: url)
         for index in servers.indices {
             if let poolSize { servers[index].client.options.maximumConnections = poolSize }
             if let connectTimeout { servers[index].client.options.connectTimeout = connectTimeout }
+            // Shown in pg_stat_activity, so an operator sees which pool a session belongs to.
+            if let applicationName { servers[index].client.options.additionalStartupParameters.append(("application_name", applicationName)) }
         }
         self.init(servers: servers, target: target, logger: logger, checkInterval: checkInterval, checkTimeout: checkTimeout)
     }

@@ -12,6 +12,9 @@ public struct QueueDepth: Sendable, Equatable {
     public var fanningOut: Int64 = 0
     /// Apps whose settings a gateway refused, by provider, until they are saved again.
     public var misconfigured: [Provider: Int64] = [:]
+    /// How far behind its primary the server that answered is: 0 for a primary, and for a
+    /// standby that has replayed all it received (an idle primary sends nothing to replay).
+    public var replicaLagSeconds: Double = 0
 
     public init(
         available: Int64 = 0, retrying: Int64 = 0, running: Int64 = 0, dead: Int64 = 0,
@@ -42,21 +45,37 @@ extension QueueAdminStore {
                 (SELECT count(*) FROM deliveries WHERE state = 'dead'),
                 (SELECT count(*) FROM notifications WHERE state = 'fanning_out'),
                 (SELECT count(*) FROM apns_settings WHERE misconfiguration_reason IS NOT NULL),
-                (SELECT count(*) FROM fcm_settings WHERE misconfiguration_reason IS NOT NULL)
+                (SELECT count(*) FROM fcm_settings WHERE misconfiguration_reason IS NOT NULL),
+                \(unescaped: Self.replicaLag)
             FROM deliveries WHERE state IN ('available', 'retrying')
             """,
             logger: logger
         )
         var depth = QueueDepth()
-        for try await (available, retrying, age, running, dead, fanningOut, apns, fcm) in rows.decode(
-            (Int64, Int64, Double, Int64, Int64, Int64, Int64, Int64).self
+        for try await (available, retrying, age, running, dead, fanningOut, apns, fcm, lag) in rows.decode(
+            (Int64, Int64, Double, Int64, Int64, Int64, Int64, Int64, Double).self
         ) {
             depth = QueueDepth(
                 available: available, retrying: retrying, running: running, dead: dead,
                 oldestReadyAgeSeconds: max(0, age), fanningOut: fanningOut
             )
             depth.misconfigured = [.apns: apns, .fcm: fcm]
+            depth.replicaLagSeconds = max(0, lag)
         }
         return depth
+    }
+
+    /// Seconds the answering server is behind its primary, as an expression.
+    static let replicaLag = """
+        (CASE WHEN NOT pg_is_in_recovery() OR pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+              ELSE COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp()), 0) END)::float8
+        """
+
+    /// How far behind its primary the server this store reads is (see `QueueDepth.replicaLagSeconds`).
+    public func replicaLagSeconds() async throws -> Double {
+        for try await lag in try await client.query("SELECT \(unescaped: Self.replicaLag)", logger: logger).decode(Double.self) {
+            return max(0, lag)
+        }
+        return 0
     }
 }
