@@ -1,0 +1,82 @@
+import Foundation
+import Logging
+import NotifiableStore
+import NotifiableTesting
+import PostgresNIO
+import Testing
+
+/// `Database` with several servers, on real PostgreSQL: it pools connections to the first server
+/// whose role suits, and moves when its server goes away and another suits. Two databases of the
+/// test cluster stand for two servers; one made read-only (`default_transaction_read_only`)
+/// answers as a standby would to `read-write`.
+@Suite struct DatabaseFailoverTests {
+    @Test func thePoolGoesToTheWritableServerAndMovesWhenItsServerIsLostAndAnotherTakesOver() async throws {
+        try await TestDatabase.withFreshDatabase { first in
+            try await TestDatabase.withFreshDatabase { second in
+                try await Self.withAdmin { admin in
+                    let names = [first, second].map { String($0.split(separator: "/").last!.prefix { $0 != "?" }) }
+                    try await admin.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \(names[0]) SET default_transaction_read_only = on"))
+                    let servers = try [first, second].map { try DatabaseURL.servers(from: $0).servers[0] }
+                    let database = Database(
+                        servers: servers, target: .readWrite, logger: TestDatabase.logger, checkInterval: .milliseconds(100),
+                        checkTimeout: .seconds(2))
+                    let running = Task { try await database.run() }
+                    defer { running.cancel() }
+
+                    // The first host refuses writes: the pool is on the second.
+                    #expect(try await Self.eventually { try await Self.currentDatabase(database) == names[1] }, "read-only first host skipped")
+                    #expect(database.currentServer.name == servers[1].name)
+
+                    // The second turns read-only and loses its sessions (a primary demoted and
+                    // restarted); the first accepts writes again (a standby promoted).
+                    try await admin.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \(names[1]) SET default_transaction_read_only = on"))
+                    try await admin.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \(names[0]) RESET default_transaction_read_only"))
+                    try await admin.query(
+                        PostgresQuery(unsafeSQL: "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(names[1])'"))
+                    #expect(try await Self.eventually { try await Self.currentDatabase(database) == names[0] }, "moved to the writable one")
+                    // It started on the first host, unasked; then went to the second; then back.
+                    #expect(database.moves == 2)
+                    // Statements go there and write.
+                    try await database.query("CREATE TABLE written_after_the_move (id int)")
+                }
+            }
+        }
+    }
+
+    @Test func withNoServerSuitingItKeepsAskingAndStaysWhereItStarted() async throws {
+        try await TestDatabase.withFreshDatabase { only in
+            try await Self.withAdmin { admin in
+                let name = String(only.split(separator: "/").last!.prefix { $0 != "?" })
+                try await admin.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \(name) SET default_transaction_read_only = on"))
+                let database = Database(
+                    servers: try DatabaseURL.servers(from: only).servers, target: .readWrite, logger: TestDatabase.logger,
+                    checkInterval: .milliseconds(100))
+                #expect(await database.chooseServer() == false)
+                let running = Task { try await database.run() }
+                defer { running.cancel() }
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(database.moves == 0)
+                // Reads still work on the server it has; writes are refused as on any standby.
+                #expect(try await Self.currentDatabase(database) == name)
+                await #expect(throws: (any Error).self) { try await database.query("CREATE TABLE refused (id int)") }
+            }
+        }
+    }
+
+    static func withAdmin<T: Sendable>(_ body: @Sendable (Database) async throws -> T) async throws -> T {
+        try await withPostgresClient(try DatabaseURL.configuration(from: try TestDatabase.url()), logger: TestDatabase.logger, body)
+    }
+
+    static func currentDatabase(_ database: Database) async throws -> String? {
+        for try await name in try await database.query("SELECT current_database()").decode(String.self) { return name }
+        return nil
+    }
+
+    static func eventually(_ condition: @Sendable () async throws -> Bool) async throws -> Bool {
+        for _ in 0..<100 {
+            if (try? await condition()) == true { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+}
