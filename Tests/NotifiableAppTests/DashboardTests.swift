@@ -130,6 +130,8 @@ import Testing
             let cookie = try #require(signedIn.headers[.setCookie]?.split(separator: ";").first.map(String.init))
             let queue = String(buffer: try await client.execute(uri: "/dashboard/queue", method: .get, headers: [.cookie: cookie]).body)
             #expect(queue.contains("gave up"))
+            // Read from the primary here (no read pool): no lag.
+            #expect(queue.contains("Read replica lag<b>0.0 s</b>"), "\(queue)")
             let token = try #require(queue.components(separatedBy: "name=\"csrf\" value=\"").dropFirst().first?.split(separator: "\"").first.map(String.init))
 
             let forged = try await client.execute(

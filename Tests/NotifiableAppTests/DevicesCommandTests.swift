@@ -206,6 +206,25 @@ import Testing
             #expect(try String(contentsOf: again, encoding: .utf8) == String(contentsOf: exported, encoding: .utf8))
         }
     }
+
+    /// With a read pool (NOTIFIABLE_READ_DATABASE_URL), an export reads its devices there: here a
+    /// second database holding the same app with other devices stands for a standby.
+    @Test func exportReadsFromTheReadPoolWhenThereIsOne() async throws {
+        try await CLIFixture.with { primary in
+            let app = try await primary.createApp()
+            try await primary.register(app: app, token: Hex.token(41), alias: "on-the-primary")
+            try await CLIFixture.with { standby in
+                #expect(try await standby.createApp() == app)
+                try await standby.register(app: app, token: Hex.token(42), alias: "on-the-standby")
+                let output = primary.folder.appendingPathComponent("read-pool.csv")
+                let result = try await primary.run(
+                    ["devices", "export", "--app", "\(app)", "--output", output.path], environment: ["NOTIFIABLE_READ_DATABASE_URL": standby.url])
+                #expect(result.status == 0, "\(result.output)")
+                let text = try String(contentsOf: output, encoding: .utf8)
+                #expect(text.contains("on-the-standby") && !text.contains("on-the-primary"), "\(text)")
+            }
+        }
+    }
 }
 
 /// `notifiable notifications send` and `notifiable queue`.
@@ -282,13 +301,13 @@ struct CLIFixture: Sendable {
         try await run(arguments)
     }
 
-    func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+    func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
         try await NotifiableProcess.run(
             arguments,
             environment: [
                 "DATABASE_URL": url, "NOTIFIABLE_MASTER_KEY": TestDatabase.masterKey.base64,
                 "NOTIFIABLE_MIGRATIONS_DIR": TestDatabase.migrationsDirectory.path,
-            ])
+            ].merging(environment) { _, given in given })
     }
 
     func createApp() async throws -> Int64 {
