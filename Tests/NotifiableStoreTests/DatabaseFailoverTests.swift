@@ -27,13 +27,32 @@ import Testing
                     #expect(try await Self.eventually { try await Self.currentDatabase(database) == names[1] }, "read-only first host skipped")
                     #expect(database.currentServer.name == servers[1].name)
 
-                    // The second turns read-only and loses its sessions (a primary demoted and
-                    // restarted); the first accepts writes again (a standby promoted).
+                    // A statement under way on the second when the pool moves.
+                    let underWay = Task {
+                        try await database.withTransaction(logger: TestDatabase.logger) { connection in
+                            for try await name in try await connection.query("SELECT current_database() FROM pg_sleep(1.5)", logger: TestDatabase.logger)
+                                .decode(String.self)
+                            {
+                                return name
+                            }
+                            return ""
+                        }
+                    }
+                    try await Task.sleep(for: .milliseconds(300))
+
+                    // The second turns read-only and its other sessions go (a primary demoted);
+                    // the first accepts writes again (a standby promoted).
                     try await admin.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \(names[1]) SET default_transaction_read_only = on"))
                     try await admin.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \(names[0]) RESET default_transaction_read_only"))
                     try await admin.query(
-                        PostgresQuery(unsafeSQL: "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(names[1])'"))
+                        PostgresQuery(
+                            unsafeSQL: """
+                                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                                WHERE datname = '\(names[1])' AND query NOT LIKE '%pg_sleep%'
+                                """))
                     #expect(try await Self.eventually { try await Self.currentDatabase(database) == names[0] }, "moved to the writable one")
+                    // The statement under way on the old server was answered, not cut off by the move.
+                    #expect(try await underWay.value == names[1])
                     // It started on the first host, unasked; then went to the second; then back.
                     #expect(database.moves == 2)
                     // Statements go there and write.

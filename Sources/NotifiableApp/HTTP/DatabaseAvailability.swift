@@ -57,6 +57,8 @@ public final class DatabaseAvailability: Service, Sendable {
                 attempt += 1
                 do {
                     let connection: PostgresConnection
+                    // The pool may move to another server (a standby promoted): then so does the probe.
+                    let movesAtConnect = database.moves
                     do {
                         var configuration = database.currentServer.connection
                         configuration.options.connectTimeout = .seconds(2)
@@ -70,6 +72,7 @@ public final class DatabaseAvailability: Service, Sendable {
                     }
                     do {
                         while true {
+                            guard database.moves == movesAtConnect else { throw PoolMoved() }
                             try await probe(connection)
                             failures = 0
                             if let since = downSince {
@@ -91,6 +94,14 @@ public final class DatabaseAvailability: Service, Sendable {
                     }
                 } catch is CancellationError {
                     return
+                } catch is PoolMoved {
+                    // Requests still running on the old pool when it moved may be stranded on a
+                    // connection it closed: counted as an outage that ended now, they are answered
+                    // 503 if still running `strandedAfter` from here.
+                    outages.add(1, ordering: .relaxed)
+                    rescued = false
+                    backSince = .now
+                    continue
                 } catch {
                     if Task.isCancelled { return }
                     if Self.saysDatabaseIsAway(error) { failures += 1 }
@@ -136,6 +147,7 @@ public final class DatabaseAvailability: Service, Sendable {
     }
 
     private struct ProbeConnectionClosed: Error {}
+    private struct PoolMoved: Error {}
     /// No connection within the probe's timeout. Not an outage by itself: on a loaded machine
     /// (the test suite on two cores) opening a connection takes longer than that while the
     /// pool works on; a host that is gone is left to the pool's own timeouts.

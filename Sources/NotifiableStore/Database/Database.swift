@@ -25,12 +25,32 @@ public final class Database: Service, Sendable {
     let checkTimeout: Duration
     private let state: Mutex<State>
 
+    /// How long a pool moved away from may finish the statements under way on it before it stops.
+    let drainLimit: Duration = .seconds(30)
+
     private struct State {
-        var client: PostgresClient
-        var server: Int
+        var pool: Pool
         var runner: Task<Void, Never>?
+        /// Pools moved away from, finishing their statements.
+        var retired: [Task<Void, Never>] = []
         /// Moves so far: each one a new pool.
         var moves = 0
+    }
+
+    /// One server's pool, with the statements under way on it: a pool moved away from stops once
+    /// they have ended (on a lost server they fail by themselves), not under them.
+    private final class Pool: Sendable {
+        let client: PostgresClient
+        let server: Int
+        let underWay = Atomic<Int>(0)
+
+        init(_ client: PostgresClient, server: Int) {
+            self.client = client
+            self.server = server
+        }
+
+        func enter() { underWay.add(1, ordering: .relaxed) }
+        func leave() { underWay.subtract(1, ordering: .relaxed) }
     }
 
     /// The servers of `url` (`DATABASE_URL`), each pool at most `poolSize` connections.
@@ -68,14 +88,16 @@ public final class Database: Service, Sendable {
         self.logger = logger
         self.checkInterval = checkInterval
         self.checkTimeout = checkTimeout
-        state = Mutex(State(client: PostgresClient(configuration: servers[0].client, backgroundLogger: logger), server: 0))
+        state = Mutex(State(pool: Pool(PostgresClient(configuration: servers[0].client, backgroundLogger: logger), server: 0)))
     }
 
     /// The pool statements go to now.
-    public var client: PostgresClient { state.withLock { $0.client } }
+    public var client: PostgresClient { pool.client }
+
+    private var pool: Pool { state.withLock { $0.pool } }
 
     /// The server statements go to now.
-    public var currentServer: DatabaseServer { servers[state.withLock { $0.server }] }
+    public var currentServer: DatabaseServer { servers[pool.server] }
 
     /// How many times the pool has moved to another server.
     public var moves: Int { state.withLock { $0.moves } }
@@ -86,7 +108,8 @@ public final class Database: Service, Sendable {
     // MARK: - Statements, as PostgresClient takes them
 
     // A statement that asked the old pool for a connection as the pool moved fails with the old
-    // pool's shutdown before reaching any server: it is asked of the new pool instead.
+    // pool's shutdown before reaching any server: it is asked of the new pool instead. Only then:
+    // a closure that began is never run twice.
 
     @discardableResult
     public func query(_ query: PostgresQuery, logger: Logger? = nil, file: String = #fileID, line: Int = #line) async throws -> PostgresRowSequence {
@@ -101,22 +124,34 @@ public final class Database: Service, Sendable {
 
     @_disfavoredOverload
     public func withConnection<Result>(_ closure: (PostgresConnection) async throws -> Result) async throws -> Result {
-        let pool = client
+        let pool = self.pool
+        pool.enter()
+        defer { pool.leave() }
+        var began = false
         do {
-            return try await pool.withConnection(closure)
-        } catch  where Self.isShutdown(error) && client !== pool {
-            return try await client.withConnection(closure)
+            return try await pool.client.withConnection { connection in
+                began = true
+                return try await closure(connection)
+            }
+        } catch  where !began && Self.isShutdown(error) && self.pool !== pool {
+            return try await self.pool.client.withConnection(closure)
         }
     }
 
     public func withConnection<Result>(
         isolation: isolated (any Actor)? = #isolation, _ closure: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
-        let pool = client
+        let pool = self.pool
+        pool.enter()
+        defer { pool.leave() }
+        var began = false
         do {
-            return try await pool.withConnection(isolation: isolation, closure)
-        } catch  where Self.isShutdown(error) && client !== pool {
-            return try await client.withConnection(isolation: isolation, closure)
+            return try await pool.client.withConnection(isolation: isolation) { connection in
+                began = true
+                return try await closure(connection)
+            }
+        } catch  where !began && Self.isShutdown(error) && self.pool !== pool {
+            return try await self.pool.client.withConnection(isolation: isolation, closure)
         }
     }
 
@@ -124,26 +159,35 @@ public final class Database: Service, Sendable {
         logger: Logger, file: String = #file, line: Int = #line, isolation: isolated (any Actor)? = #isolation,
         _ closure: (PostgresConnection) async throws -> sending Result
     ) async throws -> sending Result {
-        let pool = client
+        let pool = self.pool
+        pool.enter()
+        defer { pool.leave() }
+        var began = false
         do {
-            return try await pool.withTransaction(logger: logger, file: file, line: line, isolation: isolation, closure)
-        } catch  where Self.isShutdown(error) && client !== pool {
-            return try await client.withTransaction(logger: logger, file: file, line: line, isolation: isolation, closure)
+            return try await pool.client.withTransaction(logger: logger, file: file, line: line, isolation: isolation) { connection in
+                began = true
+                return try await closure(connection)
+            }
+        } catch  where !began && Self.isShutdown(error) && self.pool !== pool {
+            return try await self.pool.client.withTransaction(logger: logger, file: file, line: line, isolation: isolation, closure)
         }
     }
 
     private func onCurrentPool<T>(_ statement: (PostgresClient) async throws -> T) async throws -> T {
-        let pool = client
+        let pool = self.pool
+        pool.enter()
+        defer { pool.leave() }
         do {
-            return try await statement(pool)
-        } catch  where Self.isShutdown(error) && client !== pool {
-            return try await statement(client)
+            return try await statement(pool.client)
+        } catch  where Self.isShutdown(error) && self.pool !== pool {
+            return try await statement(self.pool.client)
         }
     }
 
-    /// The pool's own error type is not public API.
-    static func isShutdown(_ error: any Error) -> Bool {
-        String(reflecting: error).contains("poolShutdown")
+    /// The pool's own error type is not public API; it is thrown when a connection is asked of a
+    /// pool that is shutting down, before any statement is sent.
+    public static func isShutdown(_ error: any Error) -> Bool {
+        String(reflecting: error).contains("ConnectionPoolError(base: _ConnectionPoolModule.ConnectionPoolError.Base.poolShutdown)")
     }
 
     // MARK: - Running
@@ -156,31 +200,42 @@ public final class Database: Service, Sendable {
         // The first pool runs at once: statements may already be waiting on it.
         state.withLock { state in
             if state.runner == nil {
-                let client = state.client
+                let client = state.pool.client
                 state.runner = Task { await client.run() }
             }
         }
         await cancelWhenGracefulShutdown { [self] in
             var watching: PostgresConnection?
+            var checksOnFallback = 0
             while !Task.isCancelled {
-                if let connection = watching, await role(over: connection).map({ target.accepts($0, fallback: true) }) == true {
-                    try? await Task.sleep(for: checkInterval)
-                    continue
+                let role: ServerRole? = if let connection = watching { await role(over: connection) } else { nil }
+                if let role, target.accepts(role, fallback: true) {
+                    // On a fallback server (prefer-standby on a primary), look for a better one now and then.
+                    checksOnFallback = target.accepts(role, fallback: false) ? 0 : checksOnFallback + 1
+                    if checksOnFallback < 20 {
+                        try? await Task.sleep(for: checkInterval)
+                        continue
+                    }
+                    checksOnFallback = 0
                 }
-                try? await watching?.close()
-                watching = nil
+                if Task.isCancelled { break }
                 if let (index, connection) = await suitableServer() {
-                    move(to: index)
+                    try? await watching?.close()
+                    // A server that still answers finishes what is under way on it; a lost one
+                    // would only keep statements waiting for connections it cannot open.
+                    move(to: index, draining: role != nil)
                     watching = connection
                 } else {
+                    try? await watching?.close()
+                    watching = nil
                     try? await Task.sleep(for: checkInterval)
                 }
             }
             try? await watching?.close()
         }
-        let runner = state.withLock { $0.runner }
-        runner?.cancel()
-        await runner?.value
+        let runners = state.withLock { state in [state.runner].compactMap { $0 } + state.retired }
+        for runner in runners { runner.cancel() }
+        for runner in runners { await runner.value }
     }
 
     /// Before `run()`, for a command that runs a few statements: starts on the server that suits
@@ -191,9 +246,8 @@ public final class Database: Service, Sendable {
         guard let (index, connection) = await suitableServer() else { return false }
         try? await connection.close()
         state.withLock { state in
-            guard state.runner == nil, state.server != index else { return }
-            state.client = PostgresClient(configuration: servers[index].client, backgroundLogger: logger)
-            state.server = index
+            guard state.runner == nil, state.pool.server != index else { return }
+            state.pool = Pool(PostgresClient(configuration: servers[index].client, backgroundLogger: logger), server: index)
         }
         return true
     }
@@ -222,21 +276,34 @@ public final class Database: Service, Sendable {
         return nil
     }
 
-    /// Moves the pool to `index` unless it is there: a new pool runs, the old one is stopped and
-    /// its connections close.
-    private func move(to index: Int) {
-        let old: Task<Void, Never>? = state.withLock { state in
-            guard state.server != index else { return nil }
+    /// Moves the pool to `index` unless it is there: a new pool runs, and statements from now on
+    /// go to it. When `draining`, the old pool stops once the statements under way on it have
+    /// ended, or after `drainLimit`; otherwise at once, and statements waiting for one of its
+    /// connections are asked of the new pool. Then its connections close.
+    private func move(to index: Int, draining: Bool) {
+        let moved: Bool = state.withLock { state in
+            guard state.pool.server != index else { return false }
             let client = PostgresClient(configuration: servers[index].client, backgroundLogger: logger)
-            let old = state.runner
-            state.client = client
-            state.server = index
+            let old = (pool: state.pool, runner: state.runner)
+            state.pool = Pool(client, server: index)
             state.moves += 1
             state.runner = Task { await client.run() }
-            return old
+            let drainLimit = drainLimit
+            state.retired.append(
+                Task {
+                    let clock = ContinuousClock()
+                    let since = clock.now
+                    while draining, old.pool.underWay.load(ordering: .relaxed) > 0, clock.now - since < drainLimit, !Task.isCancelled {
+                        try? await Task.sleep(for: .milliseconds(50))
+                    }
+                    // The rows of a statement just answered may still be read from its connection.
+                    if draining { try? await Task.sleep(for: .milliseconds(500)) }
+                    old.runner?.cancel()
+                    await old.runner?.value
+                })
+            return true
         }
-        guard let old else { return }
-        old.cancel()
+        guard moved else { return }
         logger.notice("database pool moved", metadata: ["server": "\(servers[index].name)", "target": "\(target.rawValue)"])
     }
 

@@ -29,8 +29,7 @@ public func isDatabaseUnavailable(_ error: any Error) -> Bool {
     default:
         // The pool's own error type is not public API. It trips after failing to connect for a
         // minute; it shuts down when the pool moves to another server (a promoted standby).
-        let text = String(reflecting: error)
-        return text.contains("connectionCreationCircuitBreakerTripped") || text.contains("poolShutdown")
+        return String(reflecting: error).contains("connectionCreationCircuitBreakerTripped") || Database.isShutdown(error)
     }
 }
 
