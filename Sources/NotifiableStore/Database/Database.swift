@@ -109,7 +109,8 @@ public final class Database: Service, Sendable {
 
     // A statement that asked the old pool for a connection as the pool moved fails with the old
     // pool's shutdown before reaching any server: it is asked of the new pool instead. Only then:
-    // a closure that began is never run twice.
+    // a closure that began is never run twice. The pool's identity is compared first, so the
+    // error's costly description is read only for a statement caught in a move.
 
     @discardableResult
     public func query(_ query: PostgresQuery, logger: Logger? = nil, file: String = #fileID, line: Int = #line) async throws -> PostgresRowSequence {
@@ -133,7 +134,7 @@ public final class Database: Service, Sendable {
                 began = true
                 return try await closure(connection)
             }
-        } catch  where !began && Self.isShutdown(error) && self.pool !== pool {
+        } catch  where !began && self.pool !== pool && Self.isShutdown(error) {
             return try await self.pool.client.withConnection(closure)
         }
     }
@@ -150,7 +151,7 @@ public final class Database: Service, Sendable {
                 began = true
                 return try await closure(connection)
             }
-        } catch  where !began && Self.isShutdown(error) && self.pool !== pool {
+        } catch  where !began && self.pool !== pool && Self.isShutdown(error) {
             return try await self.pool.client.withConnection(isolation: isolation, closure)
         }
     }
@@ -168,7 +169,7 @@ public final class Database: Service, Sendable {
                 began = true
                 return try await closure(connection)
             }
-        } catch  where !began && Self.isShutdown(error) && self.pool !== pool {
+        } catch  where !began && self.pool !== pool && Self.isShutdown(error) {
             return try await self.pool.client.withTransaction(logger: logger, file: file, line: line, isolation: isolation, closure)
         }
     }
@@ -179,7 +180,7 @@ public final class Database: Service, Sendable {
         defer { pool.leave() }
         do {
             return try await statement(pool.client)
-        } catch  where Self.isShutdown(error) && self.pool !== pool {
+        } catch  where self.pool !== pool && Self.isShutdown(error) {
             return try await statement(self.pool.client)
         }
     }
