@@ -115,27 +115,32 @@ public func buildRouter(
         contents: NotificationContentStore(client: postgres, logger: logger), devices: devices, verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api, limiter: limiter)
 
+    let audit = AuditLogStore(client: postgres, logger: logger)
     let admin = router.group("admin").addIfPresent(databaseGate).add(
         middleware: BearerTokenMiddleware.admin(
             token: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies
-        ))
+        )
+    ).add(middleware: AuditMiddleware(log: audit, channel: .adminAPI, trustedProxies: configuration.trustedProxies))
+    let webhooks = WebhookStore(client: postgres, keys: configuration.keys, logger: logger)
     QueueAdminController(queue: QueueAdminStore(client: postgres, logger: logger)).addRoutes(to: admin)
     AppsAdminController(
         apps: apps, credentials: credentials, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings,
         serviceRetentionDays: configuration.retentionDays
     ).addRoutes(to: admin)
-    WebhooksAdminController(
-        webhooks: WebhookStore(client: postgres, keys: configuration.keys, logger: logger), targets: configuration.webhooks.targets
-    ).addRoutes(to: admin)
+    WebhooksAdminController(webhooks: webhooks, targets: configuration.webhooks.targets).addRoutes(to: admin)
     GatewaySettingsAdminController(store: apnsSettings).addRoutes(to: admin)
     GatewaySettingsAdminController(store: fcmSettings).addRoutes(to: admin)
     SandboxAdminController(apps: apps, pushes: SandboxPushStore(client: postgres, logger: logger)).addRoutes(to: admin)
 
     DashboardController(
         session: configuration.adminToken.map { DashboardSession(adminToken: $0, sessions: DashboardSessionStore(client: postgres, logger: logger)) },
-        adminToken: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies, apps: apps, devices: devices,
-        notifications: NotificationStore(client: reads, logger: logger), queue: QueueAdminStore(client: postgres, logger: logger),
-        queueReads: QueueAdminStore(client: reads, logger: logger), queries: DashboardStore(client: reads, logger: logger)
+        adminToken: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies,
+        serviceRetentionDays: configuration.retentionDays, webhookTargets: configuration.webhooks.targets, apps: apps, devices: devices,
+        notifications: NotificationStore(client: reads, logger: logger), sending: NotificationStore(client: postgres, logger: logger),
+        queue: QueueAdminStore(client: postgres, logger: logger), queueReads: QueueAdminStore(client: reads, logger: logger),
+        queries: DashboardStore(client: reads, logger: logger), finder: DeviceFinder(client: reads, logger: logger),
+        operators: OperatorStore(client: postgres, logger: logger), audit: audit, webhooks: webhooks, apnsSettings: apnsSettings,
+        fcmSettings: fcmSettings, credentials: credentials
     ).addRoutes(to: router)
     return router
 }

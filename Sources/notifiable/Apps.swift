@@ -27,7 +27,7 @@ struct Apps: AsyncParsableCommand {
 
         func run() async throws {
             let name = App.normalizedName(name)!, mode: DeliveryMode = sandbox ? .sandbox : .live
-            let created = try await withStores { try await $0.apps.create(name: name, deliveryMode: mode) }
+            let created = try await withStores(audit: CommandAudit("apps create")) { try await $0.apps.create(name: name, deliveryMode: mode) }
             print(json ? CreatedAppJSON(created).jsonText() : CreatedAppJSON(created).humanText())
         }
     }
@@ -119,7 +119,7 @@ struct Apps: AsyncParsableCommand {
 
         func run() async throws {
             let id = app, changes = changes, required = requireVerifiedAlias
-            let result = try await withStores { stores -> (App, UserTokenPolicy)? in
+            let result = try await withStores(audit: CommandAudit("apps update", appID: id)) { stores -> (App, UserTokenPolicy)? in
                 if case let days?? = changes.retentionDays, days > stores.configuration.retentionDays {
                     throw CommandFailure(
                         "--retention-days may shorten NOTIFIABLE_RETENTION_DAYS (\(stores.configuration.retentionDays)), not lengthen it: "
@@ -158,7 +158,9 @@ struct Apps: AsyncParsableCommand {
         func run() async throws {
             guard yes else { throw ValidationError("Deleting app \(app) removes all its data for good; add --yes to confirm.") }
             let id = app
-            guard try await withStores({ try await $0.apps.delete(id: id) }) else { throw CommandFailure("There is no app \(id).") }
+            guard try await withStores(audit: CommandAudit("apps delete", appID: id), { try await $0.apps.delete(id: id) }) else {
+                throw CommandFailure("There is no app \(id).")
+            }
             print("Deleted app \(id).")
         }
     }
@@ -174,13 +176,51 @@ struct Stores: Sendable {
     let apns: APNsSettingsStore
     let fcm: FCMSettingsStore
     let userTokens: UserTokenSettingsStore
+    let audit: AuditLogStore
     let client: Database
     let configuration: ServerConfiguration
 }
 
+/// What a state-changing command writes to the audit log: the command's words and its app.
+struct CommandAudit: Sendable {
+    let action: String
+    let appID: Int64?
+
+    init(_ action: String, appID: Int64? = nil) {
+        self.action = action
+        self.appID = appID
+    }
+
+    /// The command line's user, as the audit log names them.
+    static var actor: String {
+        let environment = ProcessInfo.processInfo.environment
+        return "cli:" + (environment["SUDO_USER"] ?? environment["USER"] ?? environment["LOGNAME"] ?? "uid\(getuid())")
+    }
+
+    func entry(status: Int, appID created: Int64? = nil) -> AuditEntry {
+        AuditEntry(
+            actor: Self.actor, channel: .cli, action: action, appID: appID ?? created, origin: ProcessInfo.processInfo.hostName, status: status)
+    }
+}
+
+/// A command's result that says whether it found what it was to change (nil or false: it did not).
+protocol AuditedResult {
+    var auditSucceeded: Bool { get }
+}
+
+extension Optional: AuditedResult {
+    var auditSucceeded: Bool { self != nil }
+}
+
+extension Bool: AuditedResult {
+    var auditSucceeded: Bool { self }
+}
+
 /// Runs `body` with the stores of the configured database, migrated first so that a fresh
 /// database works without a separate `notifiable migrate`.
-func withStores<T: Sendable>(_ body: @Sendable (Stores) async throws -> T) async throws -> T {
+/// With `audit`, the command is written to the audit log once it has run: status 0 when it did
+/// what it was asked, 1 when it found nothing to change or failed.
+func withStores<T: Sendable>(audit: CommandAudit? = nil, _ body: @Sendable (Stores) async throws -> T) async throws -> T {
     let configuration = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
     let logger = bootstrapLogging(level: .notice)
     return try await withDatabase(url: configuration.databaseURL, connectTimeout: .seconds(5), logger: logger) { client in
@@ -195,14 +235,24 @@ func withStores<T: Sendable>(_ body: @Sendable (Stores) async throws -> T) async
             )
         }
         try await migrate(configuration, postgres: client, logger: logger)
-        return try await body(
-            Stores(
-                apps: AppStore(client: client, keys: configuration.keys, logger: logger),
-                apns: APNsSettingsStore(client: client, keys: configuration.keys, logger: logger),
-                fcm: FCMSettingsStore(client: client, keys: configuration.keys, logger: logger),
-                userTokens: UserTokenSettingsStore(client: client, logger: logger),
-                client: client, configuration: configuration
-            ))
+        let stores = Stores(
+            apps: AppStore(client: client, keys: configuration.keys, logger: logger),
+            apns: APNsSettingsStore(client: client, keys: configuration.keys, logger: logger),
+            fcm: FCMSettingsStore(client: client, keys: configuration.keys, logger: logger),
+            userTokens: UserTokenSettingsStore(client: client, logger: logger),
+            audit: AuditLogStore(client: client, logger: logger),
+            client: client, configuration: configuration
+        )
+        guard let audit else { return try await body(stores) }
+        do {
+            let result = try await body(stores)
+            try await stores.audit.record(
+                audit.entry(status: (result as? any AuditedResult)?.auditSucceeded == false ? 1 : 0, appID: (result as? AppStore.CreatedApp)?.app.id))
+            return result
+        } catch {
+            try? await stores.audit.record(audit.entry(status: 1))
+            throw error
+        }
     }
 }
 

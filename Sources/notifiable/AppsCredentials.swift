@@ -22,7 +22,10 @@ extension Apps {
 
         func run() async throws {
             let id = app, role = role, grace = Duration.seconds(graceHours * 3600)
-            guard let rotation = try await withStores({ try await $0.apps.rotate(appID: id, role: role, grace: grace) }) else {
+            guard
+                let rotation = try await withStores(
+                    audit: CommandAudit("apps rotate-credentials", appID: id), { try await $0.apps.rotate(appID: id, role: role, grace: grace) })
+            else {
                 throw CommandFailure("There is no app \(id).")
             }
             if json {
@@ -51,7 +54,8 @@ extension Apps {
 
         func run() async throws {
             let id = app, accessID = accessID
-            guard try await withStores({ try await $0.apps.revoke(appID: id, accessID: accessID) }) else {
+            guard try await withStores(audit: CommandAudit("apps revoke-credential", appID: id), { try await $0.apps.revoke(appID: id, accessID: accessID) })
+            else {
                 throw CommandFailure("App \(id) has no working credential \(accessID).")
             }
             print("Revoked \(accessID).")

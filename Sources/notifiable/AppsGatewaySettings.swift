@@ -34,7 +34,9 @@ extension Apps {
                 throw commandLineError(error)
             }
             let appID = app
-            guard try await withStores({ try await $0.apns.save(settings, appID: appID) }) else { throw CommandFailure("There is no app \(appID).") }
+            guard try await withStores(audit: CommandAudit("apps set-apns", appID: appID), { try await $0.apns.save(settings, appID: appID) }) else {
+                throw CommandFailure("There is no app \(appID).")
+            }
             print("App \(appID) sends to APNs at \(settings.baseURL) as \(settings.bundleID).")
         }
     }
@@ -46,7 +48,9 @@ extension Apps {
 
         func run() async throws {
             let appID = app
-            guard try await withStores({ try await $0.apns.remove(appID: appID) }) else { throw CommandFailure("App \(appID) has no APNs settings.") }
+            guard try await withStores(audit: CommandAudit("apps remove-apns", appID: appID), { try await $0.apns.remove(appID: appID) }) else {
+                throw CommandFailure("App \(appID) has no APNs settings.")
+            }
             print("Removed app \(appID)'s APNs settings.")
         }
     }
@@ -73,7 +77,9 @@ extension Apps {
                 throw commandLineError(error)
             }
             let appID = app
-            guard try await withStores({ try await $0.fcm.save(settings, appID: appID) }) else { throw CommandFailure("There is no app \(appID).") }
+            guard try await withStores(audit: CommandAudit("apps set-fcm", appID: appID), { try await $0.fcm.save(settings, appID: appID) }) else {
+                throw CommandFailure("There is no app \(appID).")
+            }
             print("App \(appID) sends to FCM at \(settings.baseURL) for project \(settings.projectID) as \(settings.clientEmail).")
         }
     }
@@ -85,7 +91,9 @@ extension Apps {
 
         func run() async throws {
             let appID = app
-            guard try await withStores({ try await $0.fcm.remove(appID: appID) }) else { throw CommandFailure("App \(appID) has no FCM settings.") }
+            guard try await withStores(audit: CommandAudit("apps remove-fcm", appID: appID), { try await $0.fcm.remove(appID: appID) }) else {
+                throw CommandFailure("App \(appID) has no FCM settings.")
+            }
             print("Removed app \(appID)'s FCM settings.")
         }
     }

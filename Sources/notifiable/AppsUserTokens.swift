@@ -13,7 +13,10 @@ extension Apps {
 
         func run() async throws {
             let id = app
-            guard let policy = try await withStores({ try await $0.userTokens.rotateKey(appID: id) }) else {
+            guard
+                let policy = try await withStores(
+                    audit: CommandAudit("apps rotate-user-token-key", appID: id), { try await $0.userTokens.rotateKey(appID: id) })
+            else {
                 throw CommandFailure("There is no app \(id).")
             }
             print(

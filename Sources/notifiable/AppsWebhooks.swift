@@ -36,7 +36,10 @@ extension Apps {
                 if let refusal = await configuration.webhooks.targets.refusal(of: subscription.url) {
                     throw ArgumentParser.ValidationError("--url: \(refusal).")
                 }
-                guard let (webhook, secret) = try await withStores({ try await $0.webhooks.create(appID: id, subscription) }) else {
+                guard
+                    let (webhook, secret) = try await withStores(
+                        audit: CommandAudit("apps webhooks add", appID: id), { try await $0.webhooks.create(appID: id, subscription) })
+                else {
                     throw CommandFailure("There is no app \(id).")
                 }
                 print(
@@ -69,7 +72,10 @@ extension Apps {
 
             func run() async throws {
                 let (appID, id) = (app, webhook)
-                guard let resumed = try await withStores({ try await $0.webhooks.resume(appID: appID, id: id) }) else {
+                guard
+                    let resumed = try await withStores(
+                        audit: CommandAudit("apps webhooks resume", appID: appID), { try await $0.webhooks.resume(appID: appID, id: id) })
+                else {
                     throw CommandFailure("App \(appID) has no webhook \(id).")
                 }
                 print(AdminJSON.webhook(resumed, secret: nil))
@@ -84,7 +90,8 @@ extension Apps {
 
             func run() async throws {
                 let (appID, id) = (app, webhook)
-                guard try await withStores({ try await $0.webhooks.delete(appID: appID, id: id) }) else {
+                guard try await withStores(audit: CommandAudit("apps webhooks remove", appID: appID), { try await $0.webhooks.delete(appID: appID, id: id) })
+                else {
                     throw CommandFailure("App \(appID) has no webhook \(id).")
                 }
                 print("Deleted webhook \(id).")

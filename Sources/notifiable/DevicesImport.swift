@@ -47,7 +47,9 @@ extension Devices {
                 stateURL: URL(fileURLWithPath: stateFile ?? file.map { "\($0).import-state" } ?? "notifiable-rails-import-\(app).import-state"),
                 restart: restart, batchSize: batchSize, stopAfterBatches: stopAfterBatches, crashBeforeCheckpoint: crashBeforeCheckpoint
             )
-            switch try await withStores({ stores in try await run.run(client: stores.client, apps: stores.apps) }) {
+            switch try await withStores(
+                audit: CommandAudit("devices import", appID: app), { stores in try await run.run(client: stores.client, apps: stores.apps) })
+            {
             case .finished(let report):
                 print(report)
             case .stopped(let batches):

@@ -37,7 +37,7 @@ struct Keys: AsyncParsableCommand {
         )
 
         func run() async throws {
-            let report = try await withStores { stores in
+            let report = try await withStores(audit: CommandAudit("keys rotate")) { stores in
                 try await SealedSecretStore(client: stores.client, keys: stores.configuration.keys, logger: stores.apps.logger).resealAll()
             }
             let id = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment).masterKey.id

@@ -73,7 +73,7 @@ struct Notifications: AsyncParsableCommand {
         func run() async throws {
             let (request, digest) = try parsed()
             let appID = app
-            let text = try await withStores { stores -> String in
+            let text = try await withStores(audit: CommandAudit("notifications send", appID: appID)) { stores -> String in
                 guard try await stores.apps.app(id: appID) != nil else { throw CommandFailure("There is no app \(appID).") }
                 let notifications = NotificationStore(client: stores.client, logger: Logger(label: "notifiable.notifications"))
                 // The store wakes the workers (NOTIFY) once the notification is committed.

@@ -32,7 +32,7 @@ struct Queue: AsyncParsableCommand {
 
         func run() async throws {
             let appID = app
-            let count = try await withStores { stores in
+            let count = try await withStores(audit: CommandAudit("queue requeue-dead", appID: appID)) { stores in
                 try await QueueAdminStore(client: stores.client, logger: Logger(label: "notifiable.queue")).requeueDead(appID: appID, ids: nil)
             }
             print("Re-queued \(count) dead deliveries.")

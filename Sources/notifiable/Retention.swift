@@ -27,7 +27,7 @@ struct Retention: AsyncParsableCommand {
     func run() async throws {
         let now = asOf.flatMap(Self.parse)
         let keep = days
-        let report = try await withStores { stores in
+        let report = try await withStores(audit: CommandAudit("retention")) { stores in
             try await RetentionStore(client: stores.client, logger: Logger(label: "notifiable.retention"))
                 .run(keepingDays: keep ?? stores.configuration.retentionDays, now: now)
         }

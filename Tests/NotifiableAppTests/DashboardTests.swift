@@ -86,8 +86,8 @@ import Testing
                 #expect(deviceStatus == .ok)
                 #expect(device.contains(tokens[2]))
                 #expect(device.contains("class=\"bad\""), "shown invalidated")
-                #expect(device.contains("<td>registered</td>"))
-                #expect(device.contains("<td>invalidated</td><td>Unregistered</td>"))
+                #expect(device.contains("<td data-label=\"What\">registered</td>"))
+                #expect(device.contains("<td data-label=\"What\">invalidated</td><td data-label=\"Detail\">Unregistered</td>"))
 
                 #expect(!detail.contains("Users' states"), "a notification that is not stateful has none")
                 // A stateful one shows its users' states.

@@ -1,16 +1,18 @@
 import Hummingbird
 
 /// Dashboard pages need a signed-in session; without one a browser is sent to the sign-in form.
-/// State-changing requests must also carry the session's CSRF token.
+/// The session's holder goes into the context, where every page asks what it may do.
 struct DashboardAuthMiddleware: RouterMiddleware {
     typealias Context = NotifiableRequestContext
     let session: DashboardSession?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let session else { return DashboardPages.closed() }
-        guard let cookie = request.cookies[DashboardSession.cookieName]?.value, try await session.isValid(cookie) else {
+        guard let cookie = request.cookies[DashboardSession.cookieName]?.value, let holder = try await session.holder(cookie) else {
             return Response(status: .seeOther, headers: [.location: "/dashboard/login"])
         }
-        return try await next(request, context)
+        var context = context
+        context.consoleOperator = holder
+        return try await HTML.$viewer.withValue(holder) { try await next(request, context) }
     }
 }

@@ -9,11 +9,19 @@ struct DashboardNotificationPage {
     let app: App
     let notification: StoredNotification
     let counters: NotificationCounters
+    /// queued, scheduled, sending, completed, cancelled (as the API says it).
+    let status: String
     let perMinute: [(minute: Date, count: Int64)]
     let reasons: [(state: String, reason: String, count: Int64)]
     let deliveries: [DeliveryRecord]
     let state: String?
     let nextCursor: Int64?
+    let csrf: String
+    let maySend: Bool
+    let requeued: Int?
+
+    /// While the notification is still on its way the page reloads itself, without script.
+    var isLive: Bool { ["queued", "scheduled", "sending", "awaiting_content"].contains(status) }
 
     func response() -> Response {
         let content = notification.content
@@ -27,6 +35,7 @@ struct DashboardNotificationPage {
         let cards = [
             ("Targeted", counters.targeted), ("Sent", counters.sent), ("Delivered", counters.delivered), ("Opened", counters.opened),
             ("Retrying", counters.retrying), ("Failed", counters.failed), ("Dead", counters.dead), ("Pending", counters.pending),
+            ("Cancelled", counters.cancelled),
         ]
         .map { "<div class=\"card\">\($0.0)<b>\($0.1)</b></div>" }.joined()
         let userStates =
@@ -56,14 +65,24 @@ struct DashboardNotificationPage {
             nextCursor.map { cursor in
                 "<p>"
                     + HTML.link(
-                        "/dashboard/apps/\(app.id)/notifications/\(notification.id)?\(state.map { "state=\($0)&" } ?? "")cursor=\(cursor)", "More deliveries →")
+                        "/dashboard/apps/\(app.id)/notifications/\(notification.id)?\(state.map { "state=\($0)&" } ?? "")cursor=\(cursor)", "Next deliveries →")
                     + "</p>"
             } ?? ""
         let payload = (try? String(decoding: JSONEncoder.pretty.encode(content), as: UTF8.self)) ?? ""
+        let base = "/dashboard/apps/\(app.id)/notifications/\(notification.id)"
+        func button(_ action: String, _ label: String) -> String {
+            "<form class=\"inline\" method=\"post\" action=\"\(base)/\(action)\"><input type=\"hidden\" name=\"csrf\" value=\"\(HTML.escape(csrf))\"><button>\(label)</button></form>"
+        }
+        var actions: [String] = []
+        if maySend, counters.dead > 0 { actions.append(button("requeue", "Re-queue this notification's \(counters.dead) dead deliveries")) }
+        if maySend, isLive { actions.append(button("cancel", "Cancel what is not sent yet")) }
+        let notice = requeued.map { "<p class=\"ok\">Re-queued \($0) deliveries.</p>" } ?? ""
         return HTML.page(
             "Notification #\(notification.id)",
             """
-            <p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)")) · created \(HTML.time(notification.createdAt)) · audience: \(HTML.escape(DashboardPages.audience(notification.targeting)))</p>
+            \(notice)<p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)")) · created \(HTML.time(notification.createdAt)) · audience: \(HTML.escape(DashboardPages.audience(notification.targeting)))</p>
+            <p>Status: <strong class="status" id="status">\(status)</strong>\(isLive ? " <span class=\"muted\">(this page refreshes every 2 s)</span>" : "")</p>
+            <p>\(actions.joined(separator: " "))</p>
             <div class="cards">\(cards)</div>
             <p>\(DashboardPages.bar(counters))</p>
             \(userStates)
@@ -74,7 +93,7 @@ struct DashboardNotificationPage {
             \(HTML.table(["Device", "User", "Provider", "State", "Attempts", "Reason", "Sent", "Delivered", "Opened"], rows, empty: "No deliveries in this state."))
             \(more)
             <h2>Stored content</h2><pre>\(HTML.escape(payload))</pre>
-            """)
+            """, refreshSeconds: isLive ? 2 : nil)
     }
 }
 

@@ -15,13 +15,15 @@ enum DashboardPages {
             "Sign in", signedIn: false,
             """
             <form class="login" method="post" action="/dashboard/login">\(problem)
-            <p><label>Admin token<br><input type="password" name="token" autocomplete="current-password" required autofocus></label></p>
+            <p><label>Name<br><input type="text" name="name" autocomplete="username" autofocus></label></p>
+            <p><label>Password<br><input type="password" name="password" autocomplete="current-password" required></label></p>
             <p><button>Sign in</button></p>
-            <p class="muted">The server's <code>NOTIFIABLE_ADMIN_TOKEN</code>.</p></form>
+            <p class="muted">Operators are added by an owner, or with <code>notifiable operators add</code>. With no name, the password
+            is the server's <code>NOTIFIABLE_ADMIN_TOKEN</code> (an owner's powers, for the first sign-in).</p></form>
             """, status: error == nil ? .ok : .unauthorized)
     }
 
-    static func apps(_ overviews: [AppOverview]) -> Response {
+    static func apps(_ overviews: [AppOverview], mayCreate: Bool) -> Response {
         let rows = overviews.map { overview -> [String] in
             let app = overview.app
             return [
@@ -32,12 +34,14 @@ enum DashboardPages {
                 gateway(overview.apns, sandbox: app.deliveryMode == .sandbox), gateway(overview.fcm, sandbox: app.deliveryMode == .sandbox),
             ]
         }
+        let create = mayCreate ? "<p>\(HTML.link("/dashboard/apps/new", "Create an app"))</p>" : ""
         return HTML.page(
             "Apps",
-            HTML.table(
-                ["App", "Mode", "iOS devices", "Android devices", "Invalidated", "Registered in 24 h", "APNs", "FCM"], rows,
-                empty: "No apps yet: create one with `notifiable apps create` or POST /admin/apps."
-            ))
+            create
+                + HTML.table(
+                    ["App", "Mode", "iOS devices", "Android devices", "Invalidated", "Registered in 24 h", "APNs", "FCM"], rows,
+                    empty: "No apps yet: create one with `notifiable apps create` or POST /admin/apps."
+                ))
     }
 
     private static func gateway(_ state: GatewayState, sandbox: Bool) -> String {
@@ -50,7 +54,8 @@ enum DashboardPages {
     }
 
     static func notifications(
-        app: App, _ items: [(StoredNotification, NotificationCounters)], nextCursor: Int64?, csrf: String, notice: String?
+        app: App, _ items: [(StoredNotification, NotificationCounters)], nextCursor: Int64?, csrf: String, notice: String?,
+        mayManage: Bool, maySend: Bool
     ) -> Response {
         let rows = items.map { notification, counters -> [String] in
             let text = notification.content.text
@@ -64,13 +69,23 @@ enum DashboardPages {
                 HTML.percent(counters.delivered, of: counters.sent), HTML.percent(counters.opened, of: counters.sent),
             ]
         }
-        let more = nextCursor.map { "<p>" + HTML.link("/dashboard/apps/\(app.id)?cursor=\($0)", "Older notifications →") + "</p>" } ?? ""
+        let more = nextCursor.map { "<p class=\"pager\">" + HTML.link("/dashboard/apps/\(app.id)?cursor=\($0)", "Older notifications →") + "</p>" } ?? ""
         return HTML.page(
             "\(app.name): notifications",
-            (notice.map { "<p class=\"ok\">\(HTML.escape($0))</p>" } ?? "")
+            (notice.map { "<p class=\"ok\">\(HTML.escape($0))</p>" } ?? "") + appMenu(app, maySend: maySend, mayManage: mayManage)
                 + HTML.table(
                     ["", "Title", "Audience", "Created", "Targeted", "Outcome", "Delivered", "Opened"], rows, empty: "No notifications yet."
-                ) + more + pushDefaultsForm(app, csrf: csrf))
+                ) + more + (mayManage ? pushDefaultsForm(app, csrf: csrf) : ""))
+    }
+
+    /// The links from an app's notifications to its other pages.
+    static func appMenu(_ app: App, maySend: Bool, mayManage: Bool) -> String {
+        var links = [
+            HTML.link("/dashboard/apps/\(app.id)/devices", "Devices"), HTML.link("/dashboard/apps/\(app.id)/trends", "Trends"),
+        ]
+        if maySend { links.insert(HTML.link("/dashboard/apps/\(app.id)/compose", "Compose a notification"), at: 0) }
+        if mayManage { links.append(HTML.link("/dashboard/apps/\(app.id)/settings", "Settings")) }
+        return "<p class=\"menu\">" + links.joined(separator: " · ") + "</p>"
     }
 
     /// What the app's notifications get when they leave it unsaid, and the form that changes it.
@@ -100,6 +115,7 @@ enum DashboardPages {
             ("pending", counters.pending, "pending"), ("sent, not yet reported", counters.sent - counters.delivered, "sent"),
             ("delivered, unopened", counters.delivered - counters.opened, "delivered"), ("opened", counters.opened, "opened"),
             ("retrying", counters.retrying, "retrying"), ("failed", counters.failed, "failed"), ("dead", counters.dead, "dead"),
+            ("cancelled", counters.cancelled, "cancelled"),
         ])
     }
 

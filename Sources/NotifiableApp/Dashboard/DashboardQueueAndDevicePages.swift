@@ -4,7 +4,9 @@ import NotifiableCore
 import NotifiableStore
 
 extension DashboardPages {
-    static func queue(_ stats: QueueStats, dead: [DeliveryRecord], replicaLagSeconds: Double, csrf: String, requeued: Int?) -> Response {
+    static func queue(
+        _ stats: QueueStats, dead: [DeliveryRecord], nextCursor: Int64?, replicaLagSeconds: Double, csrf: String, requeued: Int?, mayRequeue: Bool
+    ) -> Response {
         let states = DeliveryState.names
         let cards = states.map { "<div class=\"card\">\($0)<b>\(stats.counts[$0] ?? 0)</b></div>" }.joined()
         let rows = dead.map { record -> [String] in
@@ -22,21 +24,35 @@ extension DashboardPages {
             <div class="card">Fanning out<b>\(stats.fanningOut)</b></div>
             <div class="card">Read replica lag<b>\(String(format: "%.1f", replicaLagSeconds)) s</b></div></div>
             <h2>Dead deliveries</h2>
+            \(mayRequeue ? """
             <form method="post" action="/dashboard/queue/requeue"><input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
-            <button \(dead.isEmpty ? "disabled" : "")>Re-queue every dead delivery</button></form>
+            <button \(dead.isEmpty ? "disabled" : "")>Re-queue every app's dead deliveries</button></form>
+            """ : "")
+            <p class="muted">One app's or one notification's dead deliveries are re-queued from its own page.</p>
             \(HTML.table(["Delivery", "Notification", "Device", "Provider", "Attempts", "Reason", "Dead since"], rows, empty: "No dead deliveries."))
+            \(nextCursor.map { "<p class=\"pager\">" + HTML.link("/dashboard/queue?cursor=\($0)", "More dead deliveries →") + "</p>" } ?? "")
             """)
     }
 
-    static func device(app: App, _ device: Device, history: [(event: String, detail: String?, at: Date)], deliveries: [DeliveryRecord]) -> Response {
+    static func device(
+        app: App, _ device: Device, location: (latitude: Double, longitude: Double)?, others: [Device],
+        history: [(event: String, detail: String?, at: Date)], deliveries: [DeliveryRecord]
+    ) -> Response {
         let facts: [[String]] = [
             ["Provider", device.provider.rawValue], ["Token", "<code>\(HTML.escape(device.token))</code>"],
             ["User", HTML.escape(device.userAlias ?? "anonymous")], ["Name", HTML.escape(device.name ?? "–")],
-            ["Locale", HTML.escape([device.language, device.country?.uppercased()].compactMap { $0 }.joined(separator: "_"))],
+            ["Locale", HTML.escape(locale(device))],
+            ["Tags", device.tags.isEmpty ? "<span class=\"muted\">none</span>" : device.tags.map { "<code>\(HTML.escape($0))</code>" }.joined(separator: " ")],
+            ["Location", location.map { String(format: "%.5f, %.5f", $0.latitude, $0.longitude) } ?? "<span class=\"muted\">not reported</span>"],
             ["Created", HTML.time(device.createdAt)], ["Last registered", HTML.time(device.registeredAt)], ["Updated", HTML.time(device.updatedAt)],
             ["Invalidated", device.invalidatedAt.map { "<span class=\"bad\">\(HTML.time($0))</span>" } ?? "<span class=\"ok\">no</span>"],
             ["Unregistered", HTML.time(device.unregisteredAt)],
         ]
+        func properties(_ values: [String: JSONValue]) -> String {
+            HTML.table(
+                ["Property", "Value"], values.sorted { $0.key < $1.key }.map { [HTML.escape($0.key), "<code>\(HTML.escape($0.value.jsonText()))</code>"] },
+                empty: "None.")
+        }
         let rows = deliveries.map { record -> [String] in
             [
                 HTML.link("/dashboard/apps/\(app.id)/notifications/\(record.notificationID)", "#\(record.notificationID)"),
@@ -48,9 +64,13 @@ extension DashboardPages {
             "Device #\(device.id)",
             """
             <p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)"))</p>
-            \(HTML.table(["", ""], facts))
+            \(HTML.table(["Fact", "Value"], facts))
+            <h2>Custom properties</h2>\(properties(device.customProperties))
+            <h2>Platform properties</h2>\(properties(device.platformProperties))
+            <h2>The user's other devices</h2>
+            \(HTML.table(deviceHeaders, deviceRows(others), empty: device.userAlias == nil ? "The device is anonymous." : "None."))
             <h2>History</h2>
-            \(HTML.table(["When", "What", ""], history.map { [HTML.time($0.at), HTML.escape($0.event.replacingOccurrences(of: "_", with: " ")), HTML.escape($0.detail ?? "")] }))
+            \(HTML.table(["When", "What", "Detail"], history.map { [HTML.time($0.at), HTML.escape($0.event.replacingOccurrences(of: "_", with: " ")), HTML.escape($0.detail ?? "")] }))
             <h2>Deliveries</h2>
             \(HTML.table(["Notification", "State", "Attempts", "Reason", "Sent", "Delivered", "Opened"], rows, empty: "Nothing sent to this device yet."))
             """)

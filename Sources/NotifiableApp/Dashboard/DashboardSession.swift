@@ -20,17 +20,17 @@ struct DashboardSession: Sendable {
     }
 
     /// A new session's cookie value: 32 random bytes, base64url.
-    func issue(client: String?, now: Date = Date()) async throws -> String {
+    func issue(client: String?, operatorID: Int64?, now: Date = Date()) async throws -> String {
         let token = SymmetricKey(size: .bits256).withUnsafeBytes { Base64URL.encode($0) }
-        try await sessions.start(digest: digest(token), expiresAt: now.addingTimeInterval(Self.lifetime), client: client)
+        try await sessions.start(digest: digest(token), expiresAt: now.addingTimeInterval(Self.lifetime), client: client, operatorID: operatorID)
         return token
     }
 
-    /// Whether a cookie value is a session that has been neither signed out nor let expire.
+    /// Who holds a cookie's session, when it has been neither signed out nor let expire.
     /// Anything but what `issue` hands out is refused unread.
-    func isValid(_ value: String) async throws -> Bool {
-        guard Self.isWellFormed(value) else { return false }
-        return try await sessions.isActive(digest: digest(value))
+    func holder(_ value: String) async throws -> ConsoleOperator? {
+        guard Self.isWellFormed(value) else { return nil }
+        return try await sessions.holder(digest: digest(value))
     }
 
     /// Ends the session a cookie holds (sign-out).

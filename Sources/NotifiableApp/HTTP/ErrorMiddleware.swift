@@ -14,6 +14,9 @@ struct ErrorMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch let error as APIError {
             answer = error
+        } catch let page as ConsoleRefusal {
+            // The console's refusals are pages for a person, not JSON for a program.
+            return try page.response(from: request, context: context)
         } catch let error as ValidationError {
             answer = APIError.validation(error)
         } catch is NIOTooManyBytesError {

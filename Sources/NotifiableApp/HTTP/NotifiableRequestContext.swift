@@ -21,6 +21,8 @@ public struct NotifiableRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var caller: Caller?
     public var user: VerifiedUser?
+    /// Who is signed in to the console: set by the dashboard's session middleware.
+    public var consoleOperator: ConsoleOperator?
     /// The peer's IP address, when the request came over a socket.
     public let remoteAddress: String?
     /// What the request's log line says beside its method, path and status.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifiableCore
 import PostgresNIO
 
 /// Dashboard sign-ins, by the digest of their cookie's token (the caller keys it, see
@@ -15,28 +16,39 @@ public struct DashboardSessionStore: Sendable {
     }
 
     /// A new session until `expiresAt`, known by `digest`; expired sessions older than a day go.
-    public func start(digest: Data, expiresAt: Date, client address: String?) async throws {
+    /// `operatorID` nil: the admin token signed in.
+    public func start(digest: Data, expiresAt: Date, client address: String?, operatorID: Int64?) async throws {
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("DELETE FROM dashboard_sessions WHERE expires_at < now() - interval '1 day'", logger: logger)
             try await connection.query(
                 """
-                INSERT INTO dashboard_sessions (token_digest, expires_at, client)
-                VALUES (\(digest), \(expiresAt), \(address))
+                INSERT INTO dashboard_sessions (token_digest, expires_at, client, operator_id)
+                VALUES (\(digest), \(expiresAt), \(address), \(operatorID))
                 """,
                 logger: logger
             )
         }
     }
 
-    /// Whether the session known by `digest` has neither ended nor expired.
-    public func isActive(digest: Data) async throws -> Bool {
-        try await client.query(
+    /// Who holds the session known by `digest`, when it has neither ended nor expired and its
+    /// operator is not disabled; nil otherwise.
+    public func holder(digest: Data) async throws -> ConsoleOperator? {
+        let rows = try await client.query(
             """
-            SELECT 1 FROM dashboard_sessions
-            WHERE token_digest = \(digest) AND ended_at IS NULL AND expires_at > now()
+            SELECT s.operator_id, o.name, o.role,
+                   coalesce((SELECT array_agg(app_id) FROM operator_apps WHERE operator_id = s.operator_id), '{}')
+            FROM dashboard_sessions s LEFT JOIN operators o ON o.id = s.operator_id
+            WHERE s.token_digest = \(digest) AND s.ended_at IS NULL AND s.expires_at > now()
+              AND (s.operator_id IS NULL OR o.disabled_at IS NULL)
             """,
             logger: logger
-        ).count() > 0
+        )
+        for try await (id, name, role, apps) in rows.decode((Int64?, String?, String?, [Int64]).self) {
+            guard let id else { return .adminToken }
+            guard let name, let role = role.flatMap(OperatorRole.init(rawValue:)) else { return nil }
+            return ConsoleOperator(id: id, name: name, role: role, appIDs: Set(apps))
+        }
+        return nil
     }
 
     /// Ends the session now (sign-out); a digest that is no session changes nothing.

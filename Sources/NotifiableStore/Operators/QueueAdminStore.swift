@@ -71,10 +71,10 @@ public struct QueueAdminStore: Sendable {
     }
 
     /// Puts dead deliveries back in the queue with a fresh attempt budget: those named, or all
-    /// of the app's (or everyone's) when none are named. Deliveries to devices that are gone
+    /// of the notification's, the app's (or everyone's) when none are named. Deliveries to devices that are gone
     /// or invalid stay dead, and so do sync signals: a newer state may have replaced theirs, and
     /// the device catches up from its change feed. Returns how many were re-queued.
-    public func requeueDead(appID: Int64?, ids: [Int64]?) async throws -> Int {
+    public func requeueDead(appID: Int64?, ids: [Int64]?, notificationID: Int64? = nil) async throws -> Int {
         let count = try await client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 """
@@ -86,6 +86,7 @@ public struct QueueAdminStore: Sendable {
                   AND (COALESCE(q.expires_at, n.expires_at) IS NULL OR COALESCE(q.expires_at, n.expires_at) > now())
                   AND (\(appID)::int8 IS NULL OR q.app_id = \(appID)::int8)
                   AND (\(ids)::int8[] IS NULL OR q.id = ANY(\(ids)::int8[]))
+                  AND (\(notificationID)::int8 IS NULL OR q.notification_id = \(notificationID)::int8)
                 RETURNING q.day
                 """,
                 logger: logger

@@ -1,0 +1,53 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NotifiableCore
+import NotifiableStore
+
+/// Writes every state-changing request of a route group to the audit log once it is answered,
+/// refused ones included: one place, so a route added to the group is audited without asking.
+struct AuditMiddleware: RouterMiddleware {
+    typealias Context = NotifiableRequestContext
+    let log: AuditLogStore
+    let channel: AuditChannel
+    let trustedProxies: Set<String>
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method != .get, request.method != .head else { return try await next(request, context) }
+        do {
+            let response = try await next(request, context)
+            await record(request, context, status: response.status, location: response.headers[.location])
+            return response
+        } catch {
+            await record(request, context, status: (error as? any HTTPResponseError)?.status ?? .internalServerError, location: nil)
+            throw error
+        }
+    }
+
+    private func record(_ request: Request, _ context: Context, status: HTTPResponse.Status, location: String?) async {
+        let path = request.uri.path
+        let entry = AuditEntry(
+            actor: context.consoleOperator?.auditName ?? ConsoleOperator.adminToken.auditName, channel: channel,
+            action: "\(request.method.rawValue) \(path)", appID: Self.appID(in: path) ?? location.flatMap(Self.appID(in:)),
+            origin: ClientOrigin.of(request, context: context, trustedProxies: trustedProxies).address, status: Int(status.code),
+            detail: location.map { ["location": $0] })
+        await Self.write(entry, to: log, logger: context.logger)
+    }
+
+    /// Writes `entry`; a failure is logged, not answered: the action it records has happened.
+    static func write(_ entry: AuditEntry, to log: AuditLogStore, logger: Logger) async {
+        do {
+            try await log.record(entry)
+        } catch {
+            logger.error("The audit log could not be written", metadata: ["action": "\(entry.action)", "error": "\(String(reflecting: error))"])
+        }
+    }
+
+    /// The app a path names (`…/apps/3/…`), if any.
+    static func appID(in path: String) -> Int64? {
+        let parts = path.split(separator: "?", maxSplits: 1).first?.split(separator: "/") ?? []
+        guard let index = parts.firstIndex(of: "apps"), index + 1 < parts.count else { return nil }
+        return Int64(parts[index + 1])
+    }
+}

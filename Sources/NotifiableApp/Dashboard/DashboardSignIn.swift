@@ -1,0 +1,81 @@
+import Foundation
+import Hummingbird
+import NotifiableCore
+import NotifiableStore
+
+/// Signing in (an operator's name and password, or the admin token with no name) and out.
+/// Both are written to the audit log, failed sign-ins too.
+extension DashboardController {
+    @Sendable func login(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        guard let session, let adminToken else { return DashboardPages.closed() }
+        let origin = origin(request, context)
+        if let wait = throttle.retryAfter(origin.address) {
+            var refused = DashboardPages.login(error: "Too many failed sign-ins from here; try again in \(wait) s.")
+            refused.status = .tooManyRequests
+            refused.headers[.retryAfter] = String(wait)
+            return refused
+        }
+        var request = request
+        let form = try await FormBody.read(&request)
+        let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
+        // `token` is the admin token's field of earlier versions of this form.
+        let password = form["password"] ?? form["token"] ?? ""
+        let holder = try await signIn(name: name, password: password, adminToken: adminToken)
+        func record(_ actor: String, _ status: HTTPResponse.Status) async {
+            await AuditMiddleware.write(
+                AuditEntry(actor: actor, channel: .console, action: "POST /dashboard/login", appID: nil, origin: origin.address, status: Int(status.code)),
+                to: audit, logger: context.logger)
+        }
+        guard let holder else {
+            throttle.failed(origin.address, logger: context.logger, what: "dashboard sign-in")
+            await record(name.isEmpty ? ConsoleOperator.adminToken.auditName : "operator:\(OperatorName.normalized(name) ?? "?")", .unauthorized)
+            return DashboardPages.login(error: name.isEmpty ? "That is not the admin token." : "That name and password do not match an enabled operator.")
+        }
+        await record(holder.auditName, .seeOther)
+        var response = Response(status: .seeOther, headers: [.location: "/dashboard"])
+        response.setCookie(
+            Cookie(
+                name: DashboardSession.cookieName, value: try await session.issue(client: origin.address, operatorID: holder.id),
+                maxAge: Int(DashboardSession.lifetime), path: "/dashboard", secure: origin.isHTTPS, httpOnly: true, sameSite: .strict
+            ))
+        return response
+    }
+
+    /// Who the name and password sign in, or nil. A name that is no operator still costs one
+    /// hash, so the time taken does not tell which names exist.
+    private func signIn(name: String, password: String, adminToken: String) async throws -> ConsoleOperator? {
+        if name.isEmpty { return APIAuth.constantTimeEquals(password, adminToken) ? .adminToken : nil }
+        guard let normalized = OperatorName.normalized(name), let (account, hash) = try await operators.signInRecord(name: normalized) else {
+            _ = Self.absentOperatorHash?.matches(password)
+            return nil
+        }
+        return hash.matches(password) ? account.consoleOperator : nil
+    }
+
+    private static let absentOperatorHash = try? PasswordHash.make(UUID().uuidString)
+
+    @Sendable func logout(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        // Ended here, not only forgotten by this browser: a copy of the cookie stops working too.
+        if let session, let cookie = request.cookies[DashboardSession.cookieName]?.value {
+            if let holder = try await session.holder(cookie) {
+                await AuditMiddleware.write(
+                    AuditEntry(
+                        actor: holder.auditName, channel: .console, action: "POST /dashboard/logout", appID: nil,
+                        origin: origin(request, context).address, status: 303),
+                    to: audit, logger: context.logger)
+            }
+            try await session.end(cookie)
+        }
+        var response = Response(status: .seeOther, headers: [.location: "/dashboard/login"])
+        response.setCookie(
+            Cookie(
+                name: DashboardSession.cookieName, value: "", maxAge: 0, path: "/dashboard", secure: origin(request, context).isHTTPS,
+                httpOnly: true, sameSite: .strict
+            ))
+        return response
+    }
+
+    func origin(_ request: Request, _ context: NotifiableRequestContext) -> ClientOrigin {
+        ClientOrigin.of(request, context: context, trustedProxies: trustedProxies)
+    }
+}
