@@ -57,6 +57,8 @@ struct DashboardController {
             }
             return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(appID)/notifications/\(id)"])
         }
+        pages.get("apps/:id/compose", use: composePage)
+        pages.post("apps/:id/compose", use: compose)
         pages.get("apps/:id/devices", use: appDevices)
         pages.get("apps/:id/devices/:device", use: device)
         pages.get("queue", use: queuePage)

@@ -1,0 +1,208 @@
+import Foundation
+import Hummingbird
+import NotifiableCore
+import NotifiableDelivery
+import NotifiableStore
+
+/// Composing and sending a notification from the console. The form becomes the same JSON body
+/// the API takes, checked by the same `NotificationRequest.parse`, so the console can send
+/// nothing the API would refuse. "Preview" counts the audience and shows each platform's
+/// payload; "Send" stores the notification and opens its live page.
+extension DashboardController {
+    @Sendable func composePage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        let app = try await app(context, ConsoleAction.send, "send this app's notifications")
+        return DashboardPages.compose(app: app, form: [:], csrf: csrf(request), preview: nil, error: nil)
+    }
+
+    @Sendable func compose(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        let form = try await form(of: request, "nothing was sent")
+        let app = try await app(context, ConsoleAction.send, "send this app's notifications")
+        let (body, parsed): (JSONValue, NotificationRequest)
+        switch ComposeForm.request(from: form) {
+        case .success(let request): (body, parsed) = request
+        case .failure(let error):
+            return DashboardPages.compose(
+                app: app, form: form, csrf: csrf(request), preview: nil, error: (error.field.map { "\($0): " } ?? "") + error.message)
+        }
+        guard form["action"] == "send" else {
+            let audience = try await sending.audienceSize(appID: app.id, targeting: parsed.targeting)
+            let preview = ComposePreview(audience: audience, payloads: ComposePreview.payloads(parsed.applying(app.pushDefaults, now: Date())))
+            return DashboardPages.compose(app: app, form: form, csrf: csrf(request), preview: preview, error: nil)
+        }
+        let (notification, _) = try await sending.create(appID: app.id, request: parsed, digest: NotificationRequest.digest(of: body))
+        return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(app.id)/notifications/\(notification.id)"])
+    }
+}
+
+/// The compose form's fields as the API's notification body.
+enum ComposeForm {
+    /// The body and the request it makes, or why the API would refuse it.
+    static func request(from form: [String: String]) -> Result<(JSONValue, NotificationRequest), ValidationError> {
+        do {
+            let body = try body(from: form)
+            return .success((body, try NotificationRequest.parse(body, now: Date())))
+        } catch let error as ValidationError {
+            return .failure(error)
+        } catch {
+            return .failure(ValidationError(code: "invalid", message: "\(error)"))
+        }
+    }
+
+    static func body(from form: [String: String]) throws -> JSONValue {
+        var body: [String: JSONValue] = [:]
+        func text(_ name: String) -> String? { form[name].flatMap { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : $0 } }
+        for name in ["title", "subtitle", "message"] { if let value = text(name) { body[name] = .string(value) } }
+        if let localized = try json(text("localized"), field: "localized") { body["localized"] = localized }
+        if let parameters = try json(text("parameters"), field: "parameters") { body["parameters"] = parameters }
+        switch form["audience"] ?? "all" {
+        case "users":
+            body["user_aliases"] = .array(list(text("users")).map { .string($0) })
+        case "devices":
+            let items = list(text("devices"))
+            let ids = items.compactMap { Int64($0) }
+            guard ids.count == items.count else {
+                throw ValidationError(code: "invalid_device_ids", message: "Device ids are numbers separated by commas.", field: "devices")
+            }
+            body["device_ids"] = .array(ids.map { .integer($0) })
+        case "tags":
+            body["tag_expression"] = text("tags").map { .string($0) } ?? .null
+        case "filters":
+            body["filters"] = try json(text("filters"), field: "filters") ?? .null
+        case "near":
+            var near: [String: JSONValue] = [:]
+            for name in ["latitude", "longitude", "radius_m"] {
+                guard let value = text(name).flatMap({ Double($0) }) else {
+                    throw ValidationError(code: "invalid_number", message: "\(name) must be a number.", field: name)
+                }
+                near[name] = .number(value)
+            }
+            body["near"] = .object(near)
+        default:
+            body["all"] = .bool(true)
+        }
+        if let sendAt = text("send_at") {
+            // A datetime-local field: minutes, no zone. Local time is the devices' own; otherwise UTC.
+            let seconds = sendAt.count == 16 ? sendAt + ":00" : sendAt
+            let local = form["local_time"] == "on"
+            body["send_at"] = .string(local ? seconds : seconds + "Z")
+            if local { body["local_time"] = .bool(true) }
+        }
+        if let ttl = text("ttl_seconds") {
+            guard let seconds = Int64(ttl) else {
+                throw ValidationError(code: "invalid_number", message: "The time to live is a number of seconds.", field: "ttl_seconds")
+            }
+            body["ttl_seconds"] = .integer(seconds)
+        }
+        if form["stateful"] == "on" { body["stateful"] = .bool(true) }
+        if let key = text("idempotency_key") { body["idempotency_key"] = .string(key) }
+        return .object(body)
+    }
+
+    private static func list(_ text: String?) -> [String] {
+        (text ?? "").split(whereSeparator: { $0 == "," || $0.isNewline }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    private static func json(_ text: String?, field: String) throws -> JSONValue? {
+        guard let text else { return nil }
+        do {
+            return try JSONValue.decode(Array(text.utf8))
+        } catch {
+            throw ValidationError(code: "invalid_json", message: "This is not valid JSON.", field: field)
+        }
+    }
+}
+
+/// What the preview shows: the audience, and the payload each platform gets in each locale.
+struct ComposePreview {
+    let audience: AudienceSize
+    /// (locale, APNs body, FCM body).
+    let payloads: [(locale: String, apns: String, fcm: String)]
+
+    /// The payloads as the senders build them, for the default text and each localized one.
+    /// `n_id` shows 0: the notification has no id until it is sent.
+    static func payloads(_ request: NotificationRequest) -> [(locale: String, apns: String, fcm: String)] {
+        let content = request.content
+        let locales: [(String, String?, String?)] =
+            [("default", nil, nil)]
+            + content.localized.keys.sorted().prefix(4).map { key in
+                let parts = key.split(whereSeparator: { $0 == "_" || $0 == "-" }).map(String.init)
+                return (key, parts.first, parts.count > 1 ? parts[1] : nil)
+            }
+        return locales.map { label, language, country in
+            let apns = (try? APNsPayload.encode(content: content, language: language, country: country, notificationID: 0)).map { pretty($0) }
+            let fcm =
+                (try? FCMMessage.encode(token: "DEVICE_TOKEN", content: content, language: language, country: country, notificationID: 0, now: Date()))
+                .map { pretty($0) }
+            return (label, apns ?? "(too large for APNs: 4 KB at most)", fcm ?? "(too large for FCM: 4 KB at most)")
+        }
+    }
+
+    private static func pretty(_ bytes: [UInt8]) -> String {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)),
+            let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        else { return String(decoding: bytes, as: UTF8.self) }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension DashboardPages {
+    static func compose(app: App, form: [String: String], csrf: String, preview: ComposePreview?, error: String?) -> Response {
+        func value(_ name: String) -> String { HTML.escape(form[name] ?? "") }
+        let audience = form["audience"] ?? "all"
+        func choice(_ name: String, _ label: String) -> String {
+            "<label><input type=\"radio\" name=\"audience\" value=\"\(name)\"\(audience == name ? " checked" : "")> \(label)</label>"
+        }
+        func checkbox(_ name: String, _ label: String) -> String {
+            "<label><input type=\"checkbox\" name=\"\(name)\"\(form[name] == "on" ? " checked" : "")> \(label)</label>"
+        }
+        // One key per form shown: sending it twice (a double click, a reload) makes one notification.
+        let key = form["idempotency_key"] ?? "console-\(UUID().uuidString.lowercased())"
+        var previewHTML = ""
+        if let preview {
+            let rows = preview.payloads.map { locale, apns, fcm in
+                [HTML.escape(locale), "<pre>\(HTML.escape(apns))</pre>", "<pre>\(HTML.escape(fcm))</pre>"]
+            }
+            previewHTML = """
+                <h2>Preview</h2>
+                <div class="cards" id="audience"><div class="card">Devices<b>\(preview.audience.total)</b></div>
+                <div class="card">iOS (APNs)<b>\(preview.audience.apns)</b></div><div class="card">Android (FCM)<b>\(preview.audience.fcm)</b></div></div>
+                <p class="muted">Counted now among registered, reachable devices; the send counts again as it fans out. \
+                <code>n_id</code> becomes the notification's id.</p>
+                \(HTML.table(["Locale", "APNs payload", "FCM message"], rows))
+                """
+        }
+        return HTML.page(
+            "\(app.name): compose",
+            """
+            <p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)"))\(app.deliveryMode == .sandbox ? " · <span class=\"warn\">sandbox: pushes go to the built-in fake gateways</span>" : "")</p>
+            \(error.map { "<p class=\"bad\" id=\"error\">\(HTML.escape($0))</p>" } ?? "")
+            <form id="compose" method="post" action="/dashboard/apps/\(app.id)/compose">
+            <input type="hidden" name="csrf" value="\(HTML.escape(csrf))"><input type="hidden" name="idempotency_key" value="\(HTML.escape(key))">
+            <div class="grid2"><div class="panel"><h2>Text</h2>
+            <label>Title <input type="text" name="title" value="\(value("title"))" maxlength="512"></label>
+            <label>Subtitle (iOS) <input type="text" name="subtitle" value="\(value("subtitle"))"></label>
+            <label>Message <textarea name="message" rows="3">\(value("message"))</textarea></label>
+            <label>Per-locale text (JSON: {"fr": {"title": "…", "message": "…"}}) <textarea name="localized" rows="3">\(value("localized"))</textarea></label>
+            <label>Parameters (JSON object, sent beside the text) <textarea name="parameters" rows="3">\(value("parameters"))</textarea></label>
+            </div><div class="panel"><h2>Audience</h2>
+            \(choice("all", "Every device"))
+            \(choice("users", "Users")) <input type="text" name="users" value="\(value("users"))" placeholder="alice, bob" aria-label="User aliases">
+            \(choice("devices", "Devices")) <input type="text" name="devices" value="\(value("devices"))" placeholder="12, 13" aria-label="Device ids">
+            \(choice("tags", "Tag expression")) <input type="text" name="tags" value="\(value("tags"))" placeholder="beta &amp;&amp; !lang:fr" aria-label="Tag expression">
+            \(choice("filters", "Filters")) <textarea name="filters" rows="2" aria-label="Filters" placeholder='[{"property": "country", "operator": "equals", "value": "gb"}]'>\(value("filters"))</textarea>
+            \(choice("near", "Near")) <input type="text" name="latitude" size="8" value="\(value("latitude"))" placeholder="latitude" aria-label="Latitude">
+            <input type="text" name="longitude" size="8" value="\(value("longitude"))" placeholder="longitude" aria-label="Longitude">
+            <input type="text" name="radius_m" size="6" value="\(value("radius_m"))" placeholder="metres" aria-label="Radius in metres">
+            <h2>When and how</h2>
+            <label>Send at (UTC, empty: now) <input type="datetime-local" name="send_at" value="\(value("send_at"))"></label>
+            \(checkbox("local_time", "at that time in each device's own time zone"))
+            <label>Time to live (seconds, empty: the app's default) <input type="text" name="ttl_seconds" value="\(value("ttl_seconds"))"></label>
+            \(checkbox("stateful", "stateful: each user keeps a copy with read and dismissed states across devices"))
+            </div></div>
+            <p><button name="action" value="preview">Count the audience and preview</button>
+            <button name="action" value="send" id="send">Send</button></p>
+            </form>
+            \(previewHTML)
+            """, status: error == nil ? .ok : .unprocessableContent)
+    }
+}
