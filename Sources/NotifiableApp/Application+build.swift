@@ -135,7 +135,8 @@ public func buildRouter(
     DashboardController(
         session: configuration.adminToken.map { DashboardSession(adminToken: $0, sessions: DashboardSessionStore(client: postgres, logger: logger)) },
         adminToken: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies,
-        serviceRetentionDays: configuration.retentionDays, webhookTargets: configuration.webhooks.targets, apps: apps, devices: devices,
+        serviceRetentionDays: configuration.retentionDays, webhookTargets: configuration.webhooks.targets,
+        rateLimits: configuration.rateLimits, apps: apps, devices: devices,
         notifications: NotificationStore(client: reads, logger: logger), sending: NotificationStore(client: postgres, logger: logger),
         queue: QueueAdminStore(client: postgres, logger: logger), queueReads: QueueAdminStore(client: reads, logger: logger),
         queries: DashboardStore(client: reads, logger: logger), finder: DeviceFinder(client: reads, logger: logger),

@@ -17,7 +17,8 @@ struct AuditMiddleware: RouterMiddleware {
         guard request.method != .get, request.method != .head else { return try await next(request, context) }
         do {
             let response = try await next(request, context)
-            await record(request, context, status: response.status, location: response.headers[.location])
+            // Where the answer points names what was made (a new app, a notification).
+            await record(request, context, status: response.status, location: response.headers[.location] ?? response.headers[.contentLocation])
             return response
         } catch {
             await record(request, context, status: (error as? any HTTPResponseError)?.status ?? .internalServerError, location: nil)

@@ -14,6 +14,7 @@ struct DashboardController {
     let trustedProxies: Set<String>
     let serviceRetentionDays: Int
     let webhookTargets: WebhookTargets
+    let rateLimits: RateLimits
     let apps: AppStore
     let devices: DeviceStore
     /// The pages' reads, from the read pool when there is one (NOTIFIABLE_READ_DATABASE_URL).
@@ -59,6 +60,15 @@ struct DashboardController {
         }
         pages.get("apps/:id/compose", use: composePage)
         pages.post("apps/:id/compose", use: compose)
+        pages.get("apps/new", use: newAppPage)
+        pages.post("apps", use: createApp)
+        pages.get("apps/:id/settings", use: settingsPage)
+        pages.post("apps/:id/settings", use: changeApp)
+        pages.post("apps/:id/credentials/rotate", use: rotateCredentials)
+        pages.post("apps/:id/credentials/revoke", use: revokeCredential)
+        pages.post("apps/:id/gateways/:provider", use: changeGateway)
+        pages.post("apps/:id/webhooks", use: changeWebhooks)
+        pages.get("apps/:id/webhooks/:webhook", use: webhookBatchesPage)
         pages.get("apps/:id/devices", use: appDevices)
         pages.get("apps/:id/devices/:device", use: device)
         pages.get("queue", use: queuePage)
@@ -119,11 +129,19 @@ extension NotifiableRequestContext {
     }
 }
 
-/// An `application/x-www-form-urlencoded` body, as the dashboard's forms send it. A field sent
-/// several times (a multiple select) keeps its values joined by commas.
+/// A form's fields, as the dashboard's forms send them: `application/x-www-form-urlencoded`, or
+/// `multipart/form-data` where a form uploads a file (a `.p8`, a service account), whose text
+/// then stands under the file field's name. A field sent several times (a multiple select)
+/// keeps its values joined by commas.
 enum FormBody {
     static func read(_ request: inout Request) async throws -> [String: String] {
         let buffer = try await request.collectBody(upTo: 64 * 1024)
+        if let boundary = MultipartForm.boundary(of: request.headers[.contentType]) {
+            guard let parts = MultipartForm.parse(Array(buffer.readableBytesView), boundary: boundary) else {
+                throw ConsoleRefusal.invalid("The form's upload could not be read; send it again from the page.")
+            }
+            return parts.mapValues(\.text)
+        }
         var fields: [String: String] = [:]
         for pair in String(buffer: buffer).split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }

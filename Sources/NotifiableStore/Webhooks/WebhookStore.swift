@@ -53,6 +53,18 @@ public struct WebhookStore: Sendable {
         try await client.query("DELETE FROM webhooks WHERE id = \(id) AND app_id = \(appID) RETURNING id", logger: logger).count() > 0
     }
 
+    /// Pauses a webhook by an operator's hand: its events wait (and keep coming) until it is
+    /// resumed. Nil when the app has no such webhook; pausing a paused one changes nothing.
+    public func pause(appID: Int64, id: Int64) async throws -> Webhook? {
+        try await client.query(
+            """
+            UPDATE webhooks SET state = 'paused', paused_at = now(), paused_reason = 'paused by an operator', updated_at = now()
+            WHERE id = \(id) AND app_id = \(appID) AND state = 'active'
+            """,
+            logger: logger)
+        return try await webhook(appID: appID, id: id)
+    }
+
     /// Resumes a paused webhook: its failure count starts again and its waiting batch is due now.
     /// Nil when the app has no such webhook; resuming an active one changes nothing.
     public func resume(appID: Int64, id: Int64) async throws -> Webhook? {
