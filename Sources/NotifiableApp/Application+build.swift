@@ -139,7 +139,8 @@ public func buildRouter(
         rateLimits: configuration.rateLimits, apps: apps, devices: devices,
         notifications: NotificationStore(client: reads, logger: logger), sending: NotificationStore(client: postgres, logger: logger),
         queue: QueueAdminStore(client: postgres, logger: logger), queueReads: QueueAdminStore(client: reads, logger: logger),
-        queries: DashboardStore(client: reads, logger: logger), finder: DeviceFinder(client: reads, logger: logger),
+        queries: DashboardStore(client: reads, logger: logger), trends: TrendStore(client: reads, logger: logger),
+        finder: DeviceFinder(client: reads, logger: logger),
         operators: OperatorStore(client: postgres, logger: logger), audit: audit, webhooks: webhooks, apnsSettings: apnsSettings,
         fcmSettings: fcmSettings, credentials: credentials
     ).addRoutes(to: router)

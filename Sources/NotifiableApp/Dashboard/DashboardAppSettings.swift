@@ -98,7 +98,8 @@ extension DashboardController {
                 for field in ["key_id", "team_id", "bundle_id", "private_key", "environment"] { body[field] = form[field].map(JSONValue.string) }
                 _ = try await apnsSettings.save(try APNsSettingsInput.parse(.object(body)), appID: app.id)
             case ("fcm", false):
-                _ = try await fcmSettings.save(try FCMSettingsInput.parse(.object(["service_account": form["service_account"].map(JSONValue.string) ?? .null])), appID: app.id)
+                _ = try await fcmSettings.save(
+                    try FCMSettingsInput.parse(.object(["service_account": form["service_account"].map(JSONValue.string) ?? .null])), appID: app.id)
             default: throw ConsoleRefusal.notFound("There is no gateway \(provider).")
             }
         } catch let error as APIError {

@@ -18,7 +18,9 @@ extension DashboardPages {
 
     /// Credentials just made: the only time their secrets are shown.
     static func secrets(app: App, title: String, _ credentials: [Credential]) -> Response {
-        let rows = credentials.map { [$0.role.rawValue, "<code>\(HTML.escape($0.accessID))</code>", "<code class=\"secret\">\(HTML.escape($0.secretKey))</code>"] }
+        let rows = credentials.map {
+            [$0.role.rawValue, "<code>\(HTML.escape($0.accessID))</code>", "<code class=\"secret\">\(HTML.escape($0.secretKey))</code>"]
+        }
         return HTML.page(
             title,
             """

@@ -25,6 +25,7 @@ struct DashboardController {
     let queue: QueueAdminStore
     let queueReads: QueueAdminStore
     let queries: DashboardStore
+    let trends: TrendStore
     let finder: DeviceFinder
     let operators: OperatorStore
     let audit: AuditLogStore
@@ -69,6 +70,7 @@ struct DashboardController {
         pages.post("apps/:id/gateways/:provider", use: changeGateway)
         pages.post("apps/:id/webhooks", use: changeWebhooks)
         pages.get("apps/:id/webhooks/:webhook", use: webhookBatchesPage)
+        pages.get("apps/:id/trends", use: trendsPage)
         pages.get("apps/:id/devices", use: appDevices)
         pages.get("apps/:id/devices/:device", use: device)
         pages.get("queue", use: queuePage)

@@ -70,8 +70,8 @@ public struct NotificationCounterStore: Sendable {
         return all
     }
 
-    /// Folds up to `limit` of the oldest changes into the totals, in one transaction; returns how
-    /// many it folded. Changes of notifications that no longer exist are dropped. Several workers
+    /// Folds up to `limit` of the oldest changes into the totals, and into their app's hour and
+    /// their notification's minute (the trends), in one transaction; returns how many it folded. Changes of notifications that no longer exist are dropped. Several workers
     /// may fold at once: each takes changes the others have not locked, and the totals are
     /// upserted in notification order, so two folds never wait on each other in a circle.
     @discardableResult
@@ -81,11 +81,29 @@ public struct NotificationCounterStore: Sendable {
             WITH folded AS (
                 DELETE FROM notification_counter_changes
                 WHERE id IN (SELECT id FROM notification_counter_changes ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                RETURNING notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened
+                RETURNING notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened, at
             ), live AS (
                 -- Locked against deletion until the totals are written; one deleted meanwhile is
                 -- skipped (its counters went with it), instead of failing the upsert's foreign key.
-                SELECT id FROM notifications WHERE id IN (SELECT notification_id FROM folded) ORDER BY id FOR KEY SHARE
+                SELECT id, app_id FROM notifications WHERE id IN (SELECT notification_id FROM folded) ORDER BY id FOR KEY SHARE
+            ), hourly AS (
+                INSERT INTO app_hourly_stats AS h (app_id, hour, sent, failed, dead, delivered, opened)
+                SELECT live.app_id, date_trunc('hour', f.at), sum(f.sent), sum(f.failed), sum(f.dead), sum(f.delivered), sum(f.opened)
+                FROM folded f JOIN live ON live.id = f.notification_id
+                WHERE f.at IS NOT NULL AND (f.sent, f.failed, f.dead, f.delivered, f.opened) <> (0, 0, 0, 0, 0)
+                GROUP BY 1, 2
+                ORDER BY 1, 2
+                ON CONFLICT (app_id, hour) DO UPDATE SET
+                    sent = h.sent + EXCLUDED.sent, failed = h.failed + EXCLUDED.failed, dead = h.dead + EXCLUDED.dead,
+                    delivered = h.delivered + EXCLUDED.delivered, opened = h.opened + EXCLUDED.opened
+            ), minutes AS (
+                INSERT INTO notification_minute_sends AS m (notification_id, minute, sent)
+                SELECT f.notification_id, date_trunc('minute', f.at), sum(f.sent)
+                FROM folded f JOIN live ON live.id = f.notification_id
+                WHERE f.at IS NOT NULL AND f.sent <> 0
+                GROUP BY 1, 2
+                ORDER BY 1, 2
+                ON CONFLICT (notification_id, minute) DO UPDATE SET sent = m.sent + EXCLUDED.sent
             ), summed AS (
                 INSERT INTO notification_counters AS c
                     (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)

@@ -67,6 +67,8 @@ public struct RetentionStore: Sendable {
             report.deletedSandboxPushes += try await repeatBatches { try await deleteSandboxPushes(scope) }
             report.purgedDevices += try await repeatBatches { try await purgeDevices(scope) }
         }
+        // Trends are kept as long as the deliveries they sum up.
+        try await TrendStore(client: client, logger: logger).prune(before: cutoff.time)
         return report
     }
 
