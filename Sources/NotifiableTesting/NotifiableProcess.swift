@@ -63,9 +63,10 @@ public final class NotifiableProcess: @unchecked Sendable {
 
 extension NotifiableProcess {
     /// Runs `notifiable ARGUMENTS` to the end; its exit status and everything it printed.
-    public static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
+    /// `input`, when given, is the command's standard input.
+    public static func run(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) async throws -> (status: Int32, output: String) {
         try await runProgram(
-            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, input: input
         )
     }
 }
@@ -74,7 +75,7 @@ extension NotifiableProcess {
 /// together. The waiting happens on a thread of its own: blocking one of the few threads that run
 /// Swift tasks (one per core) would stall every other test running meanwhile.
 public func runProgram(
-    _ executable: URL, _ arguments: [String], environment: [String: String]? = nil
+    _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil
 ) async throws -> (status: Int32, output: String) {
     try await withCheckedThrowingContinuation { continuation in
         Thread {
@@ -86,7 +87,13 @@ public func runProgram(
                 let output = Pipe()
                 process.standardOutput = output
                 process.standardError = output
+                let stdin = input.map { _ in Pipe() }
+                if let stdin { process.standardInput = stdin }
                 try process.run()
+                if let stdin, let input {
+                    try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+                    try stdin.fileHandleForWriting.close()
+                }
                 try output.fileHandleForWriting.close()
                 let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 process.waitUntilExit()

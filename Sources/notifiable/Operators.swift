@@ -65,10 +65,10 @@ struct Operators: AsyncParsableCommand {
         @Option(help: "owner, admin, editor or viewer.") var role: OperatorRole?
         @Option(help: "App ids an admin or editor works on, separated by commas.") var apps: String?
         @Flag(help: "Set a new password, read from the first line of standard input.") var passwordStdin = false
-        @Flag(inversion: .prefixedEnableDisable, help: "Whether the operator may sign in (disabling signs them out).") var access: Bool?
+        @Flag(help: "--disable stops the operator signing in and ends their sessions; --enable lets them in again.") var access: Access?
 
         func run() async throws {
-            let name = OperatorName.normalized(name) ?? name, role = role, apps = apps, access = access
+            let name = OperatorName.normalized(name) ?? name, role = role, apps = apps, disabled = access.map { $0 == .disable }
             let hash = passwordStdin ? try PasswordHash.make(try readPassword(fromStandardInput: true)) : nil
             let account = try await withStores(audit: CommandAudit("operators update")) { stores -> OperatorAccount? in
                 let operators = OperatorStore(client: stores.client, logger: stores.apps.logger)
@@ -78,7 +78,7 @@ struct Operators: AsyncParsableCommand {
                 if newRole.isScopedToApps, appIDs.isEmpty { throw CommandFailure("An \(newRole.rawValue) needs --apps.") }
                 do {
                     return try await operators.update(
-                        id: current.id, role: newRole, appIDs: appIDs, password: hash, disabled: access.map { !$0 })
+                        id: current.id, role: newRole, appIDs: appIDs, password: hash, disabled: disabled)
                 } catch let refused as OperatorChangeRefused {
                     throw CommandFailure(refused.description)
                 }
@@ -90,6 +90,11 @@ struct Operators: AsyncParsableCommand {
 }
 
 extension OperatorRole: ExpressibleByArgument {}
+
+/// `--enable` or `--disable` on `operators update`.
+enum Access: String, EnumerableFlag {
+    case enable, disable
+}
 
 /// `--apps 1,3` for a role: required for admins and editors, meaningless for the others.
 private func parseAppIDs(_ text: String?, role: OperatorRole) throws -> [Int64] {

@@ -65,7 +65,7 @@ pages=$(cat <<JSON
 [{"name": "apps", "path": "/dashboard", "expect": ["Demo", "sandbox"]},
  {"name": "app-notifications", "path": "/dashboard/apps/$app_id", "expect": ["Hello", "opened 1", "100.0 %"]},
  {"name": "notification", "path": "/dashboard/apps/$app_id/notifications/$notification_id", "expect": ["Bonjour", "Sent<b>1</b>", "Opened<b>1</b>", "<svg"]},
- {"name": "device", "path": "/dashboard/apps/$app_id/devices/$device_id", "expect": ["$token", "alice", "<td>registered</td>"]},
+ {"name": "device", "path": "/dashboard/apps/$app_id/devices/$device_id", "expect": ["$token", "alice", "<td data-label=\\"What\\">registered</td>"]},
  {"name": "queue", "path": "/dashboard/queue", "expect": ["sent<b>1</b>", "No dead deliveries."]}]
 JSON
 )

@@ -15,6 +15,12 @@ public struct PasswordHash: Sendable, Equatable {
         public var blockSize: Int
         public var parallelism: Int
 
+        public init(rounds: Int, blockSize: Int, parallelism: Int) {
+            self.rounds = rounds
+            self.blockSize = blockSize
+            self.parallelism = parallelism
+        }
+
         public static let standard = Parameters(rounds: 1 << 15, blockSize: 8, parallelism: 3)
     }
 
