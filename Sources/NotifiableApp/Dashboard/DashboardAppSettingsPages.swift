@@ -114,7 +114,7 @@ extension DashboardPages {
             <form method="post" enctype="multipart/form-data" action="\(base)/gateways/apns">\(csrfField)
             <label>Key id <input type="text" name="key_id" required></label><label>Team id <input type="text" name="team_id" required></label>
             <label>Bundle id <input type="text" name="bundle_id" required></label>
-            <label>Environment <select name="environment"><option>production</option><option>development</option></select></label>
+            <label>Environment <select name="environment"><option>production</option><option value="sandbox">sandbox (development)</option></select></label>
             <label>Key (.p8 file from Apple) <input type="file" name="private_key" accept=".p8" required></label>
             <button>Upload APNs key</button></form></div>
             <div class="panel"><h3>FCM (Android)</h3><p>\(fcmState) \(remove("fcm", fcm != nil))</p>

@@ -29,7 +29,18 @@ extension DashboardController {
             let preview = ComposePreview(audience: audience, payloads: ComposePreview.payloads(parsed.applying(app.pushDefaults, now: Date())))
             return DashboardPages.compose(app: app, form: form, csrf: csrf(request), preview: preview, error: nil)
         }
-        let (notification, _) = try await sending.create(appID: app.id, request: parsed, digest: NotificationRequest.digest(of: body))
+        let notification: StoredNotification
+        do {
+            (notification, _) = try await sending.create(appID: app.id, request: parsed, digest: NotificationRequest.digest(of: body))
+        } catch let reused as NotificationStore.IdempotencyKeyReused {
+            // This form was sent before and then changed (the browser's back button keeps its key):
+            // nothing is sent; the page comes back with a new key, so sending again is a new notification.
+            var fresh = form
+            fresh["idempotency_key"] = nil
+            return DashboardPages.compose(
+                app: app, form: fresh, csrf: csrf(request), preview: nil,
+                error: "This form already made notification \(reused.notificationID) with other content; nothing was sent. Send again to make a new one.")
+        }
         return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(app.id)/notifications/\(notification.id)"])
     }
 }
