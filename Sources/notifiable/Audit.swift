@@ -24,13 +24,7 @@ struct Audit: AsyncParsableCommand {
         func run() async throws {
             let since = try since.map { try Date($0, strategy: .iso8601) }, appID = app
             try await withStores { stores in
-                var after: Int64 = 0
-                while true {
-                    let page = try await stores.audit.after(after, since: since, limit: 1000)
-                    guard let last = page.last?.id else { break }
-                    for entry in page where appID == nil || entry.appID == appID { print(entry.jsonLine()) }
-                    after = last
-                }
+                try await stores.audit.export(since: since, appID: appID) { print($0.jsonLine()) }
             }
         }
     }

@@ -75,21 +75,18 @@ extension DashboardController {
     @Sendable func auditExport(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         try require(.administer, context, "read the audit log")
         let appID = request.uri.queryParameters["app"].flatMap { Int64(String($0)) }
-        var lines = ""
-        var after: Int64 = 0
-        while true {
-            let page = try await audit.after(after, since: nil, limit: 1000)
-            guard let last = page.last?.id else { break }
-            for entry in page where appID == nil || entry.appID == appID { lines += entry.jsonLine() + "\n" }
-            after = last
-        }
+        let audit = audit
         return Response(
             status: .ok,
             headers: [
                 .contentType: "application/x-ndjson; charset=utf-8", .contentDisposition: "attachment; filename=\"notifiable-audit.jsonl\"",
                 .cacheControl: "no-store",
             ],
-            body: .init(byteBuffer: ByteBuffer(string: lines)))
+            // Written as it is read, a thousand entries at a time, however long the log has grown.
+            body: ResponseBody { writer in
+                try await audit.export(since: nil, appID: appID) { try await writer.write(ByteBuffer(string: $0.jsonLine() + "\n")) }
+                try await writer.finish(nil)
+            })
     }
 }
 

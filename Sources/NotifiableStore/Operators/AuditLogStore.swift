@@ -78,14 +78,21 @@ public struct AuditLogStore: Sendable {
             """)
     }
 
-    /// Oldest first, after `afterID`: what `audit export` writes, page by page.
-    public func after(_ afterID: Int64, since: Date?, limit: Int) async throws -> [AuditEntry] {
-        try await entries(
-            """
-            SELECT id, at, actor, channel, action, app_id, origin, status, detail::text FROM audit_log
-            WHERE id > \(afterID) AND (\(since)::timestamptz IS NULL OR at >= \(since))
-            ORDER BY id LIMIT \(limit)
-            """)
+    /// Every entry, oldest first (only `appID`'s when given, only from `since`), a thousand at a
+    /// time: what `audit export` and the console's export write, never all held at once.
+    public func export(since: Date?, appID: Int64?, _ each: (AuditEntry) async throws -> Void) async throws {
+        var after: Int64 = 0
+        while true {
+            let page = try await entries(
+                """
+                SELECT id, at, actor, channel, action, app_id, origin, status, detail::text FROM audit_log
+                WHERE id > \(after) AND (\(since)::timestamptz IS NULL OR at >= \(since)) AND (\(appID)::int8 IS NULL OR app_id = \(appID))
+                ORDER BY id LIMIT 1000
+                """)
+            for entry in page { try await each(entry) }
+            guard page.count == 1000, let last = page.last?.id else { return }
+            after = last
+        }
     }
 
     private func entries(_ query: PostgresQuery) async throws -> [AuditEntry] {
