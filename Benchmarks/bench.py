@@ -13,6 +13,9 @@ machine, with the service, PostgreSQL and the load generators sharing its cores.
   7. fairness      another app's single pushes, accepted while a 1,000,000-device broadcast is fanned
                    out and sent, from acceptance to sent; the broadcast's rate against the same
                    broadcast alone just before and just after
+  8. steady        60 days of sends with retention: sizes flat, the queue as fast on the last day
+  9. console       every console page, search included, p99 with 1,000,000 devices and a
+                   1,000,000-delivery notification in one app, beside the sign-in form's p99
 
 Sizes and choices come from the environment (defaults are the full sizes); see scripts/bench.
 """
@@ -41,14 +44,15 @@ WORK = os.environ["BENCH_DIR"]
 PG_BIN = os.environ["PG_BIN"]
 PSQL = os.path.join(PG_BIN, "psql")
 DATABASE_URL = os.environ["DATABASE_URL"]
-MIGRATIONS = os.path.abspath("Migrations")
+# BENCH_MIGRATIONS: the migrations of the build measured, when it is not this tree's (a "before").
+MIGRATIONS = os.path.abspath(os.environ.get("BENCH_MIGRATIONS", "Migrations"))
 
 
 def env_int(name, default):
     return int(os.environ.get(name, default))
 
 
-BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue push fanout import counters fairness steady").split()
+BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue push fanout import counters fairness steady console").split()
 REG_KEYSPACE = env_int("REG_KEYSPACE", 1_000_000)
 REG_SECONDS = env_int("REG_SECONDS", 10)
 REG_CONCURRENCY = [int(c) for c in os.environ.get("REG_CONCURRENCY", "8 16 32 64").split()]
@@ -885,6 +889,161 @@ def steady():
             throughput, "sizes flat within 10 %, queue ≥ 0.9 of day 1", met)
 
 
+# ---------------------------------------------------------------- 9. console
+
+CONSOLE_REQUESTS = env_int("CONSOLE_REQUESTS", 50)
+
+
+class ConsoleClient:
+    """A signed-in browser's requests to the console, timed: one keep-alive connection, the
+    session cookie, and the CSRF token its forms carry."""
+
+    def __init__(self, port, token):
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.cookie = ""
+        status, _, _, cookie = self.request("POST", "/dashboard/login", {"name": "", "password": token})
+        if status != 303:
+            sys.exit(f"console: sign-in answered {status}")
+        self.cookie = cookie.split(";", 1)[0]
+        found = re.search(r'name="csrf" value="([0-9a-f]+)"', self.get("/dashboard/queue")[1].decode())
+        if not found:
+            sys.exit("console: no CSRF token on the queue page")
+        self.csrf = found.group(1)
+
+    def request(self, method, path, fields=None):
+        """(status, body, milliseconds, Set-Cookie) of one request."""
+        headers, body = {"Cookie": self.cookie}, None
+        if fields is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            body = urllib.parse.urlencode(fields)
+        began = time.perf_counter()
+        self.connection.request(method, path, body=body, headers=headers)
+        answer = self.connection.getresponse()
+        data = answer.read()
+        return answer.status, data, (time.perf_counter() - began) * 1000, answer.getheader("Set-Cookie") or ""
+
+    def get(self, path):
+        return self.request("GET", path)[:3]
+
+    def post(self, path, fields):
+        return self.request("POST", path, dict(fields, csrf=self.csrf))[:3]
+
+
+def console_fixture(api_port, n):
+    """An app of `n` devices (half iOS, half Android, with tokens as random as real ones; five per
+    user; a few languages and countries; 1 % tagged beta; 2 % invalidated) and a notification to
+    the reachable ones in every state an operator meets: mostly sent (some delivered and opened),
+    some failed for several reasons, some given up, retrying, cancelled or still waiting; its
+    counters and the trends folded as a worker keeps them. Returns (app id, notification id)."""
+    app = create_app("Console bench")
+    app_id = app["id"]
+    sql(f"""INSERT INTO devices (app_id, provider, token, user_alias, language, country, tags, invalidated_at, invalidation_reason)
+            SELECT {app_id}, CASE WHEN n % 2 = 0 THEN 'apns' ELSE 'fcm' END,
+                   CASE WHEN n % 2 = 0 THEN md5('apns' || n) || md5('apns2' || n) ELSE md5('fcm' || n) || ':APA91b' || md5('fcm2' || n) END,
+                   'user-' || (n / 5), (ARRAY['en', 'fr', 'de', 'es'])[1 + n % 4], (ARRAY['gb', 'fr', 'de', 'us', 'es'])[1 + n % 5],
+                   CASE WHEN n % 100 = 0 THEN ARRAY['beta'] ELSE '{{}}'::text[] END,
+                   CASE WHEN n % 50 = 7 THEN now() END, CASE WHEN n % 50 = 7 THEN 'Unregistered' END
+            FROM generate_series(1, {n}) AS n""")
+    notification = create_notification(api_port, app, {"title": "Console", "message": "Hello", "all": True})
+    sql(f"UPDATE notifications SET state = 'fanned_out', fanned_out_at = now() WHERE id = {notification}")
+    sql(f"""INSERT INTO deliveries (notification_id, app_id, device_id)
+            SELECT {notification}, {app_id}, id FROM devices WHERE app_id = {app_id} AND invalidated_at IS NULL""")
+    # Settled as a big send leaves them: by the last two digits of the delivery's id.
+    sql(f"""UPDATE deliveries SET
+              state = CASE WHEN id % 100 < 90 THEN 'sent' WHEN id % 100 < 95 THEN 'failed' WHEN id % 100 < 97 THEN 'dead'
+                           WHEN id % 100 < 98 THEN 'cancelled' WHEN id % 100 < 99 THEN 'retrying' ELSE 'available' END,
+              attempts = 1,
+              sent_at = CASE WHEN id % 100 < 90 THEN now() - (id % 600) * interval '1 second' END,
+              failed_at = CASE WHEN id % 100 BETWEEN 90 AND 94 THEN now() END,
+              dead_at = CASE WHEN id % 100 BETWEEN 95 AND 96 THEN now() END,
+              delivered_at = CASE WHEN id % 100 < 60 THEN now() END,
+              opened_at = CASE WHEN id % 100 < 20 THEN now() END,
+              reason = CASE WHEN id % 100 BETWEEN 90 AND 94 THEN (ARRAY['BadDeviceToken', 'Unregistered', 'PayloadTooLarge'])[1 + id % 3]
+                            WHEN id % 100 BETWEEN 95 AND 98 THEN 'ServiceUnavailable' END
+            WHERE notification_id = {notification}""")
+    folder = start(["work", "--no-migrate"], {"NOTIFIABLE_WORKER_LANES": "0"}, log_name="console-fold.log")
+    try:
+        folded = wait_until(lambda: sql("SELECT (SELECT count(*) FROM notification_counter_changes) + "
+                                        "(SELECT count(*) FROM delivery_failure_changes)") == "0", 300, 0.5)
+    finally:
+        stop(folder)
+    if not folded:
+        sys.exit(f"console: the counters were not folded; see {WORK}/console-fold.log")
+    sql("VACUUM ANALYZE devices")
+    sql("VACUUM ANALYZE deliveries")
+    return app_id, notification
+
+
+def console(api_port):
+    n = FANOUT_DEVICES
+    log(f"\n== 9. Console: every page, search included, with {n:,} devices and a {n:,}-delivery notification in one app")
+    started = time.monotonic()
+    app_id, notification = console_fixture(api_port, n)
+    deliveries = int(sql(f"SELECT count(*) FROM deliveries WHERE notification_id = {notification}"))
+    log(f"fixture: {n:,} devices, {deliveries:,} deliveries, in {time.monotonic() - started:.0f} s")
+
+    token = "console-bench-admin-token-" + b64url(os.urandom(12))
+    port = free_port()
+    api = start(["serve", "--no-workers", "--no-migrate", "--port", str(port)], {"NOTIFIABLE_ADMIN_TOKEN": token}, log_name="console-api.log")
+    try:
+        wait_until(lambda: listening(port), 30)
+        client = ConsoleClient(port, token)
+        device = sql(f"SELECT min(id) FROM devices WHERE app_id = {app_id} AND user_alias = 'user-1000'")
+        middle_device = sql(f"SELECT id FROM devices WHERE app_id = {app_id} ORDER BY id OFFSET {n // 2} LIMIT 1")
+        middle_delivery = sql(f"SELECT id FROM deliveries WHERE notification_id = {notification} ORDER BY id OFFSET {deliveries // 2} LIMIT 1")
+        token_prefix = sql(f"SELECT substr(token, 1, 12) FROM devices WHERE id = {device}")
+        base = f"/dashboard/apps/{app_id}"
+        pages = [
+            ("sign-in form (no database: the floor)", "GET", "/dashboard/login", None),
+            ("apps", "GET", "/dashboard", None),
+            ("app's notifications", "GET", base, None),
+            ("notification", "GET", f"{base}/notifications/{notification}", None),
+            ("notification, failed only", "GET", f"{base}/notifications/{notification}?state=failed", None),
+            ("notification, deliveries from the middle", "GET", f"{base}/notifications/{notification}?cursor={middle_delivery}", None),
+            ("devices", "GET", f"{base}/devices", None),
+            ("devices, fcm + fr + de", "GET", f"{base}/devices?provider=fcm&language=fr&country=de", None),
+            ("devices, tag beta", "GET", f"{base}/devices?tag=beta", None),
+            ("devices, invalidated", "GET", f"{base}/devices?invalidated=yes", None),
+            ("devices, from the middle", "GET", f"{base}/devices?cursor={middle_device}", None),
+            ("device", "GET", f"{base}/devices/{device}", None),
+            ("search: user alias", "GET", "/dashboard/search?q=user-1000", None),
+            ("search: token prefix", "GET", f"/dashboard/search?q={token_prefix}", None),
+            ("search: device id", "GET", f"/dashboard/search?q={device}", None),
+            ("search: notification id", "GET", f"/dashboard/search?q={notification}", None),
+            ("search: nothing found", "GET", "/dashboard/search?q=nobody-at-all", None),
+            ("trends", "GET", f"{base}/trends", None),
+            ("settings", "GET", f"{base}/settings", None),
+            ("compose", "GET", f"{base}/compose", None),
+            ("compose: count everyone", "POST", f"{base}/compose", {"action": "preview", "audience": "all", "title": "Hi"}),
+            ("compose: count a tag", "POST", f"{base}/compose", {"action": "preview", "audience": "tags", "tags": "beta", "title": "Hi"}),
+            ("compose: count users", "POST", f"{base}/compose", {"action": "preview", "audience": "users", "users": "user-1, user-2", "title": "Hi"}),
+            ("queue", "GET", "/dashboard/queue", None),
+            ("operators", "GET", "/dashboard/operators", None),
+            ("audit log", "GET", "/dashboard/audit", None),
+        ]
+        results = []
+        for name, method, path, fields in pages:
+            times = []
+            for _ in range(CONSOLE_REQUESTS):
+                status, body, elapsed = client.get(path) if method == "GET" else client.post(path, fields)
+                if status not in (200, 303):
+                    sys.exit(f"console: {method} {path} answered {status}: {body[:300]!r}")
+                times.append(elapsed)
+            p50, p99 = percentile(times, 0.5), percentile(times, 0.99)
+            results.append((name, p50, p99))
+            log(f"  {name:45} p50 {p50:7.1f} ms  p99 {p99:7.1f} ms")
+    finally:
+        stop(api)
+    floor = results[0][2]
+    worst = max(results[1:], key=lambda r: r[2])
+    slow = [f"{name} {p99:.0f} ms" for name, _, p99 in results[1:] if p99 >= 200]
+    add_row(f"9. Console ({n:,} devices, a {deliveries:,}-delivery notification; {len(results) - 1} pages, search included)",
+            f"worst p99 {worst[2]:.1f} ms ({worst[0]}); every page's p99 under 200 ms: {'yes' if not slow else 'no: ' + ', '.join(slow)}; "
+            f"{CONSOLE_REQUESTS} requests a page, one connection, release build",
+            f"{floor:.1f} ms", "p99 of the sign-in form, which reads no database, same connection; ratio: 200 ms ÷ worst p99",
+            200 / worst[2], "every page p99 < 200 ms", not slow)
+
+
 # ---------------------------------------------------------------- table
 
 def table():
@@ -927,6 +1086,8 @@ def main():
             fairness(api_port)
         if "steady" in BENCHMARKS:
             steady()
+        if "console" in BENCHMARKS:
+            console(api_port)
     finally:
         if api:
             stop(api)

@@ -2,8 +2,9 @@
 # Runs the README's walkthrough exactly as written (the commands between its walkthrough
 # markers) against `scripts/run` on a data folder and ports of its own, checks that the push
 # was recorded and the counters moved, then drives headless Chromium through the dashboard of
-# the same server, writing a screenshot of each page under .build/screenshots/ and checking
-# the numbers they show. Called by scripts/test.
+# the same server as an operator would (sign in, add an editor, search, compose and send, watch
+# the send complete), photographing each page at 1400 and 400 px under .build/screenshots/console/
+# and checking the numbers they show. Called by scripts/test.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/lib/postgres.sh
@@ -69,5 +70,7 @@ pages=$(cat <<JSON
  {"name": "queue", "path": "/dashboard/queue", "expect": ["sent<b>1</b>", "No dead deliveries."]}]
 JSON
 )
-echo "==> The dashboard in headless Chromium (screenshots in .build/screenshots/)"
-/usr/bin/python3 scripts/lib/dashboard_browser_check.py "http://127.0.0.1:$port" "$admin_token" "$PWD/.build/screenshots" "$pages"
+flow=$(printf '{"app_id": %s, "user_alias": "alice", "token": "%s"}' "$app_id" "$token")
+echo "==> The console in headless Chromium (screenshots at 1400 and 400 px in .build/screenshots/console/)"
+rm -rf .build/screenshots/console
+/usr/bin/python3 scripts/lib/dashboard_browser_check.py "http://127.0.0.1:$port" "$admin_token" "$PWD/.build/screenshots/console" "$pages" "$flow"

@@ -95,9 +95,11 @@ extension DashboardController {
     @Sendable func queuePage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         try require(.viewService, context, "see every app's queue")
         let dead = try await queueReads.dead(appID: nil, afterID: try request.cursor(), limit: Self.pageSize)
+        // The waiting states through their partial indexes, and the last day's outcomes from the
+        // trends' roll-up: never a count of the sent and failed rows that make up most of the table.
+        let lastDay = try await trends.hourly(appID: nil, since: Date().addingTimeInterval(-24 * 3600))
         return DashboardPages.queue(
-            try await queueReads.stats(), dead: dead, nextCursor: dead.count == Self.pageSize ? dead.last?.id : nil,
-            replicaLagSeconds: try await queueReads.replicaLagSeconds(), csrf: csrf(request),
+            try await queueReads.depth(), lastDay: lastDay, dead: dead, nextCursor: dead.count == Self.pageSize ? dead.last?.id : nil, csrf: csrf(request),
             requeued: request.uri.queryParameters["requeued"].flatMap { Int(String($0)) },
             mayRequeue: try context.requireOperator().may(.administer)
         )

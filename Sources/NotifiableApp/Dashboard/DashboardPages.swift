@@ -30,7 +30,7 @@ enum DashboardPages {
                 HTML.link("/dashboard/apps/\(app.id)", "\(app.name) (\(app.id))"),
                 app.deliveryMode == .sandbox ? "<span class=\"warn\">sandbox</span>" : "live",
                 "<span class=\"num\">\(overview.apnsDevices)</span>", "<span class=\"num\">\(overview.fcmDevices)</span>",
-                "<span class=\"num\">\(overview.invalidatedDevices)</span>", "<span class=\"num\">\(overview.registeredLastDay)</span>",
+                "<span class=\"num\">\(overview.invalidatedDevices)</span>", "<span class=\"num\">\(overview.newLastDay)</span>",
                 gateway(overview.apns, sandbox: app.deliveryMode == .sandbox), gateway(overview.fcm, sandbox: app.deliveryMode == .sandbox),
             ]
         }
@@ -39,7 +39,7 @@ enum DashboardPages {
             "Apps",
             create
                 + HTML.table(
-                    ["App", "Mode", "iOS devices", "Android devices", "Invalidated", "Registered in 24 h", "APNs", "FCM"], rows,
+                    ["App", "Mode", "iOS devices", "Android devices", "Invalidated", "New in 24 h", "APNs", "FCM"], rows,
                     empty: "No apps yet: create one with `notifiable apps create` or POST /admin/apps."
                 ))
     }

@@ -5,10 +5,22 @@ import NotifiableStore
 
 extension DashboardPages {
     static func queue(
-        _ stats: QueueStats, dead: [DeliveryRecord], nextCursor: Int64?, replicaLagSeconds: Double, csrf: String, requeued: Int?, mayRequeue: Bool
+        _ depth: QueueDepth, lastDay: [HourlyTrend], dead: [DeliveryRecord], nextCursor: Int64?, csrf: String, requeued: Int?, mayRequeue: Bool
     ) -> Response {
-        let states = DeliveryState.names
-        let cards = states.map { "<div class=\"card\">\($0)<b>\(stats.counts[$0] ?? 0)</b></div>" }.joined()
+        func card(_ label: String, _ value: String) -> String { "<div class=\"card\">\(label)<b>\(value)</b></div>" }
+        let waiting = [
+            ("available", depth.available), ("running", depth.running), ("retrying", depth.retrying), ("dead", depth.dead),
+        ].map { card($0.0, "\($0.1)") }.joined()
+        let day = lastDay.reduce(into: (sent: Int64(0), failed: Int64(0), dead: Int64(0), delivered: Int64(0), opened: Int64(0))) {
+            $0.sent += $1.sent
+            $0.failed += $1.failed
+            $0.dead += $1.dead
+            $0.delivered += $1.delivered
+            $0.opened += $1.opened
+        }
+        let outcomes = [("sent", day.sent), ("failed", day.failed), ("gave up", day.dead), ("delivered", day.delivered), ("opened", day.opened)]
+            .map { card($0.0, "\($0.1)") }.joined()
+        let misconfigured = (depth.misconfigured[.apns] ?? 0) + (depth.misconfigured[.fcm] ?? 0)
         let rows = dead.map { record -> [String] in
             [
                 "#\(record.id)", HTML.link("/dashboard/notifications/\(record.notificationID)", "#\(record.notificationID)"),
@@ -19,10 +31,10 @@ extension DashboardPages {
         return HTML.page(
             "Queue",
             """
-            \(notice)<div class="cards">\(cards)
-            <div class="card">Oldest ready<b>\(String(format: "%.1f", stats.oldestReadyAgeSeconds)) s</b></div>
-            <div class="card">Fanning out<b>\(stats.fanningOut)</b></div>
-            <div class="card">Read replica lag<b>\(String(format: "%.1f", replicaLagSeconds)) s</b></div></div>
+            \(notice)<h2>Waiting</h2><div class="cards">\(waiting)
+            \(card("Oldest ready", String(format: "%.1f s", depth.oldestReadyAgeSeconds)))\(card("Fanning out", "\(depth.fanningOut)"))
+            \(card("Apps misconfigured", "\(misconfigured)"))\(card("Read replica lag", String(format: "%.1f s", depth.replicaLagSeconds)))</div>
+            <h2>Pushes in the last 24 hours</h2><div class="cards">\(outcomes)</div>
             <h2>Dead deliveries</h2>
             \(mayRequeue ? """
             <form method="post" action="/dashboard/queue/requeue"><input type="hidden" name="csrf" value="\(HTML.escape(csrf))">

@@ -125,7 +125,7 @@ enum HTML {
         span.dead{color:#5f1a16;font-weight:600} span.cancelled{color:#778}
         .cards{display:flex;gap:12px;flex-wrap:wrap} .card{background:#fff;padding:10px 14px;box-shadow:0 1px 2px #0001;min-width:120px}
         .card b{display:block;font-size:20px} pre{background:#fff;padding:10px;overflow:auto;box-shadow:0 1px 2px #0001}
-        form.inline{display:inline} input,select,button{font:inherit;padding:4px 8px}
+        form.inline{display:inline} input,select,button{font:inherit;padding:4px 8px} input,select,textarea{max-width:100%;box-sizing:border-box}
         .login{max-width:360px;background:#fff;padding:20px;box-shadow:0 1px 3px #0002}
         header{flex-wrap:wrap} header nav{flex-wrap:wrap} .who{color:#aab} form.search input{width:240px}
         .panel{background:#fff;padding:12px 16px;box-shadow:0 1px 2px #0001;margin:12px 0} .panel label{display:block;margin:6px 0}
@@ -136,7 +136,7 @@ enum HTML {
           header,main{padding-left:10px;padding-right:10px} form.search input{width:100%} .grid2{grid-template-columns:1fr}
           table,thead,tbody,tr,td{display:block;width:100%;box-sizing:border-box} thead{display:none}
           tr{border-bottom:2px solid #e6e8ec;padding:4px 0} td{border:none;padding:2px 8px;overflow-wrap:anywhere}
-          td[data-label]::before{content:attr(data-label) ": ";color:#778;font-size:12px} .bar{width:100%}
+          td[data-label]:not([data-label=""])::before{content:attr(data-label) ": ";color:#778;font-size:12px} .bar{width:100%}
           pre{white-space:pre-wrap;overflow-wrap:anywhere}
         }
         """

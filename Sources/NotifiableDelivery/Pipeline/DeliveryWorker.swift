@@ -47,7 +47,7 @@ public final class DeliveryWorker: Service {
         maintenance = QueueMaintenance(
             queue: queue, userNotifications: UserNotificationStore(client: postgres, logger: logger),
             counters: NotificationCounterStore(client: postgres, logger: logger), trends: TrendStore(client: postgres, logger: logger),
-            configuration: configuration, metrics: metrics, logger: logger
+            deviceCounts: DeviceCountStore(client: postgres, logger: logger), configuration: configuration, metrics: metrics, logger: logger
         )
         listener = WakeListener(postgres: postgres, logger: logger)
     }

@@ -4,12 +4,13 @@ import NotifiableStore
 /// Keeps the queue moving on its own pace: raises the queue's floor past days with nothing left
 /// to send, returns deliveries whose worker died (their lease ran out), settles deliveries of
 /// expired notifications, folds notifications' counter changes into
-/// their totals and the apps' trends, expires users' copies of stateful notifications and prunes their change feeds.
+/// their totals and the apps' trends, and the apps' device count changes into theirs, expires users' copies of stateful notifications and prunes their change feeds.
 struct QueueMaintenance: Sendable {
     let queue: DeliveryQueueStore
     let userNotifications: UserNotificationStore
     let counters: NotificationCounterStore
     let trends: TrendStore
+    let deviceCounts: DeviceCountStore
     let configuration: DeliveryWorkerConfiguration
     let metrics: DeliveryMetrics
     let logger: Logger
@@ -44,6 +45,7 @@ struct QueueMaintenance: Sendable {
         do {
             while try await run.step("folding counter changes", { [counters] in try await counters.fold(limit: foldLimit) }) == foldLimit {}
             while try await run.step("folding failure changes", { [trends] in try await trends.foldFailures(limit: foldLimit) }) == foldLimit {}
+            while try await run.step("folding device count changes", { [deviceCounts] in try await deviceCounts.fold(limit: foldLimit) }) == foldLimit {}
         } catch {
             logger.warning("folding counter changes failed; the next pass retries", metadata: ["error": "\(databaseErrorText(error))"])
         }

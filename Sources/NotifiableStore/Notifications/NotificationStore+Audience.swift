@@ -17,6 +17,11 @@ extension NotificationStore {
     /// The devices a send with `targeting` would reach now: the fan-out's own rules (registered,
     /// not invalidated, not merged, and the targeting's condition), counted instead of queued.
     public func audienceSize(appID: Int64, targeting: Targeting) async throws -> AudienceSize {
+        // Rules are unioned, so "all" reaches every reachable device: the app's kept counts, not a count of them.
+        if targeting.all {
+            let counts = try await DeviceCountStore(client: client, logger: logger).counts(appID: appID)
+            return AudienceSize(apns: counts.apns, fcm: counts.fcm)
+        }
         var builder = SQLBuilder()
         builder.append(
             """

@@ -10,7 +10,8 @@ public struct AppOverview: Sendable {
     public let apnsDevices: Int64
     public let fcmDevices: Int64
     public let invalidatedDevices: Int64
-    public let registeredLastDay: Int64
+    /// Devices new to the app in the last 24 hours (whole hours).
+    public let newLastDay: Int64
     public let apns: GatewayState
     public let fcm: GatewayState
 }
@@ -32,36 +33,36 @@ public struct DashboardStore: Sendable {
         self.logger = logger
     }
 
-    public func appOverviews() async throws -> [AppOverview] {
+    /// Every app with its device counts and gateways: the counts kept as devices change
+    /// (`DeviceCountStore`), so the page costs the same whatever the number of devices.
+    public func appOverviews(now: Date = Date()) async throws -> [AppOverview] {
+        let counts = DeviceCountStore(client: client, logger: logger)
+        let devices = try await counts.all()
+        let added = try await counts.newDevices(since: now.addingTimeInterval(-24 * 3600))
         let rows = try await client.query(
             """
             SELECT a.id, a.name, a.delivery_mode, a.created_at, a.updated_at,
-                   count(d.id) FILTER (WHERE d.provider = 'apns' AND d.invalidated_at IS NULL),
-                   count(d.id) FILTER (WHERE d.provider = 'fcm' AND d.invalidated_at IS NULL),
-                   count(d.id) FILTER (WHERE d.invalidated_at IS NOT NULL),
-                   count(d.id) FILTER (WHERE d.registered_at > now() - interval '24 hours'),
                    s.app_id IS NOT NULL, s.misconfiguration_reason, f.app_id IS NOT NULL, f.misconfiguration_reason
             FROM apps a
-            LEFT JOIN devices d ON d.app_id = a.id AND d.unregistered_at IS NULL AND d.merged_into IS NULL
             LEFT JOIN apns_settings s ON s.app_id = a.id
             LEFT JOIN fcm_settings f ON f.app_id = a.id
-            GROUP BY a.id, s.app_id, s.misconfiguration_reason, f.app_id, f.misconfiguration_reason
             ORDER BY a.id
             """,
             logger: logger
         )
         var overviews: [AppOverview] = []
-        for try await (id, name, mode, createdAt, updatedAt, apns, fcm, invalidated, recent, hasAPNs, apnsProblem, hasFCM, fcmProblem) in rows.decode(
-            (Int64, String, String, Date, Date, Int64, Int64, Int64, Int64, Bool, String?, Bool, String?).self
+        for try await (id, name, mode, createdAt, updatedAt, hasAPNs, apnsProblem, hasFCM, fcmProblem) in rows.decode(
+            (Int64, String, String, Date, Date, Bool, String?, Bool, String?).self
         ) {
             func state(_ configured: Bool, _ problem: String?) -> GatewayState {
                 guard configured else { return .notConfigured }
                 return problem.map(GatewayState.misconfigured) ?? .ok
             }
+            let count = devices[id] ?? AppDeviceCounts()
             overviews.append(
                 AppOverview(
                     app: App(id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, createdAt: createdAt, updatedAt: updatedAt),
-                    apnsDevices: apns, fcmDevices: fcm, invalidatedDevices: invalidated, registeredLastDay: recent,
+                    apnsDevices: count.apns, fcmDevices: count.fcm, invalidatedDevices: count.invalidated, newLastDay: added[id] ?? 0,
                     apns: state(hasAPNs, apnsProblem), fcm: state(hasFCM, fcmProblem)
                 ))
         }

@@ -59,11 +59,12 @@ public struct DeviceFinder: Sendable {
                 logger: logger)
             for try await (appID, id) in rows.decode((Int64, Int64).self) { results.notifications.append((appID, id)) }
         }
-        // A user alias in every app searched (each app's `(app_id, user_alias)` index), then tokens starting with the text.
+        // A user's registered devices in every app searched (each app's `(app_id, user_alias)` index,
+        // which holds registered devices only), then tokens starting with the text, registered or not.
         results.devices += try await devices(
             """
             SELECT \(unescaped: DeviceStore.columns) FROM devices
-            WHERE user_alias = \(text) AND merged_into IS NULL
+            WHERE user_alias = \(text) AND merged_into IS NULL AND unregistered_at IS NULL
               AND app_id = ANY(coalesce(\(appIDs)::int8[], ARRAY(SELECT id FROM apps)))
             ORDER BY id DESC LIMIT \(Self.maximumResults)
             """)
@@ -105,13 +106,13 @@ public struct DeviceFinder: Sendable {
         return nil
     }
 
-    /// The other devices of a device's user in its app.
+    /// The other registered devices of a device's user in its app.
     public func otherDevices(of device: Device) async throws -> [Device] {
         guard let alias = device.userAlias else { return [] }
         return try await devices(
             """
             SELECT \(unescaped: DeviceStore.columns) FROM devices
-            WHERE app_id = \(device.appID) AND user_alias = \(alias) AND id <> \(device.id) AND merged_into IS NULL
+            WHERE app_id = \(device.appID) AND user_alias = \(alias) AND id <> \(device.id) AND merged_into IS NULL AND unregistered_at IS NULL
             ORDER BY id DESC LIMIT \(Self.maximumResults)
             """)
     }

@@ -24,16 +24,18 @@ public struct TrendStore: Sendable {
         self.logger = logger
     }
 
-    /// Hours since `since`, oldest first; hours with nothing are left out.
-    public func hourly(appID: Int64, since: Date) async throws -> [HourlyTrend] {
+    /// Hours since `since`, oldest first, of one app or (nil) of every app added up; hours with
+    /// nothing are left out.
+    public func hourly(appID: Int64?, since: Date) async throws -> [HourlyTrend] {
         let rows = try await client.query(
             """
             SELECT hour, sum(sent)::int8, sum(failed)::int8, sum(dead)::int8, sum(delivered)::int8, sum(opened)::int8 FROM (
-                SELECT hour, sent, failed, dead, delivered, opened FROM app_hourly_stats WHERE app_id = \(appID) AND hour >= date_trunc('hour', \(since)::timestamptz)
+                SELECT hour, sent, failed, dead, delivered, opened FROM app_hourly_stats
+                WHERE (\(appID)::int8 IS NULL OR app_id = \(appID)) AND hour >= date_trunc('hour', \(since)::timestamptz)
                 UNION ALL
                 SELECT date_trunc('hour', c.at), c.sent, c.failed, c.dead, c.delivered, c.opened
                 FROM notification_counter_changes c JOIN notifications n ON n.id = c.notification_id
-                WHERE n.app_id = \(appID) AND c.at >= date_trunc('hour', \(since)::timestamptz)
+                WHERE (\(appID)::int8 IS NULL OR n.app_id = \(appID)) AND c.at >= date_trunc('hour', \(since)::timestamptz)
             ) AS hours
             GROUP BY hour ORDER BY hour
             """,

@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+import NotifiableCore
+import PostgresNIO
+
+/// An app's devices by what a send can do with them.
+public struct AppDeviceCounts: Sendable, Equatable {
+    /// Reachable (registered, not invalidated, not merged), by provider.
+    public var apns: Int64 = 0
+    public var fcm: Int64 = 0
+    /// Registered but invalidated by a gateway.
+    public var invalidated: Int64 = 0
+
+    public init(apns: Int64 = 0, fcm: Int64 = 0, invalidated: Int64 = 0) {
+        self.apns = apns
+        self.fcm = fcm
+        self.invalidated = invalidated
+    }
+}
+
+/// Each app's device counts, kept as devices change (migration 0023): totals in
+/// `app_device_counts`, plus the changes the devices' trigger appended and the queue's
+/// maintenance has not folded yet, read in one statement so the sum is exact.
+public struct DeviceCountStore: Sendable {
+    let client: Database
+    let logger: Logger
+
+    public init(client: Database, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Every app's counts (apps with no device are absent).
+    public func all() async throws -> [Int64: AppDeviceCounts] {
+        try await counts(appID: nil)
+    }
+
+    public func counts(appID: Int64) async throws -> AppDeviceCounts {
+        try await counts(appID: Optional(appID))[appID] ?? AppDeviceCounts()
+    }
+
+    private func counts(appID: Int64?) async throws -> [Int64: AppDeviceCounts] {
+        let rows = try await client.query(
+            """
+            SELECT app_id, sum(apns)::int8, sum(fcm)::int8, sum(invalidated)::int8 FROM (
+                SELECT app_id, apns, fcm, invalidated FROM app_device_counts WHERE \(appID)::int8 IS NULL OR app_id = \(appID)
+                UNION ALL
+                SELECT app_id, apns, fcm, invalidated FROM app_device_count_changes WHERE \(appID)::int8 IS NULL OR app_id = \(appID)
+            ) AS counts
+            GROUP BY app_id
+            """,
+            logger: logger)
+        var counts: [Int64: AppDeviceCounts] = [:]
+        for try await (app, apns, fcm, invalidated) in rows.decode((Int64, Int64, Int64, Int64).self) {
+            counts[app] = AppDeviceCounts(apns: apns, fcm: fcm, invalidated: invalidated)
+        }
+        return counts
+    }
+
+    /// Devices new to each app since `since`, by whole hours: the trends' roll-up and the
+    /// changes not folded yet.
+    public func newDevices(since: Date) async throws -> [Int64: Int64] {
+        let rows = try await client.query(
+            """
+            SELECT app_id, sum(new_devices)::int8 FROM (
+                SELECT app_id, new_devices FROM app_hourly_stats WHERE hour >= date_trunc('hour', \(since)::timestamptz) AND new_devices <> 0
+                UNION ALL
+                SELECT app_id, new_devices FROM app_device_count_changes WHERE at >= date_trunc('hour', \(since)::timestamptz)
+            ) AS added
+            GROUP BY app_id
+            """,
+            logger: logger)
+        var counts: [Int64: Int64] = [:]
+        for try await (app, count) in rows.decode((Int64, Int64).self) { counts[app] = count }
+        return counts
+    }
+
+    /// Folds up to `limit` of the oldest changes into the totals and the apps' hours, in one
+    /// transaction; returns how many it folded. Changes of apps that no longer exist are dropped.
+    /// Several workers may fold at once: each takes changes the others have not locked, and rows
+    /// are upserted in app order, so two folds never wait on each other in a circle.
+    @discardableResult
+    public func fold(limit: Int = 10_000) async throws -> Int {
+        let rows = try await client.query(
+            """
+            WITH folded AS (
+                DELETE FROM app_device_count_changes
+                WHERE id IN (SELECT id FROM app_device_count_changes ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                RETURNING app_id, apns, fcm, invalidated, new_devices, at
+            ), live AS (
+                SELECT id FROM apps WHERE id IN (SELECT app_id FROM folded) ORDER BY id FOR KEY SHARE
+            ), hourly AS (
+                INSERT INTO app_hourly_stats AS h (app_id, hour, new_devices)
+                SELECT f.app_id, date_trunc('hour', f.at), sum(f.new_devices)
+                FROM folded f JOIN live ON live.id = f.app_id
+                WHERE f.new_devices <> 0
+                GROUP BY 1, 2 ORDER BY 1, 2
+                ON CONFLICT (app_id, hour) DO UPDATE SET new_devices = h.new_devices + EXCLUDED.new_devices
+            ), summed AS (
+                INSERT INTO app_device_counts AS c (app_id, apns, fcm, invalidated)
+                SELECT f.app_id, sum(f.apns), sum(f.fcm), sum(f.invalidated)
+                FROM folded f JOIN live ON live.id = f.app_id
+                GROUP BY 1 ORDER BY 1
+                ON CONFLICT (app_id) DO UPDATE SET
+                    apns = c.apns + EXCLUDED.apns, fcm = c.fcm + EXCLUDED.fcm, invalidated = c.invalidated + EXCLUDED.invalidated
+            )
+            SELECT count(*)::int8 FROM folded
+            """,
+            logger: logger)
+        for try await count in rows.decode(Int64.self) { return Int(count) }
+        return 0
+    }
+}
