@@ -142,7 +142,7 @@ public func buildRouter(
         queries: DashboardStore(client: reads, logger: logger), trends: TrendStore(client: reads, logger: logger),
         finder: DeviceFinder(client: reads, logger: logger),
         operators: OperatorStore(client: postgres, logger: logger), audit: audit, webhooks: webhooks, apnsSettings: apnsSettings,
-        fcmSettings: fcmSettings, credentials: credentials
+        fcmSettings: fcmSettings, credentials: credentials, contents: NotificationContentStore(client: postgres, logger: logger)
     ).addRoutes(to: router)
     return router
 }

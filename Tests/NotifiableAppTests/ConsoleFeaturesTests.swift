@@ -597,6 +597,97 @@ import Testing
         }
     }
 
+    // MARK: Rich content and the lists that page
+
+    @Test func aComposedNotificationCarriesTheChosenFileAsItsRichContent() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp(name: "Rich from the console")
+            let phone = try await Self.register(client, app, .apns, Pipeline.token(0xE01), alias: "rae")
+            let console = try await ConsoleSession.admin(client, service)
+            let compose = "/dashboard/apps/\(app.app.id)/compose"
+            let offer = #"{"offer": "two for one", "until": "Sunday"}"#
+            let fields = ["title": "An offer", "audience": "users", "users": "rae", "idempotency_key": "rich-\(UUID().uuidString)"]
+
+            // The preview shows the push as it will go: rich, and mutable so the extension can fetch it.
+            let preview = String(
+                buffer: try await console.upload(compose, fields.merging(["action": "preview"]) { $1 }, file: ("rich_content", "offer.json", offer)).body)
+            #expect(preview.contains("Choose the file again before sending"))
+            let apns = try JSONValue.decode(Array(try #require(ConsolePage.preformatted(preview).first).utf8))
+            #expect(apns["rich"] == .bool(true))
+            #expect(apns["aps"]?["mutable-content"]?.intValue == 1)
+
+            let sent = try await console.upload(compose, fields.merging(["action": "send"]) { $1 }, file: ("rich_content", "offer.json", offer))
+            #expect(sent.status == .seeOther, "\(String(buffer: sent.body))")
+            let id = try #require(sent.headers[.location].flatMap { Int64($0.split(separator: "/").last ?? "") })
+            #expect(try await service.text("SELECT rich::text || ',' || awaiting_content::text FROM notifications WHERE id = \(id)") == "true,false")
+            // The device it goes to fetches the file, as the SDK's extension does.
+            try await Pipeline.fanOut(service)
+            let fetched = try await client.signed(.get, "/api/v1/notifications/\(id)/content?device_token_id=\(phone)", as: app.deviceCredential)
+            #expect(fetched.status == .ok)
+            #expect(String(buffer: fetched.body) == offer)
+            #expect(fetched.headers[.contentType] == "application/octet-stream")
+
+            // Without a file nothing is rich, whatever the form claims; a bad file is refused with nothing made.
+            let plain = try await console.post(compose, ["action": "send", "title": "Plain", "audience": "users", "users": "rae", "rich": "on"])
+            let plainID = try #require(plain.headers[.location].flatMap { Int64($0.split(separator: "/").last ?? "") })
+            #expect(try await service.text("SELECT rich::text FROM notifications WHERE id = \(plainID)") == "false")
+            let before = try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)")
+            let tooBig = try await console.upload(
+                compose, ["action": "send", "title": "Huge", "audience": "all"],
+                file: ("rich_content", "huge.bin", String(repeating: "x", count: NotifiableRequestContext.maxRichContentBytes + 1)))
+            #expect(tooBig.status == .unprocessableContent)
+            #expect(String(buffer: tooBig.body).contains("MiB at most"))
+            #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == before)
+        }
+    }
+
+    @Test func theAppsListAndADevicesDeliveriesPage() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            var apps: [AppStore.CreatedApp] = []
+            for index in 0..<53 { apps.append(try await service.createApp(name: "Listed \(index)")) }
+            let first = apps[0]
+            let phone = try await Self.register(client, first, .apns, Pipeline.token(0xE11), alias: "lee")
+            _ = try await Self.register(client, first, .apns, Pipeline.token(0xE12))
+            _ = try await Self.register(client, first, .fcm, "lee-tablet")
+            let gone = try await Self.register(client, first, .apns, Pipeline.token(0xE13))
+            try await service.sql("UPDATE devices SET invalidated_at = now(), invalidation_reason = 'Unregistered' WHERE id = \(gone)")
+
+            let owner = try await ConsoleSession.admin(client, service)
+            let pages = try await owner.walk("/dashboard", next: "More apps →") { page in
+                page.components(separatedBy: "<a href=\"/dashboard/apps/").dropFirst().compactMap { Int64($0.prefix { $0.isASCII && $0.isNumber }) }
+            }
+            #expect(pages.map(\.count) == [50, 3])
+            #expect(pages.flatMap { $0 } == apps.map(\.app.id), "every app once, in order")
+            // The first app's row: 2 reachable iPhones, 1 Android, 1 invalidated, 4 new today.
+            let home = try await owner.page("/dashboard")
+            let row = try #require(home.components(separatedBy: "<tr>").first { $0.contains("Listed 0 (\(first.app.id))") })
+            #expect(
+                row.contains(
+                    #"<td data-label="iOS devices"><span class="num">2</span></td><td data-label="Android devices"><span class="num">1</span></td><td data-label="Invalidated"><span class="num">1</span></td><td data-label="New in 24 h"><span class="num">4</span></td>"#
+                ), "\(row)")
+            // An editor of two apps is listed those two.
+            let editor = try await ConsoleSession.addOperator(service, .editor, apps: [apps[5].app.id, apps[51].app.id])
+            let theirs = try await ConsoleSession.signIn(client, service, name: editor.name, password: editor.password)
+            let listed = try await theirs.page("/dashboard")
+            #expect(listed.contains("Listed 5 (") && listed.contains("Listed 51 (") && !listed.contains("Listed 0 ("))
+
+            // A device's deliveries page too: 53 notifications to one phone.
+            var sent: [Int64] = []
+            for index in 0..<53 { sent.append(try await Pipeline.send(client, first.serverCredential, #"{"title": "N\#(index)", "device_ids": [\#(phone)]}"#)) }
+            try await Pipeline.fanOut(service)
+            let deliveryPages = try await owner.walk("/dashboard/apps/\(first.app.id)/devices/\(phone)", next: "Older deliveries →") { page in
+                ConsolePage.section(page, "Deliveries").components(separatedBy: "/notifications/").dropFirst()
+                    .compactMap { Int64($0.prefix { $0.isASCII && $0.isNumber }) }
+            }
+            #expect(deliveryPages.map(\.count) == [50, 3])
+            #expect(Set(deliveryPages.flatMap { $0 }) == Set(sent))
+            #expect(
+                deliveryPages.flatMap { $0 }
+                    == (try await service.integers("SELECT notification_id FROM deliveries WHERE device_id = \(phone) ORDER BY id DESC")),
+                "newest first, each once")
+        }
+    }
+
     // MARK: Fixtures
 
     /// Registers a device as the SDKs do (device credentials); `extra` adds members to `device_token`.

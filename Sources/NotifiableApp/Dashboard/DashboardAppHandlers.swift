@@ -85,10 +85,11 @@ extension DashboardController {
         let app = try await app(context, ConsoleAction.view, "see this app")
         let id = try context.pathID("device", what: "device")
         guard let device = try await devices.device(id: id, appID: app.id) else { throw ConsoleRefusal.notFound("App \(app.id) has no device \(id).") }
+        let deliveries = try await queries.deliveries(deviceID: id, appID: app.id, beforeID: try request.cursor(), limit: Self.pageSize)
         return DashboardPages.device(
             app: app, device, location: try await finder.location(deviceID: id), others: try await finder.otherDevices(of: device),
-            history: try await queries.history(deviceID: id, appID: app.id),
-            deliveries: try await queries.deliveries(deviceID: id, appID: app.id, limit: 100)
+            history: try await queries.history(deviceID: id, appID: app.id), deliveries: deliveries,
+            nextCursor: deliveries.count == Self.pageSize ? deliveries.last?.id : nil
         )
     }
 

@@ -15,14 +15,24 @@ extension DashboardController {
     }
 
     @Sendable func compose(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
-        let form = try await form(of: request, "nothing was sent")
+        let submitted = try await formWithFiles(of: request, "nothing was sent", limit: NotifiableRequestContext.maxRichContentBytes + FormBody.limit)
+        var form = submitted.fields
         let app = try await app(context, ConsoleAction.send, "send this app's notifications")
+        func refused(_ error: ValidationError) -> Response {
+            DashboardPages.compose(app: app, form: form, csrf: csrf(request), preview: nil, error: (error.field.map { "\($0): " } ?? "") + error.message)
+        }
+        // Rich only with a file to attach: a rich notification waits for its content before any push goes.
+        let content: ComposedContent?
+        do {
+            content = try ComposedContent(submitted.files["rich_content"])
+        } catch let error as ValidationError {
+            return refused(error)
+        }
+        form["rich"] = content == nil ? nil : "on"
         let (body, parsed): (JSONValue, NotificationRequest)
         switch ComposeForm.request(from: form) {
         case .success(let request): (body, parsed) = request
-        case .failure(let error):
-            return DashboardPages.compose(
-                app: app, form: form, csrf: csrf(request), preview: nil, error: (error.field.map { "\($0): " } ?? "") + error.message)
+        case .failure(let error): return refused(error)
         }
         guard form["action"] == "send" else {
             let audience = try await sending.audienceSize(appID: app.id, targeting: parsed.targeting)
@@ -41,7 +51,36 @@ extension DashboardController {
                 app: app, form: fresh, csrf: csrf(request), preview: nil,
                 error: "This form already made notification \(reused.notificationID) with other content; nothing was sent. Send again to make a new one.")
         }
+        if let content {
+            // Sent again with its key, the notification has its content already: nothing to do.
+            _ = try await contents.attach(notificationID: notification.id, appID: app.id, mediaType: content.mediaType, data: content.data)
+        }
         return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(app.id)/notifications/\(notification.id)"])
+    }
+}
+
+/// The file chosen on the compose form as the notification's rich content, checked as the API's
+/// upload (`PUT /api/v1/notifications/:id/content`) checks it.
+struct ComposedContent {
+    let mediaType: String
+    let data: [UInt8]
+
+    /// Nil when no file was chosen (a browser sends an empty part for an empty file field).
+    init?(_ part: MultipartForm.Part?) throws {
+        guard let part, !part.data.isEmpty else { return nil }
+        guard let mediaType = try? RichContentController.mediaType(part.contentType ?? "application/octet-stream") else {
+            throw ValidationError(code: "invalid_media_type", message: "The browser sent no usable media type for this file.", field: "rich_content")
+        }
+        guard part.data.count <= NotifiableRequestContext.maxRichContentBytes else {
+            throw ValidationError(
+                code: "content_too_large", message: "Rich content may be \(NotifiableRequestContext.maxRichContentBytes / 1024 / 1024) MiB at most.",
+                field: "rich_content")
+        }
+        if mediaType == "application/json", (try? JSONValue.decode(part.data)) == nil {
+            throw ValidationError(code: "invalid_json", message: "The file is sent as application/json but is not valid JSON.", field: "rich_content")
+        }
+        self.mediaType = mediaType
+        self.data = part.data
     }
 }
 
@@ -105,6 +144,7 @@ enum ComposeForm {
             body["ttl_seconds"] = .integer(seconds)
         }
         if form["stateful"] == "on" { body["stateful"] = .bool(true) }
+        if form["rich"] == "on" { body["rich"] = .bool(true) }
         if let key = text("idempotency_key") { body["idempotency_key"] = .string(key) }
         return .object(body)
     }
@@ -187,7 +227,7 @@ extension DashboardPages {
             """
             <p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)"))\(app.deliveryMode == .sandbox ? " · <span class=\"warn\">sandbox: pushes go to the built-in fake gateways</span>" : "")</p>
             \(error.map { "<p class=\"bad\" id=\"error\">\(HTML.escape($0))</p>" } ?? "")
-            <form id="compose" method="post" action="/dashboard/apps/\(app.id)/compose">
+            <form id="compose" method="post" enctype="multipart/form-data" action="/dashboard/apps/\(app.id)/compose">
             <input type="hidden" name="csrf" value="\(HTML.escape(csrf))"><input type="hidden" name="idempotency_key" value="\(HTML.escape(key))">
             <div class="grid2"><div class="panel"><h2>Text</h2>
             <label>Title <input type="text" name="title" value="\(value("title"))" maxlength="512"></label>
@@ -209,6 +249,9 @@ extension DashboardPages {
             \(checkbox("local_time", "at that time in each device's own time zone"))
             <label>Time to live (seconds, empty: the app's default) <input type="text" name="ttl_seconds" value="\(value("ttl_seconds"))"></label>
             \(checkbox("stateful", "stateful: each user keeps a copy with read and dismissed states across devices"))
+            <label>Rich content (optional: an image, a JSON document…, up to \(NotifiableRequestContext.maxRichContentBytes / 1024 / 1024) MiB; \
+            the push carries <code>"rich": true</code> and the app fetches it) <input type="file" name="rich_content"></label>
+            \(form["rich"] == "on" && preview != nil ? "<p class=\"warn\">Choose the file again before sending: a browser keeps no chosen file across pages.</p>" : "")
             </div></div>
             <p><button name="action" value="preview">Count the audience and preview</button>
             <button name="action" value="send" id="send">Send</button></p>

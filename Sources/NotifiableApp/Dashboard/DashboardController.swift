@@ -34,6 +34,8 @@ struct DashboardController {
     let fcmSettings: FCMSettingsStore
     /// Forgets a rotated or revoked credential in this process at once.
     let credentials: CredentialCache
+    /// Rich content sent with a notification composed here (a write: the primary).
+    let contents: NotificationContentStore
 
     func addRoutes(to router: Router<NotifiableRequestContext>) {
         let open = router.group("dashboard")
@@ -42,9 +44,12 @@ struct DashboardController {
         open.post("logout", use: logout)
         let pages = router.group("dashboard").add(middleware: DashboardAuthMiddleware(session: session)).add(
             middleware: AuditMiddleware(log: audit, channel: .console, trustedProxies: trustedProxies))
-        pages.get { _, context in
+        pages.get { request, context in
             let viewer = try context.requireOperator()
-            return DashboardPages.apps(try await queries.appOverviews().filter { viewer.sees(appID: $0.app.id) }, mayCreate: viewer.may(.administer))
+            // Owners and viewers see every app; admins and editors their own.
+            let page = try await queries.appOverviews(
+                in: viewer.role.isScopedToApps ? viewer.appIDs.sorted() : nil, afterID: try request.cursor(), limit: Self.pageSize)
+            return DashboardPages.apps(page, mayCreate: viewer.may(.administer), nextCursor: page.count == Self.pageSize ? page.last?.app.id : nil)
         }
         pages.get("search", use: search)
         pages.get("apps/:id", use: appNotifications)
@@ -84,10 +89,17 @@ struct DashboardController {
 
     /// A state-changing request's form, when it carries this session's CSRF token.
     func form(of request: Request, _ consequence: String) async throws -> [String: String] {
+        try await formWithFiles(of: request, consequence).fields
+    }
+
+    /// The same, with the files a multipart form uploaded, of up to `limit` bytes in all.
+    func formWithFiles(of request: Request, _ consequence: String, limit: Int = FormBody.limit) async throws -> FormBody {
         let cookie = request.cookies[DashboardSession.cookieName]?.value ?? ""
         var request = request
-        let form = try await FormBody.read(&request)
-        guard let session, let token = form["csrf"], session.isValidCSRF(token, session: cookie) else { throw ConsoleRefusal.staleForm(consequence) }
+        let form = try await FormBody.read(&request, limit: limit)
+        guard let session, let token = form.fields["csrf"], session.isValidCSRF(token, session: cookie) else {
+            throw ConsoleRefusal.staleForm(consequence)
+        }
         return form
     }
 
@@ -131,18 +143,24 @@ extension NotifiableRequestContext {
     }
 }
 
-/// A form's fields, as the dashboard's forms send them: `application/x-www-form-urlencoded`, or
-/// `multipart/form-data` where a form uploads a file (a `.p8`, a service account), whose text
-/// then stands under the file field's name. A field sent several times (a multiple select)
-/// keeps its values joined by commas.
-enum FormBody {
-    static func read(_ request: inout Request) async throws -> [String: String] {
-        let buffer = try await request.collectBody(upTo: 64 * 1024)
+/// A form as the dashboard's forms send it: `application/x-www-form-urlencoded`, or
+/// `multipart/form-data` where a form uploads a file (a `.p8`, a service account, rich content),
+/// whose text then stands under the file field's name too. A field sent several times (a
+/// multiple select) keeps its values joined by commas.
+struct FormBody {
+    static let limit = 64 * 1024
+
+    var fields: [String: String]
+    /// The files uploaded, by field name: their bytes and media type.
+    var files: [String: MultipartForm.Part] = [:]
+
+    static func read(_ request: inout Request, limit: Int = Self.limit) async throws -> FormBody {
+        let buffer = try await request.collectBody(upTo: limit)
         if let boundary = MultipartForm.boundary(of: request.headers[.contentType]) {
             guard let parts = MultipartForm.parse(Array(buffer.readableBytesView), boundary: boundary) else {
                 throw ConsoleRefusal.invalid("The form's upload could not be read; send it again from the page.")
             }
-            return parts.mapValues(\.text)
+            return FormBody(fields: parts.mapValues(\.text), files: parts.filter { $0.value.filename != nil })
         }
         var fields: [String: String] = [:]
         for pair in String(buffer: buffer).split(separator: "&") {
@@ -151,6 +169,6 @@ enum FormBody {
             let value = parts.count > 1 ? parts[1] : ""
             fields[name] = fields[name].map { "\($0),\(value)" } ?? value
         }
-        return fields
+        return FormBody(fields: fields)
     }
 }

@@ -23,7 +23,7 @@ enum DashboardPages {
             """, status: error == nil ? .ok : .unauthorized)
     }
 
-    static func apps(_ overviews: [AppOverview], mayCreate: Bool) -> Response {
+    static func apps(_ overviews: [AppOverview], mayCreate: Bool, nextCursor: Int64?) -> Response {
         let rows = overviews.map { overview -> [String] in
             let app = overview.app
             return [
@@ -41,7 +41,7 @@ enum DashboardPages {
                 + HTML.table(
                     ["App", "Mode", "iOS devices", "Android devices", "Invalidated", "New in 24 h", "APNs", "FCM"], rows,
                     empty: "No apps yet: create one with `notifiable apps create` or POST /admin/apps."
-                ))
+                ) + (nextCursor.map { "<p class=\"pager\">" + HTML.link("/dashboard?cursor=\($0)", "More apps →") + "</p>" } ?? ""))
     }
 
     private static func gateway(_ state: GatewayState, sandbox: Bool) -> String {

@@ -48,7 +48,7 @@ extension DashboardPages {
 
     static func device(
         app: App, _ device: Device, location: (latitude: Double, longitude: Double)?, others: [Device],
-        history: [(event: String, detail: String?, at: Date)], deliveries: [DeliveryRecord]
+        history: [(event: String, detail: String?, at: Date)], deliveries: [DeliveryRecord], nextCursor: Int64?
     ) -> Response {
         let facts: [[String]] = [
             ["Provider", device.provider.rawValue], ["Token", "<code>\(HTML.escape(device.token))</code>"],
@@ -85,6 +85,7 @@ extension DashboardPages {
             \(HTML.table(["When", "What", "Detail"], history.map { [HTML.time($0.at), HTML.escape($0.event.replacingOccurrences(of: "_", with: " ")), HTML.escape($0.detail ?? "")] }))
             <h2>Deliveries</h2>
             \(HTML.table(["Notification", "State", "Attempts", "Reason", "Sent", "Delivered", "Opened"], rows, empty: "Nothing sent to this device yet."))
+            \(nextCursor.map { "<p class=\"pager\">" + HTML.link("/dashboard/apps/\(app.id)/devices/\(device.id)?cursor=\($0)", "Older deliveries →") + "</p>" } ?? "")
             """)
     }
 }

@@ -16,7 +16,7 @@ extension DashboardController {
             return refused
         }
         var request = request
-        let form = try await FormBody.read(&request)
+        let form = try await FormBody.read(&request).fields
         let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
         // `token` is the admin token's field of earlier versions of this form.
         let password = form["password"] ?? form["token"] ?? ""

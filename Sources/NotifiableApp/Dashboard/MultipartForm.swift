@@ -6,6 +6,8 @@ import Foundation
 enum MultipartForm {
     struct Part: Equatable {
         let filename: String?
+        /// The part's own `Content-Type` (a file's media type, as the browser guessed it).
+        var contentType: String? = nil
         let data: [UInt8]
         var text: String { String(decoding: data, as: UTF8.self) }
     }
@@ -39,7 +41,9 @@ enum MultipartForm {
             guard let disposition = headers.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-disposition:") }),
                 let name = parameter("name", in: String(disposition))
             else { return nil }
-            parts[name] = Part(filename: parameter("filename", in: String(disposition)), data: data)
+            let contentType = headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-type:") }
+                .map { $0.dropFirst("content-type:".count).trimmingCharacters(in: .whitespaces) }
+            parts[name] = Part(filename: parameter("filename", in: String(disposition)), contentType: contentType, data: data)
         }
         return nil
     }

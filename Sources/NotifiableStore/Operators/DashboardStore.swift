@@ -33,12 +33,10 @@ public struct DashboardStore: Sendable {
         self.logger = logger
     }
 
-    /// Every app with its device counts and gateways: the counts kept as devices change
-    /// (`DeviceCountStore`), so the page costs the same whatever the number of devices.
-    public func appOverviews(now: Date = Date()) async throws -> [AppOverview] {
-        let counts = DeviceCountStore(client: client, logger: logger)
-        let devices = try await counts.all()
-        let added = try await counts.newDevices(since: now.addingTimeInterval(-24 * 3600))
+    /// A page of apps, by id after `afterID`, of those in `appIDs` (nil: every app), with their
+    /// device counts and gateways. The counts are kept as devices change (`DeviceCountStore`), so
+    /// the page costs the same whatever the number of devices.
+    public func appOverviews(in appIDs: [Int64]?, afterID: Int64?, limit: Int, now: Date = Date()) async throws -> [AppOverview] {
         let rows = try await client.query(
             """
             SELECT a.id, a.name, a.delivery_mode, a.created_at, a.updated_at,
@@ -46,11 +44,12 @@ public struct DashboardStore: Sendable {
             FROM apps a
             LEFT JOIN apns_settings s ON s.app_id = a.id
             LEFT JOIN fcm_settings f ON f.app_id = a.id
-            ORDER BY a.id
+            WHERE a.id > \(afterID ?? 0) AND (\(appIDs)::int8[] IS NULL OR a.id = ANY(\(appIDs)::int8[]))
+            ORDER BY a.id LIMIT \(limit)
             """,
             logger: logger
         )
-        var overviews: [AppOverview] = []
+        var apps: [(App, GatewayState, GatewayState)] = []
         for try await (id, name, mode, createdAt, updatedAt, hasAPNs, apnsProblem, hasFCM, fcmProblem) in rows.decode(
             (Int64, String, String, Date, Date, Bool, String?, Bool, String?).self
         ) {
@@ -58,15 +57,22 @@ public struct DashboardStore: Sendable {
                 guard configured else { return .notConfigured }
                 return problem.map(GatewayState.misconfigured) ?? .ok
             }
-            let count = devices[id] ?? AppDeviceCounts()
-            overviews.append(
-                AppOverview(
-                    app: App(id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, createdAt: createdAt, updatedAt: updatedAt),
-                    apnsDevices: count.apns, fcmDevices: count.fcm, invalidatedDevices: count.invalidated, newLastDay: added[id] ?? 0,
-                    apns: state(hasAPNs, apnsProblem), fcm: state(hasFCM, fcmProblem)
+            apps.append(
+                (
+                    App(id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, createdAt: createdAt, updatedAt: updatedAt),
+                    state(hasAPNs, apnsProblem), state(hasFCM, fcmProblem)
                 ))
         }
-        return overviews
+        let counts = DeviceCountStore(client: client, logger: logger)
+        let ids = apps.map(\.0.id)
+        let devices = try await counts.counts(appIDs: ids)
+        let added = try await counts.newDevices(appIDs: ids, since: now.addingTimeInterval(-24 * 3600))
+        return apps.map { app, apns, fcm in
+            let count = devices[app.id] ?? AppDeviceCounts()
+            return AppOverview(
+                app: app, apnsDevices: count.apns, fcmDevices: count.fcm, invalidatedDevices: count.invalidated, newLastDay: added[app.id] ?? 0,
+                apns: apns, fcm: fcm)
+        }
     }
 
     /// Pushes accepted per minute, oldest first: the minutes rolled up (migration 0022) and the
@@ -129,13 +135,13 @@ public struct DashboardStore: Sendable {
         return events
     }
 
-    /// A device's deliveries, newest first.
-    public func deliveries(deviceID: Int64, appID: Int64, limit: Int) async throws -> [DeliveryRecord] {
+    /// A device's deliveries, newest first, before `beforeID`.
+    public func deliveries(deviceID: Int64, appID: Int64, beforeID: Int64?, limit: Int) async throws -> [DeliveryRecord] {
         let rows = try await client.query(
             """
             SELECT \(unescaped: DeliveryRecord.columns)
             FROM deliveries q JOIN devices d ON d.id = q.device_id
-            WHERE q.device_id = \(deviceID) AND q.app_id = \(appID)
+            WHERE q.device_id = \(deviceID) AND q.app_id = \(appID) AND q.id < coalesce(\(beforeID)::int8, 9223372036854775807)
             ORDER BY q.id DESC LIMIT \(limit)
             """,
             logger: logger

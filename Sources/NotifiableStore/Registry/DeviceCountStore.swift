@@ -30,22 +30,18 @@ public struct DeviceCountStore: Sendable {
         self.logger = logger
     }
 
-    /// Every app's counts (apps with no device are absent).
-    public func all() async throws -> [Int64: AppDeviceCounts] {
-        try await counts(appID: nil)
-    }
-
     public func counts(appID: Int64) async throws -> AppDeviceCounts {
-        try await counts(appID: Optional(appID))[appID] ?? AppDeviceCounts()
+        try await counts(appIDs: [appID])[appID] ?? AppDeviceCounts()
     }
 
-    private func counts(appID: Int64?) async throws -> [Int64: AppDeviceCounts] {
+    /// The apps' counts; an app with no device is absent.
+    public func counts(appIDs: [Int64]) async throws -> [Int64: AppDeviceCounts] {
         let rows = try await client.query(
             """
             SELECT app_id, sum(apns)::int8, sum(fcm)::int8, sum(invalidated)::int8 FROM (
-                SELECT app_id, apns, fcm, invalidated FROM app_device_counts WHERE \(appID)::int8 IS NULL OR app_id = \(appID)
+                SELECT app_id, apns, fcm, invalidated FROM app_device_counts WHERE app_id = ANY(\(appIDs)::int8[])
                 UNION ALL
-                SELECT app_id, apns, fcm, invalidated FROM app_device_count_changes WHERE \(appID)::int8 IS NULL OR app_id = \(appID)
+                SELECT app_id, apns, fcm, invalidated FROM app_device_count_changes WHERE app_id = ANY(\(appIDs)::int8[])
             ) AS counts
             GROUP BY app_id
             """,
@@ -57,15 +53,17 @@ public struct DeviceCountStore: Sendable {
         return counts
     }
 
-    /// Devices new to each app since `since`, by whole hours: the trends' roll-up and the
-    /// changes not folded yet.
-    public func newDevices(since: Date) async throws -> [Int64: Int64] {
+    /// Devices new to each of the apps since `since`, by whole hours: the trends' roll-up and
+    /// the changes not folded yet.
+    public func newDevices(appIDs: [Int64], since: Date) async throws -> [Int64: Int64] {
         let rows = try await client.query(
             """
             SELECT app_id, sum(new_devices)::int8 FROM (
-                SELECT app_id, new_devices FROM app_hourly_stats WHERE hour >= date_trunc('hour', \(since)::timestamptz) AND new_devices <> 0
+                SELECT app_id, new_devices FROM app_hourly_stats
+                WHERE app_id = ANY(\(appIDs)::int8[]) AND hour >= date_trunc('hour', \(since)::timestamptz) AND new_devices <> 0
                 UNION ALL
-                SELECT app_id, new_devices FROM app_device_count_changes WHERE at >= date_trunc('hour', \(since)::timestamptz)
+                SELECT app_id, new_devices FROM app_device_count_changes
+                WHERE app_id = ANY(\(appIDs)::int8[]) AND at >= date_trunc('hour', \(since)::timestamptz)
             ) AS added
             GROUP BY app_id
             """,
