@@ -34,6 +34,11 @@ CREATE TABLE app_device_count_changes (
     at          timestamptz NOT NULL DEFAULT now()
 );
 
+-- Filled and emptied all the time (an import of a million devices appends a million rows, folded
+-- away within seconds), and read whole by the apps list: vacuumed by how many rows went, not by
+-- how large the table is, so the dead rows are not read for long.
+ALTER TABLE app_device_count_changes SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 10000);
+
 ALTER TABLE app_hourly_stats ADD COLUMN new_devices bigint NOT NULL DEFAULT 0;
 
 -- Which count a device is in: its provider when reachable, 'invalidated', or none (unregistered

@@ -134,7 +134,7 @@ public func buildRouter(
 
     DashboardController(
         session: configuration.adminToken.map { DashboardSession(adminToken: $0, sessions: DashboardSessionStore(client: postgres, logger: logger)) },
-        adminToken: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies,
+        adminToken: configuration.adminToken, throttle: throttle, passwords: PasswordChecks(), trustedProxies: configuration.trustedProxies,
         serviceRetentionDays: configuration.retentionDays, webhookTargets: configuration.webhooks.targets,
         rateLimits: configuration.rateLimits, apps: apps, devices: devices,
         notifications: NotificationStore(client: reads, logger: logger), sending: NotificationStore(client: postgres, logger: logger),

@@ -185,10 +185,13 @@ struct Stores: Sendable {
 struct CommandAudit: Sendable {
     let action: String
     let appID: Int64?
+    /// What the command changed, beside its name (the operator and role it set, say).
+    let detail: [String: String]?
 
-    init(_ action: String, appID: Int64? = nil) {
+    init(_ action: String, appID: Int64? = nil, detail: [String: String]? = nil) {
         self.action = action
         self.appID = appID
+        self.detail = detail
     }
 
     /// The command line's user, as the audit log names them.
@@ -199,7 +202,8 @@ struct CommandAudit: Sendable {
 
     func entry(status: Int, appID created: Int64? = nil) -> AuditEntry {
         AuditEntry(
-            actor: Self.actor, channel: .cli, action: action, appID: appID ?? created, origin: ProcessInfo.processInfo.hostName, status: status)
+            actor: Self.actor, channel: .cli, action: action, appID: appID ?? created, origin: ProcessInfo.processInfo.hostName, status: status,
+            detail: detail)
     }
 }
 
@@ -244,15 +248,22 @@ func withStores<T: Sendable>(audit: CommandAudit? = nil, _ body: @Sendable (Stor
             client: client, configuration: configuration
         )
         guard let audit else { return try await body(stores) }
+        let result: T
         do {
-            let result = try await body(stores)
-            try await stores.audit.record(
-                audit.entry(status: (result as? any AuditedResult)?.auditSucceeded == false ? 1 : 0, appID: (result as? AppStore.CreatedApp)?.app.id))
-            return result
+            result = try await body(stores)
         } catch {
             try? await stores.audit.record(audit.entry(status: 1))
             throw error
         }
+        // What was done is done (and a secret shown once must still be printed): an audit log that
+        // cannot be written is reported, not turned into the command's failure.
+        do {
+            try await stores.audit.record(
+                audit.entry(status: (result as? any AuditedResult)?.auditSucceeded == false ? 1 : 0, appID: (result as? AppStore.CreatedApp)?.app.id))
+        } catch {
+            FileHandle.standardError.write(Data("warning: the audit log could not be written: \(databaseErrorText(error))\n".utf8))
+        }
+        return result
     }
 }
 

@@ -33,7 +33,8 @@ struct Operators: AsyncParsableCommand {
         func run() async throws {
             let name = OperatorName.normalized(name)!, role = role, appIDs = try parseAppIDs(apps, role: role)
             let hash = try PasswordHash.make(try readPassword(fromStandardInput: passwordStdin))
-            let account = try await withStores(audit: CommandAudit("operators add")) { stores in
+            let detail = ["operator": name, "role": role.rawValue, "apps": appIDs.map(String.init).joined(separator: ",")]
+            let account = try await withStores(audit: CommandAudit("operators add", detail: detail)) { stores in
                 do {
                     return try await OperatorStore(client: stores.client, logger: stores.apps.logger).add(
                         name: name, role: role, password: hash, appIDs: appIDs)
@@ -70,7 +71,12 @@ struct Operators: AsyncParsableCommand {
         func run() async throws {
             let name = OperatorName.normalized(name) ?? name, role = role, apps = apps, disabled = access.map { $0 == .disable }
             let hash = passwordStdin ? try PasswordHash.make(try readPassword(fromStandardInput: true)) : nil
-            let account = try await withStores(audit: CommandAudit("operators update")) { stores -> OperatorAccount? in
+            var detail = ["operator": name]
+            detail["role"] = role?.rawValue
+            detail["apps"] = apps
+            detail["access"] = access?.rawValue
+            if passwordStdin { detail["password"] = "changed" }
+            let account = try await withStores(audit: CommandAudit("operators update", detail: detail)) { stores -> OperatorAccount? in
                 let operators = OperatorStore(client: stores.client, logger: stores.apps.logger)
                 guard let current = try await operators.account(name: name) else { return nil }
                 let newRole = role ?? current.role

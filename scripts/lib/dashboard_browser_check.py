@@ -210,6 +210,7 @@ def run(console, token, pages, flow):
     for name, path, texts in [("devices", f"/dashboard/apps/{app}/devices", [alias]),
                               ("trends", f"/dashboard/apps/{app}/trends", ["Sent per hour", "<svg"]),
                               ("settings", f"/dashboard/apps/{app}/settings", ["Credentials", "Webhooks"]),
+                              ("new-app", "/dashboard/apps/new", ["Create"]),
                               ("audit", "/dashboard/audit", ["POST /dashboard/login"])]:
         console.visit(name, path, texts)
 

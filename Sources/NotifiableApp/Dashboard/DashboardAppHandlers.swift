@@ -109,14 +109,10 @@ extension DashboardController {
     /// Re-queues every app's dead deliveries (owners), or one app's (`app` in the form; its admins).
     @Sendable func requeue(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let form = try await form(of: request, "nothing was re-queued")
-        let viewer = try context.requireOperator()
-        if let appID = form["app"].flatMap({ Int64($0) }) {
-            guard viewer.sees(appID: appID) else { throw ConsoleRefusal.notFound("There is no such app.") }
-            guard viewer.may(.manage(appID: appID)) else {
-                throw ConsoleRefusal.forbidden(viewer, "re-queue this app's dead deliveries", needs: Self.whoMay(.manage(appID: appID)))
-            }
-            let count = try await queue.requeueDead(appID: appID, ids: nil)
-            return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(appID)/settings?requeued=\(count)"])
+        if let named = form["app"] {
+            let app = try await app(id: Int64(named), context, ConsoleAction.manage, "re-queue this app's dead deliveries")
+            let count = try await queue.requeueDead(appID: app.id, ids: nil)
+            return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(app.id)/settings?requeued=\(count)"])
         }
         try require(.administer, context, "re-queue every app's dead deliveries")
         let count = try await queue.requeueDead(appID: nil, ids: nil)

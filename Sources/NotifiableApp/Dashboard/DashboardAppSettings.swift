@@ -67,6 +67,7 @@ extension DashboardController {
         let app = try await app(context, ConsoleAction.manage, "manage this app's credentials")
         guard let role = form["role"].flatMap(CredentialRole.init(rawValue:)), let hours = Double(form["grace_hours"] ?? "24"), (0...(366 * 24)).contains(hours)
         else { throw ConsoleRefusal.invalid("Choose device or server, and 0 to \(366 * 24) hours of grace; nothing was rotated.") }
+        AuditMiddleware.note(["role": role.rawValue, "grace_hours": "\(hours)"])
         defer { credentials.forgetAll() }
         guard let rotation = try await apps.rotate(appID: app.id, role: role, grace: .seconds(hours * 3600)) else {
             throw ConsoleRefusal.notFound("There is no such app.")
@@ -89,6 +90,7 @@ extension DashboardController {
         let form = try await form(of: request, "nothing was changed")
         let app = try await app(context, ConsoleAction.manage, "manage this app's gateways")
         let provider = context.parameters.get("provider") ?? ""
+        AuditMiddleware.note(["gateway": provider, "change": form["remove"] != nil ? "removed" : "set"])
         do {
             switch (provider, form["remove"] != nil) {
             case ("apns", true): _ = try await apnsSettings.remove(appID: app.id)
@@ -113,6 +115,7 @@ extension DashboardController {
         let form = try await form(of: request, "nothing was changed")
         let app = try await app(context, ConsoleAction.manage, "manage this app's webhooks")
         if let id = form["webhook"].flatMap({ Int64($0) }) {
+            AuditMiddleware.note(["webhook": "\(id)", "change": form["do"] ?? ""])
             let found: Bool
             switch form["do"] {
             case "pause": found = try await webhooks.pause(appID: app.id, id: id) != nil
@@ -130,6 +133,7 @@ extension DashboardController {
         } catch {
             throw ConsoleRefusal.invalid(error.message + " No webhook was added.")
         }
+        AuditMiddleware.note(["url": subscription.url, "change": "added"])
         if let refusal = await webhookTargets.refusal(of: subscription.url) { throw ConsoleRefusal.invalid("\(refusal). No webhook was added.") }
         guard let (webhook, secret) = try await webhooks.create(appID: app.id, subscription) else { throw ConsoleRefusal.notFound("There is no such app.") }
         return HTML.page(

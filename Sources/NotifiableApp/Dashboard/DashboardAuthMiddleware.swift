@@ -13,6 +13,16 @@ struct DashboardAuthMiddleware: RouterMiddleware {
         }
         var context = context
         context.consoleOperator = holder
-        return try await HTML.$viewer.withValue(holder) { try await next(request, context) }
+        return try await HTML.$viewer.withValue(holder) {
+            // A refusal is a page for the same operator, with their navigation; so is an input the
+            // API's own parsers refused (a mangled `cursor` or id in the address).
+            do {
+                return try await next(request, context)
+            } catch let refusal as ConsoleRefusal {
+                return try refusal.response(from: request, context: context)
+            } catch let error as APIError where error.status.code < 500 {
+                return try ConsoleRefusal(status: error.status, message: error.message).response(from: request, context: context)
+            }
+        }
     }
 }

@@ -11,6 +11,8 @@ struct DashboardController {
     let session: DashboardSession?
     let adminToken: String?
     let throttle: SignInThrottle
+    /// Checks and makes operators' passwords a few at a time, off the request threads.
+    let passwords: PasswordChecks
     let trustedProxies: Set<String>
     let serviceRetentionDays: Int
     let webhookTargets: WebhookTargets
@@ -110,8 +112,13 @@ struct DashboardController {
     /// The app in the path, when the operator may do `action` to it. An app they may not even see
     /// is answered as missing, so the console does not tell who has which apps.
     func app(_ context: NotifiableRequestContext, _ action: (Int64) -> ConsoleAction, _ what: String) async throws -> App {
+        try await app(id: Int64(context.parameters.get("id") ?? ""), context, action, what)
+    }
+
+    /// The same for an app named elsewhere than the path (a form's field).
+    func app(id: Int64?, _ context: NotifiableRequestContext, _ action: (Int64) -> ConsoleAction, _ what: String) async throws -> App {
         let viewer = try context.requireOperator()
-        guard let id = Int64(context.parameters.get("id") ?? ""), id > 0, viewer.sees(appID: id), let app = try await apps.app(id: id) else {
+        guard let id, id > 0, viewer.sees(appID: id), let app = try await apps.app(id: id) else {
             throw ConsoleRefusal.notFound("There is no such app.")
         }
         guard viewer.may(action(id)) else { throw ConsoleRefusal.forbidden(viewer, what, needs: Self.whoMay(action(id))) }

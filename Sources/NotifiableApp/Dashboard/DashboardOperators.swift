@@ -19,10 +19,11 @@ extension DashboardController {
             throw ConsoleRefusal.invalid("A name is 1 to \(OperatorName.maxLength) letters, digits, '.', '_', '-' or '@'; no operator was added.")
         }
         let (role, appIDs) = try roleAndApps(form)
+        AuditMiddleware.note(["operator": name, "role": role.rawValue, "apps": appIDs.map(String.init).joined(separator: ",")])
         let password = form["password"] ?? ""
         if let weakness = PasswordHash.weakness(of: password) { throw ConsoleRefusal.invalid(weakness + " No operator was added.") }
         do {
-            _ = try await operators.add(name: name, role: role, password: try PasswordHash.make(password), appIDs: appIDs)
+            _ = try await operators.add(name: name, role: role, password: try await newHash(password, "No operator was added."), appIDs: appIDs)
         } catch let refused as OperatorChangeRefused {
             throw ConsoleRefusal.invalid(refused.description + " No operator was added.")
         }
@@ -35,19 +36,33 @@ extension DashboardController {
         try require(.administer, context, "manage operators")
         guard let id = Int64(context.parameters.get("operator") ?? "") else { throw ConsoleRefusal.notFound("There is no such operator.") }
         let (role, appIDs) = try roleAndApps(form)
+        // What the change set: the log must show a viewer made an owner, or an account enabled again.
+        AuditMiddleware.note([
+            "operator_id": "\(id)", "role": role.rawValue, "apps": appIDs.map(String.init).joined(separator: ","),
+            "disabled": form["disabled"] == "on" ? "yes" : "no", "password": form["password"]?.isEmpty == false ? "changed" : "kept",
+        ])
         var password: PasswordHash?
         if let typed = form["password"], !typed.isEmpty {
             if let weakness = PasswordHash.weakness(of: typed) { throw ConsoleRefusal.invalid(weakness + " Nothing was changed.") }
-            password = try PasswordHash.make(typed)
+            password = try await newHash(typed, "Nothing was changed.")
         }
         do {
             guard
                 let account = try await operators.update(
                     id: id, role: role, appIDs: appIDs, password: password, disabled: form["disabled"] == "on")
             else { throw ConsoleRefusal.notFound("There is no such operator.") }
+            AuditMiddleware.note(["operator": account.name])
             return Response(status: .seeOther, headers: [.location: "/dashboard/operators?saved=\(HTML.queryEscape(account.name))"])
         } catch let refused as OperatorChangeRefused {
             throw ConsoleRefusal.invalid(refused.description + " Nothing was changed.")
+        }
+    }
+
+    private func newHash(_ password: String, _ consequence: String) async throws -> PasswordHash {
+        do {
+            return try await passwords.hash(password)
+        } catch is PasswordChecks.Busy {
+            throw ConsoleRefusal(status: .serviceUnavailable, message: "Many passwords are being checked just now; try again in a second. \(consequence)")
         }
     }
 

@@ -81,7 +81,7 @@ extension DashboardPages {
             <h2>Platform properties</h2>\(properties(device.platformProperties))
             <h2>The user's other devices</h2>
             \(HTML.table(deviceHeaders, deviceRows(others), empty: device.userAlias == nil ? "The device is anonymous." : "None."))
-            <h2>History</h2>
+            <h2>History</h2>\(history.count == DashboardStore.historyLength ? "<p class=\"muted\">The latest \(DashboardStore.historyLength) events.</p>" : "")
             \(HTML.table(["When", "What", "Detail"], history.map { [HTML.time($0.at), HTML.escape($0.event.replacingOccurrences(of: "_", with: " ")), HTML.escape($0.detail ?? "")] }))
             <h2>Deliveries</h2>
             \(HTML.table(["Notification", "State", "Attempts", "Reason", "Sent", "Delivered", "Opened"], rows, empty: "Nothing sent to this device yet."))

@@ -9,28 +9,40 @@ extension DashboardController {
     @Sendable func login(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         guard let session, let adminToken else { return DashboardPages.closed() }
         let origin = origin(request, context)
-        if let wait = throttle.retryAfter(origin.address) {
-            var refused = DashboardPages.login(error: "Too many failed sign-ins from here; try again in \(wait) s.")
-            refused.status = .tooManyRequests
-            refused.headers[.retryAfter] = String(wait)
-            return refused
-        }
         var request = request
         let form = try await FormBody.read(&request).fields
         let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
         // `token` is the admin token's field of earlier versions of this form.
         let password = form["password"] ?? form["token"] ?? ""
-        let holder = try await signIn(name: name, password: password, adminToken: adminToken)
         func record(_ actor: String, _ status: HTTPResponse.Status) async {
             await AuditMiddleware.write(
                 AuditEntry(actor: actor, channel: .console, action: "POST /dashboard/login", appID: nil, origin: origin.address, status: Int(status.code)),
                 to: audit, logger: context.logger)
         }
+        // Counted as a failure before it is checked, and forgiven if it succeeds: sign-ins sent
+        // together count together, however long their passwords take to check.
+        guard let attempt = throttle.attempt(origin.address, logger: context.logger, what: "dashboard sign-in") else {
+            let wait = throttle.retryAfter(origin.address) ?? 1
+            var refused = DashboardPages.login(error: "Too many failed sign-ins from here; try again in \(wait) s.")
+            refused.status = .tooManyRequests
+            refused.headers[.retryAfter] = String(wait)
+            return refused
+        }
+        let holder: ConsoleOperator?
+        do {
+            holder = try await signIn(name: name, password: password, adminToken: adminToken)
+        } catch is PasswordChecks.Busy {
+            throttle.forgive(origin.address, at: attempt)
+            var busy = DashboardPages.login(error: "Many sign-ins are being checked just now; try again in a second.")
+            busy.status = .serviceUnavailable
+            busy.headers[.retryAfter] = "1"
+            return busy
+        }
         guard let holder else {
-            throttle.failed(origin.address, logger: context.logger, what: "dashboard sign-in")
             await record(name.isEmpty ? ConsoleOperator.adminToken.auditName : "operator:\(OperatorName.normalized(name) ?? "?")", .unauthorized)
             return DashboardPages.login(error: name.isEmpty ? "That is not the admin token." : "That name and password do not match an enabled operator.")
         }
+        throttle.forgive(origin.address, at: attempt)
         await record(holder.auditName, .seeOther)
         var response = Response(status: .seeOther, headers: [.location: "/dashboard"])
         response.setCookie(
@@ -42,14 +54,16 @@ extension DashboardController {
     }
 
     /// Who the name and password sign in, or nil. A name that is no operator still costs one
-    /// hash, so the time taken does not tell which names exist.
+    /// hash, so the time taken does not tell which names exist; a password too short to be any
+    /// operator's costs none.
     private func signIn(name: String, password: String, adminToken: String) async throws -> ConsoleOperator? {
         if name.isEmpty { return APIAuth.constantTimeEquals(password, adminToken) ? .adminToken : nil }
+        guard PasswordHash.weakness(of: password) == nil else { return nil }
         guard let normalized = OperatorName.normalized(name), let (account, hash) = try await operators.signInRecord(name: normalized) else {
-            _ = Self.absentOperatorHash?.matches(password)
+            if let absent = Self.absentOperatorHash { _ = try await passwords.matches(password, absent) }
             return nil
         }
-        return hash.matches(password) ? account.consoleOperator : nil
+        return try await passwords.matches(password, hash) ? account.consoleOperator : nil
     }
 
     private static let absentOperatorHash = try? PasswordHash.make(UUID().uuidString)

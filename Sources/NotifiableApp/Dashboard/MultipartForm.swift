@@ -34,9 +34,13 @@ enum MultipartForm {
         sections.removeFirst()  // the preamble
         for section in sections {
             if section.starts(with: Array("--".utf8)) { return parts }  // the closing delimiter
-            guard section.starts(with: [13, 10]), let headerEnd = firstIndex(of: [13, 10, 13, 10], in: section) else { return nil }
             // A slice keeps the body's indices: the headers start two bytes into it, not at index 2.
-            let headers = String(decoding: section[(section.startIndex + 2)..<headerEnd], as: UTF8.self)
+            // A part with no headers at all (its blank line right after the delimiter) has no name: refused.
+            let headerStart = section.startIndex + 2
+            guard section.starts(with: [13, 10]), let headerEnd = firstIndex(of: [13, 10, 13, 10], in: section), headerEnd >= headerStart else {
+                return nil
+            }
+            let headers = String(decoding: section[headerStart..<headerEnd], as: UTF8.self)
             let data = Array(section[(headerEnd + 4)...])
             guard let disposition = headers.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-disposition:") }),
                 let name = parameter("name", in: String(disposition))

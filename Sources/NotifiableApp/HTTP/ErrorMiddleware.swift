@@ -49,6 +49,18 @@ struct ErrorMiddleware: RouterMiddleware {
         return try answer.response(from: request, context: context)
     }
 
+    /// The status `handle` answers an error with, for those who record answers (the audit log).
+    static func status(of error: any Error) -> HTTPResponse.Status {
+        switch error {
+        case let error as any HTTPResponseError: return error.status
+        case let error as ValidationError: return APIError.validation(error).status
+        case is NIOTooManyBytesError: return APIError.bodyTooLarge.status
+        case _ where isDatabaseUnavailable(error): return APIError.databaseUnavailable.status
+        case _ where isMissingReference(error): return .notFound
+        default: return .internalServerError
+        }
+    }
+
     /// Hummingbird's own errors (no such route, wrong method, …) in the service's JSON form.
     static func translate(_ error: HTTPError) -> APIError {
         let code: String

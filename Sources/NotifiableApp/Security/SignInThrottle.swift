@@ -36,8 +36,42 @@ final class SignInThrottle: Sendable {
     /// Counts a failed attempt; answers how many `client` has within the window.
     @discardableResult
     func fail(_ client: String, now: Date = Date()) -> Int {
+        count(client, now: now, unlessWaiting: false) ?? limit
+    }
+
+    /// Counts an attempt as failed before it is checked, so that attempts in flight together count
+    /// together (a check that takes time, a password's, would otherwise let any number through at
+    /// once); `forgive` takes it back when it succeeds. Nil, and nothing counted, when `client`
+    /// must wait (for `retryAfter`'s seconds).
+    func attempt(_ client: String, logger: Logger, what: String, now: Date = Date()) -> Date? {
+        guard let failures = count(client, now: now, unlessWaiting: true) else { return nil }
+        if failures == limit { warn(client, logger: logger, what: what) }
+        return now
+    }
+
+    /// Takes back the failure `attempt` counted at `at`, the attempt having succeeded.
+    func forgive(_ client: String, at: Date) {
+        failures.withLock { all in
+            guard var recent = all[client], let index = recent.lastIndex(of: at) else { return }
+            recent.remove(at: index)
+            all[client] = recent.isEmpty ? nil : recent
+        }
+    }
+
+    /// Counts a failed attempt and logs, at warning, the one that makes `client` wait.
+    func failed(_ client: String, logger: Logger, what: String) {
+        if fail(client) == limit { warn(client, logger: logger, what: what) }
+    }
+
+    /// Adds a failure at `now`, in one step with the check whether `client` must wait when
+    /// `unlessWaiting` (then nil, nothing added); answers the failures within the window.
+    private func count(_ client: String, now: Date, unlessWaiting: Bool) -> Int? {
         failures.withLock { all in
             var recent = (all[client] ?? []).filter { now.timeIntervalSince($0) < window }
+            if unlessWaiting, recent.count >= limit {
+                all[client] = recent
+                return nil
+            }
             recent.append(now)
             // Bounded memory whoever calls: the oldest beyond the limit no longer matter.
             if recent.count > limit { recent.removeFirst(recent.count - limit) }
@@ -50,14 +84,11 @@ final class SignInThrottle: Sendable {
         }
     }
 
-    /// Counts a failed attempt and logs, at warning, the one that makes `client` wait.
-    func failed(_ client: String, logger: Logger, what: String) {
-        if fail(client) == limit {
-            logger.warning(
-                "repeated failed sign-ins; refusing the client for a while",
-                metadata: [
-                    "client": "\(client)", "failures": "\(limit)", "window_seconds": "\(Int(window))", "credential": "\(what)",
-                ])
-        }
+    private func warn(_ client: String, logger: Logger, what: String) {
+        logger.warning(
+            "repeated failed sign-ins; refusing the client for a while",
+            metadata: [
+                "client": "\(client)", "failures": "\(limit)", "window_seconds": "\(Int(window))", "credential": "\(what)",
+            ])
     }
 }

@@ -40,14 +40,19 @@ struct QueueMaintenance: Sendable {
         // A read adds the changes not folded yet, so folding only keeps reads short: what one
         // pass folds is what the interval appended, a few hundred rows at full speed.
         // A failed fold (a deadlock with an app's deletion) loses nothing: the changes stay for the
-        // next pass, and the rest of this pass goes on.
+        // next pass, and the other folds and the rest of this pass go on.
         let foldLimit = 10_000
-        do {
-            while try await run.step("folding counter changes", { [counters] in try await counters.fold(limit: foldLimit) }) == foldLimit {}
-            while try await run.step("folding failure changes", { [trends] in try await trends.foldFailures(limit: foldLimit) }) == foldLimit {}
-            while try await run.step("folding device count changes", { [deviceCounts] in try await deviceCounts.fold(limit: foldLimit) }) == foldLimit {}
-        } catch {
-            logger.warning("folding counter changes failed; the next pass retries", metadata: ["error": "\(databaseErrorText(error))"])
+        let folds: [(String, @Sendable () async throws -> Int)] = [
+            ("counter changes", { [counters] in try await counters.fold(limit: foldLimit) }),
+            ("failure changes", { [trends] in try await trends.foldFailures(limit: foldLimit) }),
+            ("device count changes", { [deviceCounts] in try await deviceCounts.fold(limit: foldLimit) }),
+        ]
+        for (what, fold) in folds {
+            do {
+                while try await run.step("folding \(what)", fold) == foldLimit {}
+            } catch {
+                logger.warning("folding \(what) failed; the next pass retries", metadata: ["error": "\(databaseErrorText(error))"])
+            }
         }
         let expiredCopies = try await run.step("expiring users' copies") { [userNotifications] in
             try await userNotifications.expire()

@@ -88,9 +88,10 @@ public struct NotificationCounterStore: Sendable {
                 SELECT id, app_id FROM notifications WHERE id IN (SELECT notification_id FROM folded) ORDER BY id FOR KEY SHARE
             ), hourly AS (
                 INSERT INTO app_hourly_stats AS h (app_id, hour, sent, failed, dead, delivered, opened)
-                SELECT live.app_id, date_trunc('hour', f.at), sum(f.sent), sum(f.failed), sum(f.dead), sum(f.delivered), sum(f.opened)
+                SELECT live.app_id, date_trunc('hour', f.at), sum(greatest(f.sent, 0)), sum(greatest(f.failed, 0)), sum(greatest(f.dead, 0)),
+                       sum(greatest(f.delivered, 0)), sum(greatest(f.opened, 0))
                 FROM folded f JOIN live ON live.id = f.notification_id
-                WHERE f.at IS NOT NULL AND (f.sent, f.failed, f.dead, f.delivered, f.opened) <> (0, 0, 0, 0, 0)
+                WHERE f.at IS NOT NULL AND greatest(f.sent, f.failed, f.dead, f.delivered, f.opened) > 0
                 GROUP BY 1, 2
                 ORDER BY 1, 2
                 ON CONFLICT (app_id, hour) DO UPDATE SET
@@ -100,7 +101,7 @@ public struct NotificationCounterStore: Sendable {
                 INSERT INTO notification_minute_sends AS m (notification_id, minute, sent)
                 SELECT f.notification_id, date_trunc('minute', f.at), sum(f.sent)
                 FROM folded f JOIN live ON live.id = f.notification_id
-                WHERE f.at IS NOT NULL AND f.sent <> 0
+                WHERE f.at IS NOT NULL AND f.sent > 0
                 GROUP BY 1, 2
                 ORDER BY 1, 2
                 ON CONFLICT (notification_id, minute) DO UPDATE SET sent = m.sent + EXCLUDED.sent

@@ -84,7 +84,7 @@ public struct DashboardStore: Sendable {
                 SELECT minute, sent FROM notification_minute_sends WHERE notification_id = \(notificationID)
                 UNION ALL
                 SELECT date_trunc('minute', at), sent FROM notification_counter_changes
-                WHERE notification_id = \(notificationID) AND at IS NOT NULL AND sent <> 0
+                WHERE notification_id = \(notificationID) AND at IS NOT NULL AND sent > 0
             ) AS minutes
             GROUP BY 1 HAVING sum(sent) > 0 ORDER BY 1
             """,
@@ -120,13 +120,19 @@ public struct DashboardStore: Sendable {
         return nil
     }
 
-    /// What happened to a device, oldest first (kept by the `devices_history` trigger).
+    /// A device's history shows its latest events, this many at most.
+    public static let historyLength = 500
+
+    /// What happened to a device lately, oldest first (kept by the `devices_history` trigger).
     public func history(deviceID: Int64, appID: Int64) async throws -> [(event: String, detail: String?, at: Date)] {
         let rows = try await client.query(
             """
-            SELECT e.event, e.detail, e.at FROM device_events e JOIN devices d ON d.id = e.device_id
-            WHERE e.device_id = \(deviceID) AND d.app_id = \(appID)
-            ORDER BY e.id LIMIT 500
+            SELECT event, detail, at FROM (
+                SELECT e.id, e.event, e.detail, e.at FROM device_events e JOIN devices d ON d.id = e.device_id
+                WHERE e.device_id = \(deviceID) AND d.app_id = \(appID)
+                ORDER BY e.id DESC LIMIT \(Self.historyLength)
+            ) AS latest
+            ORDER BY id
             """,
             logger: logger
         )

@@ -14,7 +14,8 @@ public struct HourlyTrend: Sendable, Equatable {
 
 /// An app's trends (migration 0022): rolled up per hour as deliveries change, so a week of them is
 /// a few hundred rows however many deliveries it held. A read adds the changes not folded yet, as
-/// the counters do, so it is exact to the moment.
+/// the counters do, so it is exact to the moment. They count what happened in each hour: a change
+/// that takes a count back (dead deliveries re-queued) takes nothing from the hour they died in.
 public struct TrendStore: Sendable {
     let client: Database
     let logger: Logger
@@ -33,7 +34,8 @@ public struct TrendStore: Sendable {
                 SELECT hour, sent, failed, dead, delivered, opened FROM app_hourly_stats
                 WHERE (\(appID)::int8 IS NULL OR app_id = \(appID)) AND hour >= date_trunc('hour', \(since)::timestamptz)
                 UNION ALL
-                SELECT date_trunc('hour', c.at), c.sent, c.failed, c.dead, c.delivered, c.opened
+                SELECT date_trunc('hour', c.at), greatest(c.sent, 0), greatest(c.failed, 0), greatest(c.dead, 0), greatest(c.delivered, 0),
+                       greatest(c.opened, 0)
                 FROM notification_counter_changes c JOIN notifications n ON n.id = c.notification_id
                 WHERE (\(appID)::int8 IS NULL OR n.app_id = \(appID)) AND c.at >= date_trunc('hour', \(since)::timestamptz)
             ) AS hours
