@@ -94,6 +94,11 @@ import Testing
                     """)
                 #expect((recorded ?? 0) >= 1, "\(request.route) (\(answer.status.code)) is not in the audit log")
             }
+            // What a change set is recorded beside its path: the role an operator was given.
+            #expect(
+                try await service.text(
+                    "SELECT detail->>'role' || ' ' || (detail->>'operator') FROM audit_log WHERE action = \("POST /dashboard/operators/\(viewerID)")"
+                ) == "viewer \(viewer.name)")
             // The app an action concerned is recorded, read from the path or from where the answer points.
             #expect(
                 try await service.integer("SELECT count(*) FROM audit_log WHERE action = \("PATCH /admin/apps/\(app.app.id)") AND app_id = \(app.app.id)") == 1)
@@ -155,7 +160,9 @@ import Testing
             #expect(create["app_id"]?.intValue == id, "the new app is named")
             #expect(entry("apps update", status: 0)?["app_id"]?.intValue == id)
             #expect(entry("apps update", status: 1) != nil, "a refused change is recorded as refused")
-            #expect(entry("operators add", status: 0) != nil)
+            #expect(entry("operators add", status: 0)?["detail"]?["operator"]?.stringValue == "ana")
+            #expect(entry("operators add", status: 0)?["detail"]?["role"]?.stringValue == "editor")
+            #expect(entry("operators update", status: 0)?["detail"]?["access"]?.stringValue == "disable")
             #expect(entry("operators update", status: 0) != nil)
             #expect(entries.allSatisfy { $0["action"]?.stringValue != "operators list" }, "reads are not recorded")
             let onlyApp = try await run("audit", "export", "--app", "\(id)")

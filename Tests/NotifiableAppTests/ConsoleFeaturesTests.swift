@@ -597,6 +597,32 @@ import Testing
         }
     }
 
+    @Test func reQueueingTakesNothingBackFromTheHourThePushesGaveUpIn() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp(name: "Gave up, then re-queued")
+            for index in 0..<3 { _ = try await Self.register(client, app, .apns, Pipeline.token(0xF00 + index), alias: "gus") }
+            let sent = try await Pipeline.send(client, app.serverCredential, #"{"title": "Hi", "user_aliases": ["gus"]}"#)
+            try await Pipeline.fanOut(service)
+            try await Self.settle(service, sent, 3, to: "dead", reason: "ServiceUnavailable")
+            let counters = NotificationCounterStore(client: service.postgres, logger: TestDatabase.logger)
+            let console = try await ConsoleSession.admin(client, service)
+            func gaveUp() async throws -> (trends: Int64?, queue: Int64?) {
+                (
+                    ConsolePage.card(try await console.page("/dashboard/apps/\(app.app.id)/trends"), "Failed"),
+                    ConsolePage.card(try await console.page("/dashboard/queue"), "gave up")
+                )
+            }
+            _ = try await counters.fold()
+            #expect(try await gaveUp() == (3, 3))
+            #expect(try await console.post("/dashboard/apps/\(app.app.id)/notifications/\(sent)/requeue").status == .seeOther)
+            #expect(try await service.deliveries(of: sent, in: "available") == 3)
+            // They gave up at that hour, whatever happened to them since; before the fold and after.
+            #expect(try await gaveUp() == (3, 3))
+            _ = try await counters.fold()
+            #expect(try await gaveUp() == (3, 3))
+        }
+    }
+
     // MARK: Rich content and the lists that page
 
     @Test func aComposedNotificationCarriesTheChosenFileAsItsRichContent() async throws {
@@ -680,6 +706,11 @@ import Testing
                     .compactMap { Int64($0.prefix { $0.isASCII && $0.isNumber }) }
             }
             #expect(deliveryPages.map(\.count) == [50, 3])
+            // A mangled cursor is a page for the operator, not JSON for a program.
+            let mangled = try await owner.get("/dashboard/apps/\(first.app.id)/devices/\(phone)?cursor=tomorrow")
+            #expect(mangled.status == .unprocessableContent)
+            #expect(mangled.headers[.contentType]?.hasPrefix("text/html") == true)
+            #expect(String(buffer: mangled.body).contains("cursor must be"))
             #expect(Set(deliveryPages.flatMap { $0 }) == Set(sent))
             #expect(
                 deliveryPages.flatMap { $0 }
