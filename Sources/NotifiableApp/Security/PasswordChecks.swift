@@ -1,7 +1,6 @@
 import Dispatch
 import NIOCore
 import NotifiableCore
-import Synchronization
 
 /// Checks operators' passwords a few at a time, off the threads that answer requests. A check is
 /// scrypt (about 0.1 s and 32 MiB), and Swift runs tasks on one thread per core: a burst of
@@ -9,14 +8,13 @@ import Synchronization
 /// at most `concurrent` checks run at once, on Dispatch's threads, `queued` more wait their turn,
 /// and past that a sign-in is turned away at once (`Busy`) instead of waiting behind them.
 final class PasswordChecks: Sendable {
-    struct Busy: Error {}
+    typealias Busy = Permits.Full
 
-    let concurrent: Int
-    let queued: Int
-    private let state = Mutex<(running: Int, waiting: [CheckedContinuation<Void, Never>])>((0, []))
+    private let permits: Permits
+    private let queued: Int
 
-    init(concurrent: Int = max(1, System.coreCount), queued: Int = 16) {
-        self.concurrent = concurrent
+    init(concurrent: Int = System.coreCount, queued: Int = 16) {
+        permits = Permits(limit: concurrent)
         self.queued = queued
     }
 
@@ -31,50 +29,10 @@ final class PasswordChecks: Sendable {
     }
 
     private func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws -> T {
-        try await acquire()
-        defer { release() }
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: work()) }
-        }
-    }
-
-    private func acquire() async throws {
-        enum Turn { case now, wait, refuse }
-        let turn = state.withLock { state -> Turn in
-            if state.running < concurrent {
-                state.running += 1
-                return .now
-            }
-            return state.waiting.count < queued ? .wait : .refuse
-        }
-        switch turn {
-        case .now: return
-        case .refuse: throw Busy()
-        case .wait:
-            // Appended under the same lock that `release` hands turns out under; the turn is ours
-            // once resumed (`running` counts it already).
+        try await permits.withPermit(waitingBehind: queued) {
             await withCheckedContinuation { continuation in
-                let admitted = state.withLock { state -> Bool in
-                    if state.running < concurrent {
-                        state.running += 1
-                        return true
-                    }
-                    state.waiting.append(continuation)
-                    return false
-                }
-                if admitted { continuation.resume() }
+                DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: work()) }
             }
         }
-    }
-
-    private func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.waiting.isEmpty else {
-                state.running -= 1
-                return nil
-            }
-            return state.waiting.removeFirst()
-        }
-        next?.resume()
     }
 }

@@ -9,7 +9,7 @@ import NotifiableStore
 public final class FCMSender: PushSender {
     private let connections: FCMConnections
     private let transports: FCMTransports
-    private let streams = FCMStreamPermits()
+    private let streams = FCMStreamPermits.make()
     private let budgets = DeadlineWatch()
     private let requestTimeout: Duration
     private let logger: Logger
