@@ -7,12 +7,9 @@
 -- notification's counters (NotificationCounterStore.fold) adds them to their app's hour and
 -- their notification's minute too. Changes appended before this migration keep a NULL time: the
 -- backfill below has counted what they record, from the deliveries themselves.
---
--- The backfill (several scans of deliveries) runs first, and the change table is altered and the
--- trigger replaced last: an ALTER holds its table until the migration commits, and every
--- delivery update appends to that table, so altering it first would stop the queue for the whole
--- backfill. Changes made while the backfill runs may be missing from the trends; none from the
--- counters.
+ALTER TABLE notification_counter_changes ADD COLUMN at timestamptz;
+ALTER TABLE notification_counter_changes ALTER COLUMN at SET DEFAULT now();
+
 CREATE TABLE app_hourly_stats (
     app_id    bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
     hour      timestamptz NOT NULL,
@@ -49,40 +46,6 @@ CREATE TABLE delivery_failure_changes (
     deliveries bigint NOT NULL,
     at         timestamptz NOT NULL DEFAULT now()
 );
-
--- What the last 8 days already hold, rebuilt from the deliveries once.
-INSERT INTO app_hourly_stats (app_id, hour, sent, failed, dead, delivered, opened)
-SELECT app_id, hour, sum(sent), sum(failed), sum(dead), sum(delivered), sum(opened) FROM (
-    SELECT app_id, date_trunc('hour', sent_at) AS hour, 1 AS sent, 0 AS failed, 0 AS dead, 0 AS delivered, 0 AS opened
-    FROM deliveries WHERE kind = 'push' AND state = 'sent' AND sent_at > now() - interval '8 days'
-    UNION ALL
-    SELECT app_id, date_trunc('hour', failed_at), 0, 1, 0, 0, 0
-    FROM deliveries WHERE kind = 'push' AND state = 'failed' AND failed_at > now() - interval '8 days'
-    UNION ALL
-    SELECT app_id, date_trunc('hour', dead_at), 0, 0, 1, 0, 0
-    FROM deliveries WHERE kind = 'push' AND state = 'dead' AND dead_at > now() - interval '8 days'
-    UNION ALL
-    SELECT app_id, date_trunc('hour', delivered_at), 0, 0, 0, 1, 0
-    FROM deliveries WHERE kind = 'push' AND delivered_at > now() - interval '8 days'
-    UNION ALL
-    SELECT app_id, date_trunc('hour', opened_at), 0, 0, 0, 0, 1
-    FROM deliveries WHERE kind = 'push' AND opened_at > now() - interval '8 days'
-) AS events
-GROUP BY app_id, hour;
-
-INSERT INTO app_hourly_failures (app_id, hour, reason, deliveries)
-SELECT app_id, date_trunc('hour', coalesce(failed_at, dead_at)), coalesce(reason, 'unknown'), count(*)
-FROM deliveries
-WHERE kind = 'push' AND state IN ('failed', 'dead') AND coalesce(failed_at, dead_at) > now() - interval '8 days'
-GROUP BY 1, 2, 3;
-
-INSERT INTO notification_minute_sends (notification_id, minute, sent)
-SELECT notification_id, date_trunc('minute', sent_at), count(*)
-FROM deliveries WHERE kind = 'push' AND state = 'sent' AND sent_at IS NOT NULL
-GROUP BY 1, 2;
-
-ALTER TABLE notification_counter_changes ADD COLUMN at timestamptz;
-ALTER TABLE notification_counter_changes ALTER COLUMN at SET DEFAULT now();
 
 CREATE OR REPLACE FUNCTION deliveries_count_changes() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -127,3 +90,34 @@ BEGIN
     RETURN NULL;
 END
 $$;
+
+-- What the last 8 days already hold, rebuilt from the deliveries once.
+INSERT INTO app_hourly_stats (app_id, hour, sent, failed, dead, delivered, opened)
+SELECT app_id, hour, sum(sent), sum(failed), sum(dead), sum(delivered), sum(opened) FROM (
+    SELECT app_id, date_trunc('hour', sent_at) AS hour, 1 AS sent, 0 AS failed, 0 AS dead, 0 AS delivered, 0 AS opened
+    FROM deliveries WHERE kind = 'push' AND state = 'sent' AND sent_at > now() - interval '8 days'
+    UNION ALL
+    SELECT app_id, date_trunc('hour', failed_at), 0, 1, 0, 0, 0
+    FROM deliveries WHERE kind = 'push' AND state = 'failed' AND failed_at > now() - interval '8 days'
+    UNION ALL
+    SELECT app_id, date_trunc('hour', dead_at), 0, 0, 1, 0, 0
+    FROM deliveries WHERE kind = 'push' AND state = 'dead' AND dead_at > now() - interval '8 days'
+    UNION ALL
+    SELECT app_id, date_trunc('hour', delivered_at), 0, 0, 0, 1, 0
+    FROM deliveries WHERE kind = 'push' AND delivered_at > now() - interval '8 days'
+    UNION ALL
+    SELECT app_id, date_trunc('hour', opened_at), 0, 0, 0, 0, 1
+    FROM deliveries WHERE kind = 'push' AND opened_at > now() - interval '8 days'
+) AS events
+GROUP BY app_id, hour;
+
+INSERT INTO app_hourly_failures (app_id, hour, reason, deliveries)
+SELECT app_id, date_trunc('hour', coalesce(failed_at, dead_at)), coalesce(reason, 'unknown'), count(*)
+FROM deliveries
+WHERE kind = 'push' AND state IN ('failed', 'dead') AND coalesce(failed_at, dead_at) > now() - interval '8 days'
+GROUP BY 1, 2, 3;
+
+INSERT INTO notification_minute_sends (notification_id, minute, sent)
+SELECT notification_id, date_trunc('minute', sent_at), count(*)
+FROM deliveries WHERE kind = 'push' AND state = 'sent' AND sent_at IS NOT NULL
+GROUP BY 1, 2;

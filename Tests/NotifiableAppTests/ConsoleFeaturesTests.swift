@@ -652,6 +652,18 @@ import Testing
             #expect(fetched.status == .ok)
             #expect(String(buffer: fetched.body) == offer)
             #expect(fetched.headers[.contentType] == "application/octet-stream")
+            // The same form sent again is the same notification; with another file under its key it is a changed form.
+            let again = try await console.upload(compose, fields.merging(["action": "send"]) { $1 }, file: ("rich_content", "offer.json", offer))
+            #expect(again.headers[.location] == sent.headers[.location])
+            let otherFile = try await console.upload(compose, fields.merging(["action": "send"]) { $1 }, file: ("rich_content", "offer.json", "{}"))
+            #expect(otherFile.status == .unprocessableContent)
+            #expect(String(buffer: otherFile.body).contains("already made notification \(id)"))
+            // A file the browser calls JSON must be JSON.
+            let notJSON = try await console.upload(
+                compose, ["action": "send", "title": "Bad", "audience": "all"], file: ("rich_content", "bad.json", "{not json"),
+                contentType: "application/json")
+            #expect(notJSON.status == .unprocessableContent)
+            #expect(String(buffer: notJSON.body).contains("not valid JSON"))
 
             // Without a file nothing is rich, whatever the form claims; a bad file is refused with nothing made.
             let plain = try await console.post(compose, ["action": "send", "title": "Plain", "audience": "users", "users": "rae", "rich": "on"])
@@ -853,14 +865,16 @@ extension ConsoleSession {
     }
 
     /// A form sent as a browser sends one with a file field (`multipart/form-data`), with the session's CSRF token.
-    func upload(_ uri: String, _ fields: [String: String], file: (field: String, filename: String, text: String)) async throws -> TestResponse {
+    func upload(
+        _ uri: String, _ fields: [String: String], file: (field: String, filename: String, text: String), contentType: String = "application/octet-stream"
+    ) async throws -> TestResponse {
         let boundary = "----ConsoleFeaturesTests\(UUID().uuidString.prefix(8))"
         var body = ""
         for (name, value) in fields.merging(["csrf": csrf], uniquingKeysWith: { $1 }).sorted(by: { $0.key < $1.key }) {
             body += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n"
         }
         body += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(file.field)\"; filename=\"\(file.filename)\"\r\n"
-        body += "Content-Type: application/octet-stream\r\n\r\n\(file.text)\r\n--\(boundary)--\r\n"
+        body += "Content-Type: \(contentType)\r\n\r\n\(file.text)\r\n--\(boundary)--\r\n"
         return try await client.execute(
             uri: uri, method: .post, headers: [.cookie: cookie, .contentType: "multipart/form-data; boundary=\(boundary)"], body: ByteBuffer(string: body))
     }

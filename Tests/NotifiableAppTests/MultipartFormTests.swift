@@ -22,6 +22,16 @@ import Testing
         #expect(parts["rich_content"]?.contentType == "application/json")
     }
 
+    @Test func aFileNameMayHoldSemicolonsAndQuotes() throws {
+        let body =
+            "--b\r\nContent-Disposition: form-data; name=\"rich_content\"; filename=\"offer; \\\"final\\\".png\"\r\nContent-Type: image/png\r\n\r\nPNG\r\n"
+            + "--b\r\nContent-Disposition: form-data; name=plain; filename=a.txt\r\n\r\nx\r\n--b--\r\n"
+        let parts = try #require(Self.parse(body))
+        #expect(parts["rich_content"]?.filename == "offer; \"final\".png")
+        #expect(parts["rich_content"]?.text == "PNG")
+        #expect(parts["plain"]?.filename == "a.txt")
+    }
+
     @Test(arguments: [
         "--b\r\n\r\nx\r\n--b--",  // a part with no headers: its blank line right after the delimiter
         "--b\r\n\r\n\r\n--b--",

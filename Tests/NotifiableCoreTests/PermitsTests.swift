@@ -21,7 +21,7 @@ import Testing
         }
     }
 
-    @Test func noMoreThanTheLimitRunAtOnceAndEveryOneRuns() async {
+    @Test(.timeLimit(.minutes(1))) func noMoreThanTheLimitRunAtOnceAndEveryOneRuns() async {
         let permits = Permits(limit: 2)
         let tally = Tally()
         await withTaskGroup(of: Void.self) { group in
@@ -36,11 +36,11 @@ import Testing
             }
         }
         let (_, most, done) = tally.state.withLock { $0 }
-        #expect(most == 2)
+        #expect(most <= 2 && most >= 1)
         #expect(done == 12)
     }
 
-    @Test func pastTheWaitingLimitOneIsTurnedAwayAtOnce() async throws {
+    @Test(.timeLimit(.minutes(1))) func pastTheWaitingLimitOneIsTurnedAwayAtOnce() async throws {
         let permits = Permits(limit: 1)
         let (started, release) = AsyncStream.makeStream(of: Void.self)
         let (gate, open) = AsyncStream.makeStream(of: Void.self)
@@ -53,11 +53,15 @@ import Testing
         }
         for await _ in started { break }
         let waiter = Task { try await permits.withPermit(waitingBehind: 1) { "waited" } }
-        try await Task.sleep(for: .milliseconds(50))
+        while permits.waiting < 1 { try await Task.sleep(for: .milliseconds(5)) }
         await #expect(throws: Permits.Full.self) { try await permits.withPermit(waitingBehind: 1) { "refused" } }
         open.yield()
         try await holder.value
         #expect(try await waiter.value == "waited")
         #expect(try await permits.withPermit(waitingBehind: 0) { "free again" } == "free again")
+        // A permit comes back when its operation throws.
+        struct Failed: Error {}
+        await #expect(throws: Failed.self) { try await permits.withPermit(waitingBehind: 0) { throw Failed() } }
+        #expect(try await permits.withPermit(waitingBehind: 0) { "after a failure" } == "after a failure")
     }
 }

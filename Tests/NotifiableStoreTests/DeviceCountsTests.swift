@@ -73,8 +73,28 @@ import Testing
             try await service.sql("DELETE FROM devices WHERE id = \(devices[2])")
             try await expectExact("a delete")
 
+            // An import: tokens new to the app, one it has already, an invalidated one registered again,
+            // and one switching provider, in one `INSERT … ON CONFLICT`.
+            try await service.sql("UPDATE devices SET invalidated_at = now() WHERE id = \(devices[5])")
+            func row(_ provider: Provider, _ token: String) -> DeviceFields {
+                var fields = DeviceFields()
+                fields.provider = provider
+                fields.token = token
+                return fields
+            }
+            _ = try await DeviceImportStore(client: service.postgres, logger: TestDatabase.logger).write(
+                appID: app.app.id,
+                devices: [
+                    row(.apns, Pipeline.token(0xD10)), row(.fcm, "fcm-imported-1"), row(.apns, Pipeline.token(0xD00)),
+                    row(.apns, Pipeline.token(0xD05)), row(.apns, "fcm-token-counted-1"),
+                ]
+            ) { _, _ in }
+            try await expectExact("an import")
+
             // Devices new in the last day, from the hours they were added in.
-            #expect(try await counts.newDevices(appIDs: [app.app.id, other.app.id], since: Date().addingTimeInterval(-3600))[app.app.id] == 7)
+            #expect(
+                try await counts.newDevices(appIDs: [app.app.id, other.app.id], since: Date().addingTimeInterval(-3600))[app.app.id] == 9,
+                "seven registered, two imported")
             #expect(try await counts.newDevices(appIDs: [app.app.id, other.app.id], since: Date().addingTimeInterval(-3600))[other.app.id] == 1)
 
             // An app's deletion takes its counts with it; the other app's stay.

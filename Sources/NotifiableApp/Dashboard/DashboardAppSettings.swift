@@ -133,7 +133,8 @@ extension DashboardController {
         } catch {
             throw ConsoleRefusal.invalid(error.message + " No webhook was added.")
         }
-        AuditMiddleware.note(["url": subscription.url, "change": "added"])
+        // The host only: a webhook's path or query often carries a secret, and the log outlives it.
+        AuditMiddleware.note(["host": URLComponents(string: subscription.url)?.host ?? "?", "change": "add"])
         if let refusal = await webhookTargets.refusal(of: subscription.url) { throw ConsoleRefusal.invalid("\(refusal). No webhook was added.") }
         guard let (webhook, secret) = try await webhooks.create(appID: app.id, subscription) else { throw ConsoleRefusal.notFound("There is no such app.") }
         return HTML.page(

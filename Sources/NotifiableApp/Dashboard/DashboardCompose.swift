@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import NotifiableCore
@@ -41,7 +42,7 @@ extension DashboardController {
         }
         let notification: StoredNotification
         do {
-            (notification, _) = try await sending.create(appID: app.id, request: parsed, digest: NotificationRequest.digest(of: body))
+            (notification, _) = try await sending.create(appID: app.id, request: parsed, digest: NotificationRequest.digest(of: digested(body, content)))
         } catch let reused as NotificationStore.IdempotencyKeyReused {
             // This form was sent before and then changed (the browser's back button keeps its key):
             // nothing is sent; the page comes back with a new key, so sending again is a new notification.
@@ -52,10 +53,29 @@ extension DashboardController {
                 error: "This form already made notification \(reused.notificationID) with other content; nothing was sent. Send again to make a new one.")
         }
         if let content {
-            // Sent again with its key, the notification has its content already: nothing to do.
-            _ = try await contents.attach(notificationID: notification.id, appID: app.id, mediaType: content.mediaType, data: content.data)
+            do {
+                switch try await contents.attach(notificationID: notification.id, appID: app.id, mediaType: content.mediaType, data: content.data) {
+                // Sent again with its key (and so with the same file): the content is there already.
+                case .attached, .alreadyAttached: break
+                case .noSuchNotification, .notRich:
+                    throw ConsoleRefusal(status: .conflict, message: "Notification \(notification.id) could not take its content; it was cancelled.")
+                }
+            } catch {
+                // A rich notification sends nothing until its content is there: cancelled, rather
+                // than left waiting for content that is not coming.
+                _ = try? await sending.cancel(id: notification.id, appID: app.id)
+                throw error
+            }
         }
         return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(app.id)/notifications/\(notification.id)"])
+    }
+
+    /// What a form's key stands for: its body, and the file it attaches (the body says only that
+    /// there is one), so the same key with another file is a changed form, refused as such.
+    private func digested(_ body: JSONValue, _ content: ComposedContent?) -> JSONValue {
+        guard let content, case .object(var fields) = body else { return body }
+        fields["rich_content_sha256"] = .string(SHA256.hash(data: content.data).map { String(format: "%02x", $0) }.joined())
+        return .object(fields)
     }
 }
 

@@ -31,8 +31,10 @@ extension DashboardController {
         let holder: ConsoleOperator?
         do {
             holder = try await signIn(name: name, password: password, adminToken: adminToken)
-        } catch is PasswordChecks.Busy {
+        } catch {
+            // Not checked (too many checks under way, the database not answering): no failed guess.
             throttle.forgive(origin.address, at: attempt)
+            guard error is PasswordChecks.Busy else { throw error }
             var busy = DashboardPages.login(error: "Many sign-ins are being checked just now; try again in a second.")
             busy.status = .serviceUnavailable
             busy.headers[.retryAfter] = "1"

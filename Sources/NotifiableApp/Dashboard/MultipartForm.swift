@@ -52,14 +52,50 @@ enum MultipartForm {
         return nil
     }
 
+    /// A header's parameter (`name="title"`, `filename="a; b.png"` or `filename=a.png`), its quotes
+    /// and their escapes undone; a `;` inside quotes is part of the value.
     private static func parameter(_ name: String, in header: String) -> String? {
-        for item in header.split(separator: ";").dropFirst() {
+        for item in outsideQuotes(header, splitBy: ";").dropFirst() {
             let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if pair.count == 2, pair[0].lowercased() == name, pair[1].count >= 2, pair[1].hasPrefix("\""), pair[1].hasSuffix("\"") {
-                return String(pair[1].dropFirst().dropLast())
+            guard pair.count == 2, pair[0].lowercased() == name else { continue }
+            let value = pair[1]
+            guard value.hasPrefix("\"") else { return value.isEmpty ? nil : value }
+            guard value.count >= 2, value.hasSuffix("\"") else { return nil }
+            var unquoted = ""
+            var escaped = false
+            for character in value.dropFirst().dropLast() {
+                if !escaped, character == "\\" {
+                    escaped = true
+                } else {
+                    unquoted.append(character)
+                    escaped = false
+                }
             }
+            return unquoted
         }
         return nil
+    }
+
+    private static func outsideQuotes(_ text: String, splitBy separator: Character) -> [Substring] {
+        var items: [Substring] = []
+        var start = text.startIndex
+        var quoted = false
+        var escaped = false
+        for index in text.indices {
+            let character = text[index]
+            if escaped {
+                escaped = false
+            } else if quoted, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if character == separator, !quoted {
+                items.append(text[start..<index])
+                start = text.index(after: index)
+            }
+        }
+        items.append(text[start...])
+        return items
     }
 
     private static func split(_ bytes: [UInt8], by delimiter: [UInt8]) -> [ArraySlice<UInt8>] {

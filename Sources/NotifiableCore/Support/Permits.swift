@@ -2,13 +2,15 @@ import Synchronization
 
 /// At most `limit` operations at once; the others wait their turn, first come first served. An
 /// operation that would rather not wait behind a long queue says how many it accepts before it
-/// (`waitingBehind:`), and past that is turned away at once with `Permits.Full`.
+/// (`waitingBehind:`), and past that is turned away at once with `Permits.Full`. A waiting task
+/// that is cancelled keeps its place: what waits here is short, and leaving would need the lock
+/// to find it.
 public final class Permits: Sendable {
     public struct Full: Error {}
 
     private struct State {
         var available: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [CheckedContinuation<Bool, Never>] = []
     }
 
     private let state: Mutex<State>
@@ -19,49 +21,56 @@ public final class Permits: Sendable {
 
     /// Runs `operation` once a permit is free, and frees it afterwards.
     public func withPermit<Value: Sendable>(_ operation: () async -> Value) async -> Value {
-        // Without a limit on waiting, acquiring cannot be refused.
-        try? await acquire(waitingBehind: nil)
+        _ = await acquire(waitingBehind: nil)
         defer { release() }
         return await operation()
     }
 
-    /// The same, turned away with `Full` instead when more than `maxWaiting` wait already.
+    /// The same, turned away with `Full` instead when `maxWaiting` wait already.
     public func withPermit<Value: Sendable>(waitingBehind maxWaiting: Int, _ operation: () async throws -> Value) async throws -> Value {
-        try await acquire(waitingBehind: maxWaiting)
+        guard await acquire(waitingBehind: maxWaiting) else { throw Full() }
         defer { release() }
         return try await operation()
     }
 
-    private func acquire(waitingBehind maxWaiting: Int?) async throws {
+    /// How many wait for a permit now.
+    public var waiting: Int { state.withLock { $0.waiters.count } }
+
+    /// Takes a permit, waiting for one when none is free; false (nothing taken) when `maxWaiting`
+    /// wait already.
+    private func acquire(waitingBehind maxWaiting: Int?) async -> Bool {
         enum Turn { case now, wait, refuse }
-        let turn = state.withLock { state -> Turn in
+        func turn(_ state: inout State) -> Turn {
             if state.available > 0 {
                 state.available -= 1
                 return .now
             }
-            return maxWaiting.map { state.waiters.count < $0 } == false ? .refuse : .wait
+            if let maxWaiting, state.waiters.count >= maxWaiting { return .refuse }
+            return .wait
         }
-        switch turn {
-        case .now: return
-        case .refuse: throw Full()
+        switch state.withLock({ turn(&$0) }) {
+        case .now: return true
+        case .refuse: return false
         case .wait:
-            await withCheckedContinuation { continuation in
-                let now = state.withLock { state -> Bool in
-                    // A permit may have come free since the check above.
-                    if state.available > 0 {
-                        state.available -= 1
-                        return true
-                    }
-                    state.waiters.append(continuation)
-                    return false
+            return await withCheckedContinuation { continuation in
+                // Asked again under the lock that hands turns out: a permit may have come free,
+                // or the queue filled, since.
+                let now = state.withLock { state -> Turn in
+                    let again = turn(&state)
+                    if again == .wait { state.waiters.append(continuation) }
+                    return again
                 }
-                if now { continuation.resume() }
+                switch now {
+                case .now: continuation.resume(returning: true)
+                case .refuse: continuation.resume(returning: false)
+                case .wait: break
+                }
             }
         }
     }
 
     private func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             // A freed permit goes straight to the longest waiter.
             guard !state.waiters.isEmpty else {
                 state.available += 1
@@ -69,6 +78,6 @@ public final class Permits: Sendable {
             }
             return state.waiters.removeFirst()
         }
-        next?.resume()
+        next?.resume(returning: true)
     }
 }
