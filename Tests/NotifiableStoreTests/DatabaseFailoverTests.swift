@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NotifiableCore
 import NotifiableStore
 import NotifiableTesting
 import PostgresNIO
@@ -9,7 +10,8 @@ import Testing
 /// whose role suits, and moves when its server goes away and another suits. Two databases of the
 /// test cluster stand for two servers; one made read-only (`default_transaction_read_only`)
 /// answers as a standby would to `read-write`.
-@Suite struct DatabaseFailoverTests {
+/// A hang fails the suite with its name within minutes, instead of stalling the whole run.
+@Suite(.timeLimit(.minutes(3))) struct DatabaseFailoverTests {
     @Test func thePoolGoesToTheWritableServerAndMovesWhenItsServerIsLostAndAnotherTakesOver() async throws {
         try await TestDatabase.withFreshDatabase { first in
             try await TestDatabase.withFreshDatabase { second in
@@ -38,7 +40,15 @@ import Testing
                             return ""
                         }
                     }
-                    try await Task.sleep(for: .milliseconds(300))
+                    // Under way for real (on a loaded machine the pool may take a while to open
+                    // the connection): otherwise the demotion below would end it rather than wait for it.
+                    #expect(
+                        try await Self.eventually {
+                            try await Self.count(
+                                admin,
+                                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(names[1])' AND query LIKE '%pg_sleep(1.5)%' AND state = 'active'")
+                                == 1
+                        }, "the statement is under way")
 
                     // The second turns read-only and its other sessions go (a primary demoted);
                     // the first accepts writes again (a standby promoted).
@@ -98,11 +108,18 @@ import Testing
         return nil
     }
 
-    static func eventually(_ condition: @Sendable () async throws -> Bool) async throws -> Bool {
+    /// Whether `condition` holds within 10 s; an attempt that does not answer within 5 s counts as
+    /// not holding, so a statement stuck on a pool being moved cannot stall the test.
+    static func eventually(_ condition: @escaping @Sendable () async throws -> Bool) async throws -> Bool {
         for _ in 0..<100 {
-            if (try? await condition()) == true { return true }
+            if (try? await withDeadline(.seconds(5), condition)) == true { return true }
             try await Task.sleep(for: .milliseconds(100))
         }
         return false
+    }
+
+    static func count(_ database: Database, _ sql: String) async throws -> Int64 {
+        for try await count in try await database.query(PostgresQuery(unsafeSQL: sql)).decode(Int64.self) { return count }
+        return 0
     }
 }
