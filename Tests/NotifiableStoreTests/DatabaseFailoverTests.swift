@@ -62,11 +62,11 @@ import Testing
                                 """))
                     #expect(try await Self.eventually { try await Self.currentDatabase(database) == names[0] }, "moved to the writable one")
                     // The statement under way on the old server was answered, not cut off by the move.
-                    #expect(try await underWay.value == names[1])
+                    #expect(try await Self.within("the statement under way") { try await underWay.value } == names[1])
                     // It started on the first host, unasked; then went to the second; then back.
                     #expect(database.moves == 2)
                     // Statements go there and write.
-                    try await database.query("CREATE TABLE written_after_the_move (id int)")
+                    try await Self.within("a write after the move") { try await database.query("CREATE TABLE written_after_the_move (id int)") }
                 }
             }
         }
@@ -108,14 +108,25 @@ import Testing
         return nil
     }
 
-    /// Whether `condition` holds within 10 s; an attempt that does not answer within 5 s counts as
+    /// Whether `condition` holds within 10 s; an attempt that does not answer within 2 s counts as
     /// not holding, so a statement stuck on a pool being moved cannot stall the test.
     static func eventually(_ condition: @escaping @Sendable () async throws -> Bool) async throws -> Bool {
-        for _ in 0..<100 {
-            if (try? await withDeadline(.seconds(5), condition)) == true { return true }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if (try? await withDeadline(.seconds(2), condition)) == true { return true }
             try await Task.sleep(for: .milliseconds(100))
         }
         return false
+    }
+
+    /// `operation`'s answer, or a failure naming `what` when it gives none within 10 s.
+    static func within<T: Sendable>(_ what: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        do {
+            return try await withDeadline(.seconds(10), operation)
+        } catch is DeadlineExceeded {
+            Issue.record("\(what) gave no answer within 10 s")
+            throw DeadlineExceeded()
+        }
     }
 
     static func count(_ database: Database, _ sql: String) async throws -> Int64 {
