@@ -594,6 +594,11 @@ import Testing
             let theirID = try #require(try await service.integer("SELECT id FROM webhooks WHERE app_id = \(other.app.id)"))
             #expect(try await console.post("/dashboard/apps/\(app.app.id)/webhooks", ["webhook": "\(theirID)", "do": "pause"]).status == .notFound)
             #expect(try await service.text("SELECT state FROM webhooks WHERE id = \(theirID)") == "active")
+            // A webhook's batches: its own page under its app, none under another's.
+            let batches = try await console.get("/dashboard/apps/\(app.app.id)/webhooks/\(webhook)")
+            #expect(batches.status == .ok)
+            #expect(String(buffer: batches.body).contains("No batches yet."))
+            #expect(try await console.get("/dashboard/apps/\(app.app.id)/webhooks/\(theirID)").status == .notFound)
         }
     }
 

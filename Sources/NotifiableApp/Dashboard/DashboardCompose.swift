@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Hummingbird
 import NotifiableCore
@@ -74,7 +73,7 @@ extension DashboardController {
     /// there is one), so the same key with another file is a changed form, refused as such.
     private func digested(_ body: JSONValue, _ content: ComposedContent?) -> JSONValue {
         guard let content, case .object(var fields) = body else { return body }
-        fields["rich_content_sha256"] = .string(SHA256.hash(data: content.data).map { String(format: "%02x", $0) }.joined())
+        fields["rich_content_sha256"] = .string(NotificationContentStore.sha256(of: content.data))
         return .object(fields)
     }
 }
@@ -96,7 +95,7 @@ struct ComposedContent {
                 code: "content_too_large", message: "Rich content may be \(NotifiableRequestContext.maxRichContentBytes / 1024 / 1024) MiB at most.",
                 field: "rich_content")
         }
-        if mediaType == "application/json", (try? JSONValue.decode(part.data)) == nil {
+        guard RichContentController.isReadable(part.data, as: mediaType) else {
             throw ValidationError(code: "invalid_json", message: "The file is sent as application/json but is not valid JSON.", field: "rich_content")
         }
         self.mediaType = mediaType

@@ -41,7 +41,7 @@ struct RichContentController {
         guard !data.isEmpty else {
             throw APIError(status: .unprocessableContent, code: "empty_content", message: "Send the content as the request body; it is empty.")
         }
-        if mediaType == "application/json", (try? JSONValue.decode(data)) == nil {
+        guard Self.isReadable(data, as: mediaType) else {
             throw APIError(status: .unprocessableContent, code: "invalid_json", message: "The content is sent as application/json but is not valid JSON.")
         }
         switch try await contents.attach(notificationID: id, appID: caller.appID, mediaType: mediaType, data: data) {
@@ -120,6 +120,11 @@ struct RichContentController {
             error.headers = [.contentRange: "bytes */\(size)"]
             throw error
         }
+    }
+
+    /// Whether content of `mediaType` is what it says it is, as far as the service checks: JSON must parse.
+    static func isReadable(_ data: [UInt8], as mediaType: String) -> Bool {
+        mediaType != "application/json" || (try? JSONValue.decode(data)) != nil
     }
 
     static func etag(_ summary: RichContentSummary) -> String { "\"\(summary.sha256)\"" }

@@ -41,10 +41,15 @@ public struct NotificationContentStore: Sendable {
         case alreadyAttached
     }
 
+    /// What content is known by (its ETag, and what the console's compose form digests): the hex SHA-256.
+    public static func sha256(of data: [UInt8]) -> String {
+        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+
     /// Stores the content of a rich notification that is waiting for it; its fan-out then
     /// begins (in the same transaction, so no push goes before its content exists).
     public func attach(notificationID: Int64, appID: Int64, mediaType: String, data: [UInt8]) async throws -> AttachResult {
-        let sha256 = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        let sha256 = Self.sha256(of: data)
         let result = try await client.withTransaction(logger: logger) { connection -> AttachResult in
             let rows = try await connection.query(
                 "SELECT rich, awaiting_content FROM notifications WHERE id = \(notificationID) AND app_id = \(appID) FOR UPDATE",
