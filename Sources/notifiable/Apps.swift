@@ -85,6 +85,14 @@ struct Apps: AsyncParsableCommand {
         var defaultContentAvailable: Bool?
         @Option(help: "Days to keep the app's data, fewer than NOTIFIABLE_RETENTION_DAYS; default: the service's period again.")
         var retentionDays: String?
+        @Option(help: "The Android notification channel of notifications that name none; none removes it.")
+        var defaultAndroidChannelId: String?
+
+        /// `--default-android-channel-id`: nil when not given, `.some(nil)` for "none".
+        var androidChannel: String?? {
+            guard let defaultAndroidChannelId else { return nil }
+            return defaultAndroidChannelId == "none" || defaultAndroidChannelId.isEmpty ? .some(nil) : .some(defaultAndroidChannelId)
+        }
 
         /// `--retention-days`: nil when not given, `.some(nil)` for "default".
         var retention: Int?? {
@@ -95,7 +103,8 @@ struct Apps: AsyncParsableCommand {
         var changes: AppStore.Changes {
             AppStore.Changes(
                 name: name.flatMap(App.normalizedName), deliveryMode: mode, androidStyle: androidStyle, timeToLiveSeconds: defaultTTLSeconds,
-                mutableContent: defaultMutableContent, contentAvailable: defaultContentAvailable, retentionDays: retention
+                mutableContent: defaultMutableContent, contentAvailable: defaultContentAvailable, retentionDays: retention,
+                androidChannelID: androidChannel
             )
         }
 
@@ -109,10 +118,13 @@ struct Apps: AsyncParsableCommand {
             if let retentionDays, retentionDays != "default", Int(retentionDays).map({ !(1...3650).contains($0) }) ?? true {
                 throw ValidationError("--retention-days must be a number of days from 1 to 3650, or default.")
             }
+            if let channel = androidChannel ?? nil, channel.unicodeScalars.count > 255 || channel.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+                throw ValidationError("--default-android-channel-id is at most 255 characters, without control characters.")
+            }
             guard changes != AppStore.Changes() || requireVerifiedAlias != nil else {
                 throw ValidationError(
                     "Give --name, --mode, --require-verified-alias, --android-style, --default-ttl-seconds, --default-mutable-content, "
-                        + "--default-content-available, --retention-days or several."
+                        + "--default-content-available, --retention-days, --default-android-channel-id or several."
                 )
             }
         }
@@ -145,6 +157,9 @@ struct Apps: AsyncParsableCommand {
             print(
                 "Android style \(defaults.androidStyle.rawValue); default time to live \(defaults.timeToLiveSeconds) s; "
                     + "mutable-content \(defaults.mutableContent ? "on" : "off") and content-available \(defaults.contentAvailable ? "on" : "off") by default.")
+            print(
+                defaults.androidChannelID.map { "Android notifications without a channel go to \"\($0)\"." }
+                    ?? "Android notifications without a channel go to the app's default channel.")
             print(updated.retentionDays.map { "Its data is kept \($0) days." } ?? "Its data is kept for the service's retention period.")
         }
     }

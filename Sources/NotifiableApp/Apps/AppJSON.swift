@@ -16,6 +16,7 @@ struct AppJSON: Encodable, Sendable {
     let defaultContentAvailable: Bool
     /// Null: the service's NOTIFIABLE_RETENTION_DAYS.
     let retentionDays: Int?
+    let defaultAndroidChannelID: String?
     let createdAt: String
     let updatedAt: String
     let credentials: [CredentialJSON]?
@@ -32,6 +33,7 @@ struct AppJSON: Encodable, Sendable {
         case defaultMutableContent = "default_mutable_content"
         case defaultContentAvailable = "default_content_available"
         case retentionDays = "retention_days"
+        case defaultAndroidChannelID = "default_android_channel_id"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
@@ -55,6 +57,7 @@ struct AppJSON: Encodable, Sendable {
         defaultMutableContent = app.pushDefaults.mutableContent
         defaultContentAvailable = app.pushDefaults.contentAvailable
         retentionDays = app.retentionDays
+        defaultAndroidChannelID = app.pushDefaults.androidChannelID
         createdAt = Timestamp.iso8601(app.createdAt)
         updatedAt = Timestamp.iso8601(app.updatedAt)
         self.credentials = credentials?.map(CredentialJSON.init)
@@ -74,6 +77,7 @@ struct AppJSON: Encodable, Sendable {
         try container.encode(defaultMutableContent, forKey: .defaultMutableContent)
         try container.encode(defaultContentAvailable, forKey: .defaultContentAvailable)
         try container.encode(retentionDays, forKey: .retentionDays)
+        try container.encode(defaultAndroidChannelID, forKey: .defaultAndroidChannelID)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encodeIfPresent(credentials, forKey: .credentials)

@@ -61,15 +61,16 @@ struct AppsAdminController {
     }
 
     /// `{"name"?, "delivery_mode"?, "require_verified_alias"?, "android_style"?, "default_ttl_seconds"?,
-    ///   "default_mutable_content"?, "default_content_available"?, "retention_days"?}`; `"retention_days": null`
-    /// gives the app the service's period again.
+    ///   "default_mutable_content"?, "default_content_available"?, "retention_days"?, "default_android_channel_id"?}`;
+    /// `"retention_days": null` gives the app the service's period again, `"default_android_channel_id": null`
+    /// (or "") removes the default channel.
     @Sendable func update(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<AppJSON> {
         let id = try context.pathID("id", what: "app")
         var request = request
         let body = try AdminBody(try await request.jsonBody(context: context))
         try body.allowOnly([
             "name", "delivery_mode", "require_verified_alias", "android_style", "default_ttl_seconds", "default_mutable_content",
-            "default_content_available", "retention_days",
+            "default_content_available", "retention_days", "default_android_channel_id",
         ])
         let changes = AppStore.Changes(
             name: try Self.name(body, required: false),
@@ -78,7 +79,8 @@ struct AppsAdminController {
             timeToLiveSeconds: try body.integer("default_ttl_seconds", in: PushDefaults.timeToLiveRange),
             mutableContent: try body.boolean("default_mutable_content"),
             contentAvailable: try body.boolean("default_content_available"),
-            retentionDays: try retentionDays(body)
+            retentionDays: try retentionDays(body),
+            androidChannelID: try Self.androidChannel(body)
         )
         let requireVerifiedAlias = try body.boolean("require_verified_alias")
         defer { credentials.forgetAll() }
@@ -149,6 +151,20 @@ struct AppsAdminController {
                     + "give 1 to \(serviceRetentionDays), or null for the service's period.", field: "retention_days")
         }
         return .some(Int(days))
+    }
+
+    /// The app's default Android notification channel: 1…255 characters; null or "" removes it.
+    static func androidChannel(_ body: AdminBody) throws -> String?? {
+        let key = "default_android_channel_id"
+        if body.isNull(key) { return .some(nil) }
+        guard let channel = try body.string(key) else { return nil }
+        if channel.isEmpty { return .some(nil) }
+        guard channel.unicodeScalars.count <= 255, !channel.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_channel",
+                message: "\(key) is an Android notification channel id: at most 255 characters, no control characters.", field: key)
+        }
+        return .some(channel)
     }
 
     private func existingApp(_ context: NotifiableRequestContext) async throws -> App {

@@ -19,6 +19,8 @@ struct DeviceJSON: Encodable, Sendable {
     let createdAt: String
     let updatedAt: String
     let invalidatedAt: String?
+    let platform: String?
+    let apnsEnvironment: String?
 
     enum CodingKeys: String, CodingKey {
         case id, provider, token, name, language, country, locale, tags
@@ -28,6 +30,8 @@ struct DeviceJSON: Encodable, Sendable {
         case createdAt = "created_at"
         case updatedAt = "updated_at"
         case invalidatedAt = "invalidated_at"
+        case platform
+        case apnsEnvironment = "apns_environment"
     }
 
     init(_ device: Device) {
@@ -45,6 +49,9 @@ struct DeviceJSON: Encodable, Sendable {
         createdAt = Timestamp.iso8601(device.createdAt)
         updatedAt = Timestamp.iso8601(device.updatedAt)
         invalidatedAt = device.invalidatedAt.map(Timestamp.iso8601)
+        // What the device is taken for: an APNs device is an iPhone, an FCM device Android unless it said.
+        platform = (device.platform ?? (device.provider == .apns ? .ios : .android)).rawValue
+        apnsEnvironment = device.apnsEnvironment?.rawValue
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -64,6 +71,8 @@ struct DeviceJSON: Encodable, Sendable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(invalidatedAt, forKey: .invalidatedAt)
+        try container.encode(platform, forKey: .platform)
+        try container.encode(apnsEnvironment, forKey: .apnsEnvironment)
     }
 }
 

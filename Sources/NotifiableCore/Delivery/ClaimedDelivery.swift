@@ -14,6 +14,10 @@ public struct ClaimedDelivery: Sendable {
     public let token: String
     public let language: String?
     public let country: String?
+    /// An FCM device's operating system (nil: Android).
+    public let platform: DevicePlatform?
+    /// The APNs host a device's token belongs to (nil: the app's).
+    public let apnsEnvironment: APNsEnvironment?
     public let content: NotificationContent
     public let expiresAt: Date?
     /// The app delivers in sandbox mode: to the built-in fake gateways, recording each push.
@@ -26,8 +30,10 @@ public struct ClaimedDelivery: Sendable {
     public init(
         id: Int64, notificationID: Int64, appID: Int64, deviceID: Int64, attempt: Int, provider: Provider, token: String,
         language: String?, country: String?, content: NotificationContent, expiresAt: Date?, sandbox: Bool = false,
-        rendered: RenderedPayloads = RenderedPayloads()
+        rendered: RenderedPayloads = RenderedPayloads(), platform: DevicePlatform? = nil, apnsEnvironment: APNsEnvironment? = nil
     ) {
+        self.platform = platform
+        self.apnsEnvironment = apnsEnvironment
         self.id = id
         self.notificationID = notificationID
         self.appID = appID

@@ -20,13 +20,20 @@ public struct Device: Sendable, Equatable {
     public var registeredAt: Date
     public var invalidatedAt: Date?
     public var unregisteredAt: Date?
+    /// An FCM device's operating system, when it said (nil: Android).
+    public var platform: DevicePlatform?
+    /// The APNs host of an iPhone's token, when it said (nil: the app's).
+    public var apnsEnvironment: APNsEnvironment?
 
     public init(
         id: Int64, appID: Int64, provider: Provider, token: String, name: String?, userAlias: String?,
         language: String?, country: String?, customProperties: [String: JSONValue],
         platformProperties: [String: JSONValue], createdAt: Date, updatedAt: Date, registeredAt: Date,
-        invalidatedAt: Date?, unregisteredAt: Date?, tags: [String] = []
+        invalidatedAt: Date?, unregisteredAt: Date?, tags: [String] = [], platform: DevicePlatform? = nil,
+        apnsEnvironment: APNsEnvironment? = nil
     ) {
+        self.platform = platform
+        self.apnsEnvironment = apnsEnvironment
         self.id = id
         self.appID = appID
         self.provider = provider

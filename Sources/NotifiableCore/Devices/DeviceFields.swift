@@ -13,6 +13,10 @@ public struct DeviceFields: Sendable, Equatable {
     /// Replaces the device's tags when sent (sorted, without duplicates; null or [] removes them);
     /// a request without `tags` leaves them, so the SDKs' re-registrations keep what the backend set.
     public var tags: FieldUpdate<[String]> = .unchanged
+    /// An FCM device's operating system; nil leaves it as it is.
+    public var platform: DevicePlatform?
+    /// The APNs host an iPhone's token belongs to; nil leaves it as it is.
+    public var apnsEnvironment: APNsEnvironment?
     /// Merged key by key into what the device already has.
     public var platformProperties: [String: JSONValue] = [:]
 
@@ -20,7 +24,7 @@ public struct DeviceFields: Sendable, Equatable {
     public static let maxCustomPropertiesBytes = 16 * 1024
     static let knownKeys: Set<String> = [
         "provider", "token", "name", "user_alias", "user", "language", "country",
-        "custom_properties", "tags", "id", "device_token_id", DeviceFields.userTokenKey,
+        "custom_properties", "tags", "id", "device_token_id", DeviceFields.userTokenKey, "platform", "apns_environment",
     ]
 
     public init() {}
@@ -41,7 +45,7 @@ public struct DeviceFields: Sendable, Equatable {
             fields.token = try reader.string("token").map { token throws(ValidationError) in
                 try PushToken.normalized(token, provider: storedProvider, field: reader.path("token"))
             }
-            try fields.readOptionalFields(reader)
+            try fields.readOptionalFields(reader, provider: storedProvider)
             if fields.userAlias == .unchanged { fields.userAlias = .set(nil) }
             return fields
         }
@@ -57,7 +61,7 @@ public struct DeviceFields: Sendable, Equatable {
             throw reader.missing("token", "The device's push token is required.")
         }
         fields.token = try PushToken.normalized(token, provider: provider, field: reader.path("token"))
-        try fields.readOptionalFields(reader)
+        try fields.readOptionalFields(reader, provider: provider)
         if fields.userAlias == .unchanged { fields.userAlias = .set(nil) }
         return fields
     }
@@ -95,11 +99,12 @@ public struct DeviceFields: Sendable, Equatable {
         if let token = try reader.string("token") {
             fields.token = try PushToken.normalized(token, provider: provider, field: reader.path("token"))
         }
-        try fields.readOptionalFields(reader)
+        try fields.readOptionalFields(reader, provider: provider)
         return fields
     }
 
-    private mutating func readOptionalFields(_ reader: DeviceFieldReader) throws(ValidationError) {
+    private mutating func readOptionalFields(_ reader: DeviceFieldReader, provider: Provider) throws(ValidationError) {
+        try readDeviceKind(reader, provider: provider)
         name = try reader.text("name")
         userAlias = try reader.text("user_alias")
         if userAlias == .unchanged, let alias = try reader.nestedUserAlias() {
@@ -110,6 +115,48 @@ public struct DeviceFields: Sendable, Equatable {
         customProperties = try reader.customProperties()
         if let sent = reader.fields["tags"] { tags = .set(try DeviceTags.read(sent, path: reader.path("tags"))) }
         platformProperties = reader.fields.filter { !Self.knownKeys.contains($0.key) }
+    }
+}
+
+extension DeviceFields {
+    /// `platform` (`ios`/`android`, FCM devices; an APNs device is an iPhone) and `apns_environment`
+    /// (`sandbox`/`production`, APNs devices), in any case.
+    fileprivate mutating func readDeviceKind(_ reader: DeviceFieldReader, provider: Provider) throws(ValidationError) {
+        if let name = try reader.string("platform"), !name.isEmpty {
+            guard let value = DevicePlatform(rawValue: name.lowercased()) else {
+                throw ValidationError(
+                    code: "invalid_platform",
+                    message: "\(reader.path("platform")) \"\(name)\" is not a platform; use \"ios\" or \"android\".",
+                    field: reader.path("platform")
+                )
+            }
+            guard provider == .fcm || value == .ios else {
+                throw ValidationError(
+                    code: "invalid_platform",
+                    message: "An APNs device is an iPhone, iPad or Mac; \(reader.path("platform")) \"android\" needs provider \"fcm\".",
+                    field: reader.path("platform")
+                )
+            }
+            platform = provider == .fcm ? value : nil
+        }
+        if let name = try reader.string("apns_environment"), !name.isEmpty {
+            guard let value = APNsEnvironment(rawValue: name.lowercased()) else {
+                throw ValidationError(
+                    code: "invalid_apns_environment",
+                    message: "\(reader.path("apns_environment")) \"\(name)\" is not an APNs environment; use \"sandbox\" "
+                        + "(debug builds) or \"production\" (App Store and TestFlight builds).",
+                    field: reader.path("apns_environment")
+                )
+            }
+            guard provider == .apns else {
+                throw ValidationError(
+                    code: "invalid_apns_environment",
+                    message: "\(reader.path("apns_environment")) is for devices on APNs; an FCM device reaches Apple through Firebase.",
+                    field: reader.path("apns_environment")
+                )
+            }
+            apnsEnvironment = value
+        }
     }
 }
 

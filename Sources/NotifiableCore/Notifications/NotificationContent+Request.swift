@@ -2,10 +2,10 @@ import Foundation
 
 extension NotificationContent {
     /// The request keys that make up a notification's content.
-    static let requestKeys: Set<String> = [
+    static let requestKeys: Set<String> = Set([
         "title", "message", "subtitle", "localized", "parameters", "sound", "badge", "thread_id", "category",
         "content_available", "mutable_content", "priority", "collapse_id", "expires_at", "ttl_seconds",
-    ]
+    ]).union(presentationKeys)
 
     /// Parameter keys the service or a gateway owns, in any case: `aps` (APNs), `n_id` (the
     /// notification id the SDKs read), `title` and `message` (the text every FCM push carries in
@@ -101,6 +101,7 @@ extension NotificationContent {
             }
             content.collapseID = collapseID
         }
+        try content.readPresentation(reader)
         let (expiresAt, ttl) = try readExpiry(reader, now: now)
         content.expiresAt = expiresAt
         if ttl == 0 {

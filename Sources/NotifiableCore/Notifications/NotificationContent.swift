@@ -54,6 +54,23 @@ public struct NotificationContent: Sendable, Equatable, Codable {
     /// `nowOrNeverGrace` after it was accepted, so a push that waited behind others or met a
     /// gateway error is tried rather than dropped unsent.
     public var nowOrNever: Bool
+    /// iOS 15+: how it may break through a Focus; `time-sensitive` and `critical` also make it
+    /// urgent on Android.
+    public var interruptionLevel: InterruptionLevel?
+    /// iOS 15+: which of the app's notifications the summary shows first, 0…1.
+    public var relevanceScore: Double?
+    /// iOS: the window (scene) the notification brings forward.
+    public var targetContentID: String?
+    /// iOS 15+: which Focus filter lets it through.
+    public var filterCriteria: String?
+    /// A critical alert's sound, in place of `sound`.
+    public var criticalSound: CriticalSound?
+    /// An https image: iOS apps fetch it in their notification service extension (the push
+    /// carries `image_url` and `mutable-content`), Android shows it.
+    public var imageURL: String?
+    public var android: AndroidPresentation?
+    public var localizationKeys: LocalizationKeys?
+    public var overrides: PushOverrides?
 
     /// How long the queue keeps trying a now-or-never notification.
     public static let nowOrNeverGrace: TimeInterval = 60
@@ -79,6 +96,14 @@ public struct NotificationContent: Sendable, Equatable, Codable {
         self.expiresAt = expiresAt
         self.androidStyle = androidStyle
         self.nowOrNever = nowOrNever
+    }
+
+    /// The Android presentation with the badge as the launcher's count where the sender gave no
+    /// count of its own.
+    public var androidPresentation: AndroidPresentation {
+        var android = android ?? AndroidPresentation()
+        if android.notificationCount == nil { android.notificationCount = badge }
+        return android
     }
 
     /// The text for a device, each field on its own: `localized["pt-br"]`'s field, else
@@ -109,8 +134,13 @@ public struct NotificationContent: Sendable, Equatable, Codable {
 
     /// Whether the notification shows nothing to the user (a background update).
     public var isBackgroundOnly: Bool {
-        text == LocalizedText() && localized.isEmpty && sound == nil && badge == nil && contentAvailable
+        text == LocalizedText() && localized.isEmpty && sound == nil && criticalSound == nil && badge == nil
+            && !(localizationKeys?.showsText ?? false) && contentAvailable
     }
+
+    /// Whether it must reach the device at once whatever its queue priority: a time-sensitive or
+    /// critical interruption level.
+    public var isUrgent: Bool { interruptionLevel?.isUrgent ?? false }
 }
 
 extension NotificationContent {
@@ -129,6 +159,15 @@ extension NotificationContent {
         case expiresAt = "expires_at"
         case androidStyle = "android_style"
         case nowOrNever = "now_or_never"
+        case interruptionLevel = "interruption_level"
+        case relevanceScore = "relevance_score"
+        case targetContentID = "target_content_id"
+        case filterCriteria = "filter_criteria"
+        case criticalSound = "critical_sound"
+        case imageURL = "image_url"
+        case android
+        case localizationKeys = "localization_keys"
+        case overrides
     }
 
     /// Keys missing from stored JSON take their defaults, so older rows still decode.
@@ -152,6 +191,15 @@ extension NotificationContent {
             androidStyle: try container.decodeIfPresent(AndroidStyle.self, forKey: .androidStyle) ?? .data,
             nowOrNever: try container.decodeIfPresent(Bool.self, forKey: .nowOrNever) ?? false
         )
+        interruptionLevel = try container.decodeIfPresent(InterruptionLevel.self, forKey: .interruptionLevel)
+        relevanceScore = try container.decodeIfPresent(Double.self, forKey: .relevanceScore)
+        targetContentID = try container.decodeIfPresent(String.self, forKey: .targetContentID)
+        filterCriteria = try container.decodeIfPresent(String.self, forKey: .filterCriteria)
+        criticalSound = try container.decodeIfPresent(CriticalSound.self, forKey: .criticalSound)
+        imageURL = try container.decodeIfPresent(String.self, forKey: .imageURL)
+        android = try container.decodeIfPresent(AndroidPresentation.self, forKey: .android)
+        localizationKeys = try container.decodeIfPresent(LocalizationKeys.self, forKey: .localizationKeys)
+        overrides = try container.decodeIfPresent(PushOverrides.self, forKey: .overrides)
     }
 
     /// `expires_at` is written as seconds since 1970 whatever the encoder's date strategy, so the
@@ -172,5 +220,14 @@ extension NotificationContent {
         try container.encodeIfPresent(expiresAt?.timeIntervalSince1970, forKey: .expiresAt)
         try container.encode(androidStyle, forKey: .androidStyle)
         if nowOrNever { try container.encode(nowOrNever, forKey: .nowOrNever) }
+        try container.encodeIfPresent(interruptionLevel, forKey: .interruptionLevel)
+        try container.encodeIfPresent(relevanceScore, forKey: .relevanceScore)
+        try container.encodeIfPresent(targetContentID, forKey: .targetContentID)
+        try container.encodeIfPresent(filterCriteria, forKey: .filterCriteria)
+        try container.encodeIfPresent(criticalSound, forKey: .criticalSound)
+        try container.encodeIfPresent(imageURL, forKey: .imageURL)
+        try container.encodeIfPresent(android, forKey: .android)
+        try container.encodeIfPresent(localizationKeys, forKey: .localizationKeys)
+        try container.encodeIfPresent(overrides, forKey: .overrides)
     }
 }

@@ -83,6 +83,10 @@ public struct NotificationRequest: Sendable, Equatable {
         let idempotencyKey = try reader.text("idempotency_key", maxLength: maxShortTextLength, allowEmpty: false)
         let stateful = try StatefulOptions.read(from: reader, now: now)
         let rich = try reader.bool("rich") ?? false
+        if content.imageURL != nil, content.showsAlert, reader.member("mutable_content") == nil {
+            // The app's notification service extension fetches the image: it runs only with mutable-content.
+            content.mutableContent = true
+        }
         if rich {
             // The push says so (the SDKs and apps read it beside n_id); on iOS a notification
             // service extension may then fetch the content before the alert shows.
@@ -125,7 +129,7 @@ public struct NotificationRequest: Sendable, Equatable {
             )
         }
         let unsaid = Unsaid(
-            mutableContent: reader.member("mutable_content") == nil && !rich,
+            mutableContent: reader.member("mutable_content") == nil && !rich && content.imageURL == nil,
             contentAvailable: reader.member("content_available") == nil
         )
         return NotificationRequest(
@@ -141,7 +145,8 @@ public struct NotificationRequest: Sendable, Equatable {
     /// - no `mutable_content`: the app's, for a notification that shows an alert (APNs runs a
     ///   service extension only for those);
     /// - no `content_available`: the app's;
-    /// - the Android style is always the app's.
+    /// - the Android style is always the app's;
+    /// - no `android.channel_id`: the app's default channel, when it has one.
     public func applying(_ defaults: PushDefaults, now: Date) -> NotificationRequest {
         var request = self
         if content.expiresAt == nil {
@@ -151,6 +156,10 @@ public struct NotificationRequest: Sendable, Equatable {
         if unsaid.mutableContent, defaults.mutableContent, content.showsAlert { request.content.mutableContent = true }
         if unsaid.contentAvailable, defaults.contentAvailable { request.content.contentAvailable = true }
         request.content.androidStyle = defaults.androidStyle
+        if let channel = defaults.androidChannelID, request.content.android?.channelID == nil {
+            request.content.android = request.content.android ?? AndroidPresentation()
+            request.content.android?.channelID = channel
+        }
         return request
     }
 
@@ -215,13 +224,11 @@ extension NotificationContent {
     /// Whether it shows an alert (a title or message) anywhere.
     var showsAlert: Bool {
         func hasText(_ text: LocalizedText) -> Bool { text.title != nil || text.message != nil }
-        return hasText(text) || localized.values.contains(where: hasText)
+        return hasText(text) || localized.values.contains(where: hasText) || (localizationKeys?.showsText ?? false)
     }
 
     /// Whether a device would show or do anything on receiving it.
     var showsOrDoesSomething: Bool {
-        func hasText(_ text: LocalizedText) -> Bool { text.title != nil || text.message != nil }
-        return hasText(text) || localized.values.contains(where: hasText) || contentAvailable || badge != nil
-            || sound != nil
+        showsAlert || contentAvailable || badge != nil || sound != nil || criticalSound != nil
     }
 }

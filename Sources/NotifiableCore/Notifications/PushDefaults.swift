@@ -15,6 +15,9 @@ public struct PushDefaults: Sendable, Equatable {
     /// `content-available` for notifications that do not say: wakes the app in the background
     /// (with the `remote-notification` background mode), where the iOS SDK reports receipt.
     public var contentAvailable: Bool
+    /// The Android notification channel of notifications that name none (Android 8+ files every
+    /// notification under a channel; without one, the app's manifest default).
+    public var androidChannelID: String?
 
     /// Four weeks: FCM's own default and longest time to live.
     public static let defaultTimeToLiveSeconds = NotificationRequest.maxTTLSeconds
@@ -23,8 +26,9 @@ public struct PushDefaults: Sendable, Equatable {
 
     public init(
         androidStyle: AndroidStyle = .data, timeToLiveSeconds: Int64 = Self.defaultTimeToLiveSeconds,
-        mutableContent: Bool = false, contentAvailable: Bool = false
+        mutableContent: Bool = false, contentAvailable: Bool = false, androidChannelID: String? = nil
     ) {
+        self.androidChannelID = androidChannelID
         self.androidStyle = androidStyle
         self.timeToLiveSeconds = timeToLiveSeconds
         self.mutableContent = mutableContent

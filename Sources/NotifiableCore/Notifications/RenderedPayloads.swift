@@ -7,9 +7,12 @@ public struct RenderedPayloadKey: Hashable, Sendable {
     public var country: String?
     /// Seconds until the content expires, as FCM's `ttl` carries them; nil when not part of the payload.
     public var ttlSeconds: Int64?
+    /// An FCM device's operating system: an iPhone's message carries an `apns` block instead of `android`.
+    public var platform: DevicePlatform?
 
-    public init(provider: Provider, language: String?, country: String?, ttlSeconds: Int64? = nil) {
+    public init(provider: Provider, language: String?, country: String?, ttlSeconds: Int64? = nil, platform: DevicePlatform? = nil) {
         self.provider = provider
+        self.platform = platform
         self.language = language
         self.country = country
         self.ttlSeconds = ttlSeconds

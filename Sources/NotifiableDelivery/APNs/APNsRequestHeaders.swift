@@ -17,6 +17,9 @@ public enum APNsRequestHeaders {
     /// - `apns-collapse-id`: the sender's collapse id, else one per notification, so a push sent
     ///   twice replaces itself on the device (`NotificationContent.collapseIdentifier`).
     /// - `apns-id`: derived from the delivery id, so every retry of a delivery carries the same.
+    ///
+    /// Then the sender's `apns.headers` overrides, each replacing the header of its name or added
+    /// after them (the request parser refuses `apns-topic` and `apns-id`).
     public static func make(
         content: NotificationContent, topic: String, deliveryID: Int64, notificationID: Int64, now: Date
     ) -> [(String, String)] {
@@ -29,6 +32,13 @@ public enum APNsRequestHeaders {
         ]
         headers.append(("apns-collapse-id", content.collapseIdentifier(notificationID: notificationID)))
         headers.append(("apns-id", apnsID(forDelivery: deliveryID)))
+        for (name, value) in (content.overrides?.apnsHeaders ?? [:]).sorted(by: { $0.key < $1.key }) {
+            if let index = headers.firstIndex(where: { $0.0 == name }) {
+                headers[index].1 = value
+            } else {
+                headers.append((name, value))
+            }
+        }
         return headers
     }
 

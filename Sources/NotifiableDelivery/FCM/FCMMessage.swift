@@ -57,10 +57,13 @@ public enum FCMMessage {
 
     /// The request body, compact JSON with sorted keys.
     public static func encode(
-        token: String, content: NotificationContent, language: String?, country: String?, notificationID: Int64, now: Date
+        token: String, content: NotificationContent, language: String?, country: String?, notificationID: Int64, now: Date,
+        platform: DevicePlatform? = nil
     ) throws(FCMMessageError) -> [UInt8] {
         body(
-            upToToken: try upToToken(content: content, language: language, country: country, notificationID: notificationID, now: now),
+            upToToken: try upToToken(
+                content: content, language: language, country: country, notificationID: notificationID, now: now, platform: platform
+            ),
             token: token
         )
     }
@@ -74,9 +77,11 @@ public enum FCMMessage {
         return body
     }
 
-    /// The body up to the device's token: `{"message":{"android":…,"data":…,"notification":…,"token":`.
+    /// The body up to the device's token: `{"message":{"android":…,"data":…,"notification":…,"token":`,
+    /// or for an iPhone on Firebase `{"message":{"apns":…,"data":…,"token":`.
     public static func upToToken(
-        content: NotificationContent, language: String?, country: String?, notificationID: Int64, now: Date
+        content: NotificationContent, language: String?, country: String?, notificationID: Int64, now: Date,
+        platform: DevicePlatform? = nil
     ) throws(FCMMessageError) -> [UInt8] {
         var data: [String: JSONValue] = [:]
         for (key, value) in content.parameters.sorted(by: { $0.key < $1.key }) {
@@ -90,26 +95,22 @@ public enum FCMMessage {
         if let title = text.title { data["title"] = .string(title) }
         if let message = text.message { data["message"] = .string(message) }
 
-        var message: [String: JSONValue] = ["data": .object(data)]
+        var message: [String: JSONValue] = [:]
         var notification: [String: JSONValue] = [:]
-        if content.androidStyle == .notification {
-            if let title = text.title { notification["title"] = .string(title) }
-            if let body = text.message { notification["body"] = .string(body) }
+        if platform == .ios {
+            message["apns"] = .object(apnsBlock(content: content, language: language, country: country, notificationID: notificationID, now: now))
+        } else {
+            let style = AndroidMessage(content: content, text: text, notificationID: notificationID)
+            notification = style.notification
+            data.merge(style.data) { _, drawn in drawn }
+            var android = style.android
+            if let ttl = ttlSeconds(of: content, now: now) { android["ttl"] = .string("\(ttl)s") }
+            if let override = content.overrides?.fcmAndroid, !override.isEmpty { android = PushOverrides.merged(android, with: override) }
+            message["android"] = .object(android)
         }
-
-        var android: [String: JSONValue] = ["priority": .string(content.priority == .high ? "HIGH" : "NORMAL")]
-        if let ttl = ttlSeconds(of: content, now: now) { android["ttl"] = .string("\(ttl)s") }
-        if let collapseID = content.collapseID, !collapseID.isEmpty {
-            android["collapse_key"] = .string(collapseID)
-        }
-        if !notification.isEmpty {
-            message["notification"] = .object(notification)
-            var shown: [String: JSONValue] = ["tag": .string(content.collapseIdentifier(notificationID: notificationID))]
-            if let sound = content.sound { shown["sound"] = .string(sound) }
-            if let badge = content.badge { shown["notification_count"] = .integer(Int64(badge)) }
-            android["notification"] = .object(shown)
-        }
-        message["android"] = .object(android)
+        for (key, value) in content.overrides?.fcmData ?? [:] { data[key] = .string(value) }
+        message["data"] = .object(data)
+        if !notification.isEmpty { message["notification"] = .object(notification) }
 
         let size = payloadSize(data: data, notification: notification)
         guard size <= maximumPayloadSize else { throw .payloadTooLarge(size: size) }
@@ -123,10 +124,37 @@ public enum FCMMessage {
         return upToToken
     }
 
+    /// What an iPhone registered through Firebase needs to show the push: FCM passes `apns.headers`
+    /// and `apns.payload` to APNs as they are, and puts `data` beside `aps` in the payload. The
+    /// sender's `fcm.apns` override is merged in; its `apns` override is for devices on APNs.
+    /// - `headers`: `apns-priority` and `apns-push-type` as for a device on APNs, `apns-expiration`
+    ///   (`0` for now-or-never), `apns-collapse-id`;
+    /// - `payload.aps`: the same `aps` as an APNs push (`APNsPayload.aps`);
+    /// - `fcm_options.image`: the image, which Firebase's notification service extension shows.
+    static func apnsBlock(content: NotificationContent, language: String?, country: String?, notificationID: Int64, now: Date) -> [String: JSONValue] {
+        var headers: [String: JSONValue] = [:]
+        for (name, value) in APNsRequestHeaders.make(content: content, topic: "", deliveryID: 0, notificationID: notificationID, now: now)
+        where ["apns-priority", "apns-push-type", "apns-expiration", "apns-collapse-id"].contains(name) {
+            headers[name] = .string(value)
+        }
+        var apns: [String: JSONValue] = [
+            "headers": .object(headers),
+            "payload": .object(["aps": .object(APNsPayload.aps(content: content, language: language, country: country))]),
+        ]
+        if let image = content.imageURL { apns["fcm_options"] = .object(["image": .string(image)]) }
+        if let override = content.overrides?.fcmAPNs, !override.isEmpty { apns = PushOverrides.merged(apns, with: override) }
+        return apns
+    }
+
     /// What the part up to the token depends on besides the content: the text chosen for the device's
     /// language and country, and the time to live, which changes every second.
-    public static func sharedPartKey(content: NotificationContent, language: String?, country: String?, now: Date) -> RenderedPayloadKey {
-        RenderedPayloadKey(provider: .fcm, language: language, country: country, ttlSeconds: ttlSeconds(of: content, now: now))
+    public static func sharedPartKey(
+        content: NotificationContent, language: String?, country: String?, now: Date, platform: DevicePlatform? = nil
+    ) -> RenderedPayloadKey {
+        // An iPhone's apns-expiration is in whole seconds since 1970, which the time to live follows.
+        RenderedPayloadKey(
+            provider: .fcm, language: language, country: country, ttlSeconds: ttlSeconds(of: content, now: now), platform: platform
+        )
     }
 
     /// FCM's `ttl` for the content: 0 for a now-or-never notification, else the seconds until it

@@ -71,11 +71,13 @@ public final class FCMSender: PushSender {
         let body: [UInt8]
         do throws(FCMMessageError) {
             let now = Date()
-            let key = FCMMessage.sharedPartKey(content: delivery.content, language: delivery.language, country: delivery.country, now: now)
+            let key = FCMMessage.sharedPartKey(
+                content: delivery.content, language: delivery.language, country: delivery.country, now: now, platform: delivery.platform
+            )
             let upToToken = try delivery.rendered.payload(for: key) { () throws(FCMMessageError) in
                 try FCMMessage.upToToken(
                     content: delivery.content, language: delivery.language, country: delivery.country,
-                    notificationID: delivery.notificationID, now: now
+                    notificationID: delivery.notificationID, now: now, platform: delivery.platform
                 )
             }
             body = FCMMessage.body(upToToken: upToToken, token: delivery.token)

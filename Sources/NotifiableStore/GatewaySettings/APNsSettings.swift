@@ -4,10 +4,7 @@ import PostgresNIO
 
 /// How one app reaches APNs.
 public struct APNsSettings: Sendable, Equatable {
-    public enum Environment: String, Sendable, CaseIterable {
-        case production
-        case sandbox
-    }
+    public typealias Environment = APNsEnvironment
 
     public var keyID: String
     public var teamID: String

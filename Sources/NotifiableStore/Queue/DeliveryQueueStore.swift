@@ -22,11 +22,11 @@ public struct DeliveryQueueStore: Sendable {
     /// were queued, are settled as `cancelled` in the same statement and not returned.
     public func claim(limit: Int, lease: Duration) async throws -> [ClaimedDelivery] {
         let leaseSeconds = lease.seconds
-        // The statement lives in Migrations/0016_fair_claim.sql (first in 0010), which says why.
+        // The statement lives in Migrations/0024 (its fairness explained in 0016_fair_claim.sql).
         let rows = try await client.query(
             """
             SELECT id, state, notification_id, app_id, device_id, attempts, provider, token, language, country,
-                   expires_at, sandbox, kind, content
+                   expires_at, sandbox, kind, platform, apns_environment, content
             FROM claim_deliveries(\(Int32(clamping: limit)), \(leaseSeconds))
             """,
             logger: logger
@@ -36,8 +36,8 @@ public struct DeliveryQueueStore: Sendable {
         var contents: [Int64: (NotificationContent, RenderedPayloads)] = [:]
         for try await row in rows {
             // The content, last, is read only for the first row of each notification.
-            let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, expiresAt, sandbox, kind) =
-                try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, Date?, Bool, String).self)
+            let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, expiresAt, sandbox, kind, platform, environment) =
+                try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, Date?, Bool, String, String?, String?).self)
             guard state == DeliveryState.running.rawValue else { continue }
             // One unreadable notification must not hold the rest of the batch until its lease runs out.
             // Sync signals carry content of their own; pushes share their notification's.
@@ -54,7 +54,9 @@ public struct DeliveryQueueStore: Sendable {
                 ClaimedDelivery(
                     id: id, notificationID: notificationID, appID: appID, deviceID: deviceID, attempt: Int(attempt),
                     provider: provider, token: token, language: language, country: country,
-                    content: content, expiresAt: expiresAt, sandbox: sandbox, rendered: rendered
+                    content: content, expiresAt: expiresAt, sandbox: sandbox, rendered: rendered,
+                    platform: platform.flatMap(DevicePlatform.init(rawValue:)),
+                    apnsEnvironment: environment.flatMap(APNsEnvironment.init(rawValue:))
                 ))
         }
         try await record(unreadable)

@@ -54,7 +54,8 @@ public struct AppStore: Sendable {
     /// The columns `apps(from:)` reads, in its order.
     static let columns = """
         id, name, delivery_mode, created_at, updated_at,
-        android_style, default_ttl_seconds, default_mutable_content, default_content_available, retention_days
+        android_style, default_ttl_seconds, default_mutable_content, default_content_available, retention_days,
+        default_android_channel_id
         """
 
     public func create(name: String, deliveryMode: DeliveryMode = .live) async throws -> CreatedApp {
@@ -100,11 +101,14 @@ public struct AppStore: Sendable {
         public var contentAvailable: Bool?
         /// `.some(nil)` gives the app the service's retention period again.
         public var retentionDays: Int??
+        /// `.some(nil)` removes the app's default channel.
+        public var androidChannelID: String??
 
         public init(
             name: String? = nil, deliveryMode: DeliveryMode? = nil, androidStyle: AndroidStyle? = nil, timeToLiveSeconds: Int64? = nil,
-            mutableContent: Bool? = nil, contentAvailable: Bool? = nil, retentionDays: Int?? = nil
+            mutableContent: Bool? = nil, contentAvailable: Bool? = nil, retentionDays: Int?? = nil, androidChannelID: String?? = nil
         ) {
+            self.androidChannelID = androidChannelID
             self.name = name
             self.deliveryMode = deliveryMode
             self.androidStyle = androidStyle
@@ -129,6 +133,9 @@ public struct AppStore: Sendable {
                                 retention_days = CASE WHEN \(changes.retentionDays != nil)
                                                       THEN \(changes.retentionDays.flatMap { $0 }.map { Int32(clamping: $0) })::int4
                                                       ELSE retention_days END,
+                                default_android_channel_id = CASE WHEN \(changes.androidChannelID != nil)
+                                                                  THEN \(changes.androidChannelID.flatMap { $0 })::text
+                                                                  ELSE default_android_channel_id END,
                                 updated_at = now()
                 WHERE id = \(id)
                 RETURNING \(unescaped: Self.columns)
@@ -256,12 +263,12 @@ public struct AppStore: Sendable {
 
     static func apps(from rows: PostgresRowSequence) async throws -> [App] {
         var apps: [App] = []
-        for try await (id, name, mode, createdAt, updatedAt, style, ttl, mutableContent, contentAvailable, retentionDays) in rows.decode(
-            (Int64, String, String, Date, Date, String, Int32, Bool, Bool, Int32?).self
+        for try await (id, name, mode, createdAt, updatedAt, style, ttl, mutableContent, contentAvailable, retentionDays, channel) in rows.decode(
+            (Int64, String, String, Date, Date, String, Int32, Bool, Bool, Int32?, String?).self
         ) {
             let defaults = PushDefaults(
                 androidStyle: AndroidStyle(rawValue: style) ?? .data, timeToLiveSeconds: Int64(ttl),
-                mutableContent: mutableContent, contentAvailable: contentAvailable
+                mutableContent: mutableContent, contentAvailable: contentAvailable, androidChannelID: channel
             )
             apps.append(
                 App(

@@ -19,7 +19,7 @@ public struct DeviceStore: Sendable {
     static let columns = """
         id, app_id, provider, token, name, user_alias, language, country,
         custom_properties::text, platform_properties::text,
-        created_at, updated_at, registered_at, invalidated_at, unregistered_at, tags
+        created_at, updated_at, registered_at, invalidated_at, unregistered_at, tags, platform, apns_environment
         """
 
     /// Registers a token, re-using its row when the app already has it (in any case): the row
@@ -107,6 +107,8 @@ public struct DeviceStore: Sendable {
                         custom_properties = CASE WHEN \(binds.setsCustomProperties) THEN \(binds.customProperties)::jsonb
                                                  ELSE custom_properties END,
                         platform_properties = platform_properties || \(binds.platformProperties)::jsonb,
+                        platform = COALESCE(\(binds.platform)::text, platform),
+                        apns_environment = COALESCE(\(binds.apnsEnvironment)::text, apns_environment),
                         tags = CASE WHEN \(binds.setsTags) THEN \(binds.tags)::text[] ELSE tags END,
                         updated_at = now(),
                         registered_at = CASE WHEN \(newToken)::text IS NULL THEN registered_at ELSE now() END,
@@ -220,11 +222,11 @@ public struct DeviceStore: Sendable {
     static func device(from row: PostgresRow) throws -> Device {
         let (
             id, appID, provider, token, name, userAlias, language, country, custom, platform,
-            createdAt, updatedAt, registeredAt, invalidatedAt, unregisteredAt, tags
+            createdAt, updatedAt, registeredAt, invalidatedAt, unregisteredAt, tags, devicePlatform, apnsEnvironment
         ) = try row.decode(
             (
                 Int64, Int64, String, String, String?, String?, String?, String?, String, String,
-                Date, Date, Date, Date?, Date?, [String]
+                Date, Date, Date, Date?, Date?, [String], String?, String?
             ).self
         )
         guard let provider = Provider(rawValue: provider) else {
@@ -236,7 +238,9 @@ public struct DeviceStore: Sendable {
             customProperties: try JSONValue.decode(Array(custom.utf8)).objectValue ?? [:],
             platformProperties: try JSONValue.decode(Array(platform.utf8)).objectValue ?? [:],
             createdAt: createdAt, updatedAt: updatedAt, registeredAt: registeredAt,
-            invalidatedAt: invalidatedAt, unregisteredAt: unregisteredAt, tags: tags
+            invalidatedAt: invalidatedAt, unregisteredAt: unregisteredAt, tags: tags,
+            platform: devicePlatform.flatMap(DevicePlatform.init(rawValue:)),
+            apnsEnvironment: apnsEnvironment.flatMap(APNsEnvironment.init(rawValue:))
         )
     }
 }
@@ -250,8 +254,12 @@ struct ColumnBinds {
     let setsCustomProperties: Bool, customProperties: String?
     let setsTags: Bool, tags: [String]?
     let platformProperties: String
+    /// Set when sent; a registration without them keeps the device's.
+    let platform: String?, apnsEnvironment: String?
 
     init(_ fields: DeviceFields) {
+        platform = fields.platform?.rawValue
+        apnsEnvironment = fields.apnsEnvironment?.rawValue
         (setsName, name) = Self.split(fields.name)
         (setsUserAlias, userAlias) = Self.split(fields.userAlias)
         (setsLanguage, language) = Self.split(fields.language)

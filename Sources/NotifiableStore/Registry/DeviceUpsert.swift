@@ -12,17 +12,17 @@ import PostgresNIO
 struct DeviceUpsert: PostgresPreparedStatement {
     typealias Row = Device
 
-    static let name = "device_upsert_v2"
+    static let name = "device_upsert_v3"
 
     static let sql = """
         INSERT INTO devices (app_id, provider, token, name, user_alias, language, country,
-                             custom_properties, platform_properties, tags)
+                             custom_properties, platform_properties, tags, platform, apns_environment)
         SELECT r.app_id, r.provider, r.token, r.name, r.user_alias, r.language, r.country,
                COALESCE(r.custom_properties, '{}'), r.platform_properties,
-               ARRAY(SELECT jsonb_array_elements_text(r.tags))
+               ARRAY(SELECT jsonb_array_elements_text(r.tags)), r.platform, r.apns_environment
         FROM jsonb_to_recordset($1::jsonb) AS r(app_id int8, provider text, token text, name text, user_alias text,
                                                 language text, country text, custom_properties jsonb,
-                                                platform_properties jsonb, tags jsonb)
+                                                platform_properties jsonb, tags jsonb, platform text, apns_environment text)
         ORDER BY r.app_id, lower(r.token)  -- one lock order for all batches, so two sharing tokens wait rather than deadlock
         ON CONFLICT (app_id, lower(token)) WHERE merged_into IS NULL DO UPDATE SET
             provider = EXCLUDED.provider,
@@ -34,6 +34,8 @@ struct DeviceUpsert: PostgresPreparedStatement {
             custom_properties = CASE WHEN $6 THEN EXCLUDED.custom_properties ELSE devices.custom_properties END,
             platform_properties = devices.platform_properties || EXCLUDED.platform_properties,
             tags = CASE WHEN $7 THEN EXCLUDED.tags ELSE devices.tags END,
+            platform = COALESCE(EXCLUDED.platform, devices.platform),
+            apns_environment = COALESCE(EXCLUDED.apns_environment, devices.apns_environment),
             updated_at = now(),
             registered_at = now(),
             invalidated_at = NULL,
@@ -88,6 +90,8 @@ struct Registration: Sendable {
         }
         row += #","custom_properties":"# + (binds.customProperties ?? "null")
         row += #","platform_properties":"# + binds.platformProperties
+        row += #","platform":"# + (binds.platform.map(JSONText.quoted) ?? "null")
+        row += #","apns_environment":"# + (binds.apnsEnvironment.map(JSONText.quoted) ?? "null")
         row += #","tags":"# + (binds.tags.map { "[" + $0.map(JSONText.quoted).joined(separator: ",") + "]" } ?? "null")
         return row + "}"
     }
