@@ -30,15 +30,23 @@ private func withGateway<Gateway: Sendable, T: Sendable>(
 }
 
 extension TestService {
-    /// Points the app at `gateway` with a new signing key that the gateway trusts.
-    public func connectAPNs(appID: Int64, to gateway: SandboxAPNsGateway, bundleID: String = "com.example.app") async throws {
+    /// Points the app at `gateway` with a new signing key that the gateway trusts: its production
+    /// host, and its sandbox host too unless `sandbox` names another gateway (both hosts are
+    /// always on this machine).
+    public func connectAPNs(
+        appID: Int64, to gateway: SandboxAPNsGateway, bundleID: String = "com.example.app", sandbox: SandboxAPNsGateway? = nil
+    ) async throws {
         let key = P256.Signing.PrivateKey()
         let keyID = "KEY\(appID)"
         let teamID = "TEAM\(appID)"
         gateway.trust(teamID: teamID, keyID: keyID, publicKey: key.publicKey)
+        sandbox?.trust(teamID: teamID, keyID: keyID, publicKey: key.publicKey)
+        // One CA for both: each fake gateway has its own self-signed certificate, so a second one
+        // is trusted through its certificate appended to the first's.
+        let ca = [gateway.certificatePEM, sandbox?.certificatePEM].compactMap { $0 }.joined(separator: "\n")
         let settings = APNsSettings(
             keyID: keyID, teamID: teamID, bundleID: bundleID, privateKeyPEM: key.pemRepresentation,
-            environment: .sandbox, endpoint: gateway.baseURL, trustedCAPEM: gateway.certificatePEM
+            environment: .production, endpoint: gateway.baseURL, trustedCAPEM: ca, sandboxEndpoint: (sandbox ?? gateway).baseURL
         )
         let saved = try await APNsSettingsStore(client: postgres, keys: configuration.keys, logger: TestDatabase.logger)
             .save(settings, appID: appID)

@@ -18,7 +18,9 @@ extension Apps {
         @Option(help: "Path of the .p8 key file.") var keyFile: String
         @Option(help: "production or sandbox.") var environment: String = "production"
         @Option(help: "Send to this https URL instead of Apple's host (a proxy or a test gateway).") var endpoint: String?
-        @Option(help: "A CA certificate (PEM file) to trust for --endpoint.") var caFile: String?
+        @Option(help: "Send debug builds' pushes (devices registered with apns_environment sandbox) to this https URL instead of Apple's sandbox host.")
+        var sandboxEndpoint: String?
+        @Option(help: "A CA certificate (PEM file) to trust for --endpoint and --sandbox-endpoint.") var caFile: String?
 
         func run() async throws {
             var body: [String: JSONValue] = [
@@ -26,6 +28,7 @@ extension Apps {
                 "private_key": .string(try readFile(keyFile, option: "--key-file")), "environment": .string(environment),
             ]
             if let endpoint { body["endpoint"] = .string(endpoint) }
+            if let sandboxEndpoint { body["sandbox_endpoint"] = .string(sandboxEndpoint) }
             if let caFile { body["trusted_ca_pem"] = .string(try readFile(caFile, option: "--ca-file")) }
             let settings: APNsSettings
             do {

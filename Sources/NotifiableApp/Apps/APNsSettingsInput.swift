@@ -47,16 +47,19 @@ public enum APNsSettingsInput {
         guard let environment = APNsSettings.Environment(rawValue: environmentName) else {
             throw APIError(status: .unprocessableContent, code: "invalid_environment", message: "environment is production or sandbox.", field: "environment")
         }
-        let endpoint = try string("endpoint", required: false)
-        if let endpoint {
+        func endpointURL(_ key: String) throws -> String? {
+            guard let endpoint = try string(key, required: false) else { return nil }
             guard let url = URL(string: endpoint), url.scheme == "https", url.host != nil, url.path.isEmpty || url.path == "/",
                 url.user == nil, url.query == nil, (try? HTTP2Client.validate(baseURL: endpoint)) != nil
             else {
                 throw APIError(
-                    status: .unprocessableContent, code: "invalid_endpoint", message: "endpoint must be an https URL such as https://127.0.0.1:2197.",
-                    field: "endpoint")
+                    status: .unprocessableContent, code: "invalid_endpoint", message: "\(key) must be an https URL such as https://127.0.0.1:2197.",
+                    field: key)
             }
+            return endpoint
         }
+        let endpoint = try endpointURL("endpoint")
+        let sandboxEndpoint = try endpointURL("sandbox_endpoint")
         let ca = try string("trusted_ca_pem", required: false)
         if let ca {
             guard (try? NIOSSLCertificate.fromPEMBytes(Array(ca.utf8)))?.isEmpty == false else {
@@ -67,7 +70,7 @@ public enum APNsSettingsInput {
         }
         return APNsSettings(
             keyID: keyID, teamID: teamID, bundleID: bundleID, privateKeyPEM: key, environment: environment,
-            endpoint: endpoint, trustedCAPEM: ca
+            endpoint: endpoint, trustedCAPEM: ca, sandboxEndpoint: sandboxEndpoint
         )
     }
 }

@@ -9,6 +9,7 @@ struct APNsSettingsJSON: Encodable, Sendable {
     let bundleID: String
     let environment: String
     let endpoint: String
+    let sandboxEndpoint: String
     let privateKey = "[redacted]"
     let misconfiguration: String?
     let updatedAt: String
@@ -21,10 +22,12 @@ struct APNsSettingsJSON: Encodable, Sendable {
         case bundleID = "bundle_id"
         case privateKey = "private_key"
         case updatedAt = "updated_at"
+        case sandboxEndpoint = "sandbox_endpoint"
         case environment, endpoint, misconfiguration
     }
 
     init(_ settings: APNsSettingsSummary) {
+        sandboxEndpoint = settings.sandboxBaseURL
         keyID = settings.keyID
         teamID = settings.teamID
         bundleID = settings.bundleID

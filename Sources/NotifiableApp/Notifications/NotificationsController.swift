@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NotifiableCore
+import NotifiableDelivery
 import NotifiableStore
 
 /// Sending notifications and reading what happened to them (server credentials), and the
@@ -31,6 +32,7 @@ struct NotificationsController {
         var request = request
         let body = try await request.jsonBody(context: context)
         var parsed = try NotificationRequest.parse(body, now: Date())
+        try OverrideSizeCheck.check(parsed.content)
         if parsed.idempotencyKey == nil, let header = request.headers[.idempotencyKey], !header.isEmpty {
             guard header.unicodeScalars.count <= 255, !header.utf8.contains(0) else {
                 throw APIError(status: .unprocessableContent, code: "too_long", message: "Idempotency-Key is at most 255 characters.", field: "Idempotency-Key")

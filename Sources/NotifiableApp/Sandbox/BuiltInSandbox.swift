@@ -84,7 +84,8 @@ final class SandboxGateways: Sendable {
         let gateway = try await apns.value()
         return APNsSettings(
             keyID: Self.keyID, teamID: Self.teamID, bundleID: "sandbox.app\(appID)", privateKeyPEM: apnsKey.pemRepresentation,
-            environment: .sandbox, endpoint: gateway.baseURL, trustedCAPEM: gateway.certificatePEM
+            // Both environments reach the built-in gateway, whichever a device says it is in.
+            environment: .production, endpoint: gateway.baseURL, trustedCAPEM: gateway.certificatePEM, sandboxEndpoint: gateway.baseURL
         )
     }
 

@@ -1,13 +1,21 @@
 import Foundation
 import Logging
+import NotifiableCore
 import NotifiableStore
 
 /// What the sender needs to reach APNs for one app: a long-lived HTTP/2 transport (TLS
 /// connections multiplexing many streams), the app's JWT cache, and its topic.
 struct APNsConnection: Sendable {
+    /// To the app's own environment.
     let transport: any HTTP2Transport
+    /// To the other environment, for devices that say their token is of it (debug builds of an
+    /// app in production, or the reverse) and for a token one host does not know. It connects
+    /// on its first request only.
+    let otherTransport: any HTTP2Transport
+    let environment: APNsEnvironment
     let tokens: APNsTokenCache
     let baseURL: String
+    let otherBaseURL: String
     let trustedCAPEM: String?
     let signingKey: String
     let topic: String
@@ -44,7 +52,10 @@ extension AppConnections where Settings == APNsSettings, Connection == APNsConne
         return APNsConnections(
             gateway: "APNs", settings: settings, maxAge: maxAge, logger: logger,
             make: { settings, previous in try APNsConnection(settings, reusing: previous, makeTransport: makeTransport, retire: retire) },
-            dropped: { retire($0.transport) }
+            dropped: {
+                retire($0.transport)
+                retire($0.otherTransport)
+            }
         )
     }
 }
@@ -57,13 +68,22 @@ extension APNsConnection: AppConnection {
         makeTransport: (_ baseURL: String, _ trustedCAPEM: String?) throws -> any HTTP2Transport,
         retire: (any HTTP2Transport) -> Void
     ) throws {
-        let baseURL = settings.baseURL.hasSuffix("/") ? String(settings.baseURL.dropLast()) : settings.baseURL
+        func trimmed(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
+        let baseURL = trimmed(settings.baseURL)
+        let otherBaseURL = trimmed(settings.baseURL(for: settings.environment.other))
         let transport: any HTTP2Transport
         if let previous, previous.baseURL == baseURL, previous.trustedCAPEM == settings.trustedCAPEM {
             transport = previous.transport
         } else {
             transport = try makeTransport(baseURL, settings.trustedCAPEM)
             if let previous { retire(previous.transport) }
+        }
+        let otherTransport: any HTTP2Transport
+        if let previous, previous.otherBaseURL == otherBaseURL, previous.trustedCAPEM == settings.trustedCAPEM {
+            otherTransport = previous.otherTransport
+        } else {
+            otherTransport = try makeTransport(otherBaseURL, settings.trustedCAPEM)
+            if let previous { retire(previous.otherTransport) }
         }
         let tokens: APNsTokenCache
         if let previous, previous.signingKey == settings.signingKey {
@@ -72,7 +92,8 @@ extension APNsConnection: AppConnection {
             tokens = APNsTokenCache(keyID: settings.keyID, teamID: settings.teamID, privateKey: try APNsJWT.privateKey(fromP8: settings.privateKeyPEM))
         }
         self.init(
-            transport: transport, tokens: tokens, baseURL: baseURL, trustedCAPEM: settings.trustedCAPEM,
+            transport: transport, otherTransport: otherTransport, environment: settings.environment, tokens: tokens, baseURL: baseURL,
+            otherBaseURL: otherBaseURL, trustedCAPEM: settings.trustedCAPEM,
             signingKey: settings.signingKey, topic: settings.bundleID,
             misconfiguration: settings.misconfigurationReason, settingsVersion: settings.updatedAt, loadedAt: .now
         )
@@ -80,6 +101,14 @@ extension APNsConnection: AppConnection {
             hasAccepted = previous.hasAccepted
             if previous.signingKey == settings.signingKey { trial = previous.trial }
         }
+    }
+}
+
+extension APNsConnection {
+    /// The transport to `environment`'s host; the app's own when the device did not say.
+    func transport(to environment: APNsEnvironment?) -> any HTTP2Transport {
+        guard let environment, environment != self.environment else { return transport }
+        return otherTransport
     }
 }
 

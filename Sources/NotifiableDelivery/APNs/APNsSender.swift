@@ -63,14 +63,44 @@ public final class APNsSender: PushSender {
         return outcome
     }
 
+    /// Sends to the host of the device's environment (the app's when it did not say). A
+    /// `BadDeviceToken` there is asked again of the other environment's host, with the same key,
+    /// before it counts: a debug build's token is the sandbox's, and the device may not have said.
     private func send(_ delivery: ClaimedDelivery, payload: [UInt8], over connection: APNsConnection) async -> DeliveryOutcome {
         let jwt = await connection.tokens.token()
+        let environment = delivery.apnsEnvironment ?? connection.environment
+        let outcome = await attempt(delivery, payload: payload, jwt: jwt, to: environment, over: connection)
+        guard case .tokenDead(let reason, nil) = outcome, reason == APNsReason.badDeviceToken.rawValue else { return outcome }
+        let elsewhere = await attempt(delivery, payload: payload, jwt: jwt, to: environment.other, over: connection)
+        switch elsewhere {
+        case .sent, .retry:
+            return elsewhere
+        case .failed, .tokenDead, .refreshCredentialsAndRetry, .misconfigured:
+            break
+        }
+        if !connection.hasAccepted.isSet {
+            // Every token of an app looks bad when its settings name the wrong key or topic for
+            // both hosts. Until APNs has accepted one push over these settings, a bad token is
+            // retried rather than invalidated.
+            return .retry(
+                reason: "BadDeviceToken from both APNs environments before APNs accepted any push for this app; held back in case the settings are wrong",
+                retryAfter: nil
+            )
+        }
+        return .tokenDead(reason: "\(reason) from both the sandbox and the production host", at: nil)
+    }
+
+    /// One request to `environment`'s host. Only the app's own environment may mark its settings
+    /// refused: the other host is asked on the device's behalf, and the key may not serve it.
+    private func attempt(
+        _ delivery: ClaimedDelivery, payload: [UInt8], jwt: String, to environment: APNsEnvironment, over connection: APNsConnection
+    ) async -> DeliveryOutcome {
         var headers = APNsRequestHeaders.make(
             content: delivery.content, topic: connection.topic, deliveryID: delivery.id, notificationID: delivery.notificationID, now: Date()
         )
         headers.append(("authorization", "bearer \(jwt)"))
         do {
-            let response = try await connection.transport.send(
+            let response = try await connection.transport(to: environment).send(
                 .apnsPush(deviceToken: delivery.token, headers: headers, payload: payload), deadline: requestTimeout
             )
             let outcome = APNsResponseClassifier.classify(
@@ -81,19 +111,11 @@ public final class APNsSender: PushSender {
                 connection.hasAccepted.set()
             case .refreshCredentialsAndRetry:
                 await connection.tokens.refresh(rejected: jwt)
-            case .misconfigured(let reason, _):
+            case .misconfigured(let reason, _) where environment == connection.environment:
                 // APNs itself refused the settings (the worker marks them): the app's other
                 // deliveries stop here instead of going to APNs.
                 await connections.refuse(appID: delivery.appID, reason: reason)
                 return .misconfigured(reason: reason, settingsVersion: connection.settingsVersion)
-            case .tokenDead(let reason, nil) where reason == APNsReason.badDeviceToken.rawValue && !connection.hasAccepted.isSet:
-                // Every token of an app looks bad when its settings name the wrong environment
-                // (sandbox tokens sent to production). Until APNs has accepted one push over these
-                // settings, a bad token is retried rather than invalidated.
-                return .retry(
-                    reason: "BadDeviceToken before APNs accepted any push for this app; held back in case the environment (sandbox/production) is wrong",
-                    retryAfter: nil
-                )
             default:
                 break
             }

@@ -114,6 +114,11 @@ public enum FCMMessage {
 
         let size = payloadSize(data: data, notification: notification)
         guard size <= maximumPayloadSize else { throw .payloadTooLarge(size: size) }
+        if case .object(let apns)? = message["apns"], case .object(let payload)? = apns["payload"] {
+            // FCM hands an iPhone's payload to APNs with the data beside aps: APNs's limit applies to both.
+            let delivered = JSONValue.object(payload.merging(data) { own, _ in own }).jsonText().utf8.count
+            guard delivered <= APNsPayload.maximumSize else { throw .payloadTooLarge(size: delivered) }
+        }
 
         let members = JSONValue.object(message)
         guard members.numbersAreFinite else { throw .unencodable("a parameter holds a number JSON cannot write (infinite or NaN)") }

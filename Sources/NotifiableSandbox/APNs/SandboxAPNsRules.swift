@@ -290,6 +290,8 @@ final class SandboxAPNsRules: FaultInjectingRules {
         }
         let isObject = body.withUnsafeReadableBytes { JSONObjectValidator.isJSONObject($0.assumingMemoryBound(to: UInt8.self)) }
         guard isObject else { return reject(400, "BadPayload") }
+        let needsReading = body.withUnsafeReadableBytes { SandboxAPNsPayloadRules.mayNeedReading($0) }
+        if needsReading, SandboxAPNsPayloadRules.problem(in: Array(body.readableBytesView)) != nil { return reject(400, "BadPayload") }
         let payload = recording ? Array(body.readableBytesView) : []
 
         // Outcome.

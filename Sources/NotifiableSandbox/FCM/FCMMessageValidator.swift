@@ -93,7 +93,8 @@ enum FCMMessageValidator {
         }
         try payloadFits(data: message["data"], notification: message["notification"])
         if let value = message["android"] { try android(value) }
-        for name in ["webpush", "apns", "fcm_options"] {
+        if let value = message["apns"] { try apns(value) }
+        for name in ["webpush", "fcm_options"] {
             if let value = message[name] { _ = try object(value, at: "message.\(name)", type: "object") }
         }
         return Valid(token: token, validateOnly: validateOnly)
@@ -129,8 +130,82 @@ enum FCMMessageValidator {
             for (name, value) in notification.sorted(by: { $0.key < $1.key }) {
                 if androidNotificationStringFields.contains(name) { _ = try string(value, at: "\(notificationPath).\(name)") }
             }
+            try androidNotificationValues(notification, at: notificationPath)
         }
         if let value = android["fcm_options"] { _ = try object(value, at: "\(path).fcm_options", type: "AndroidFcmOptions") }
+    }
+
+    static let visibilities: Set<String> = ["VISIBILITY_UNSPECIFIED", "PRIVATE", "PUBLIC", "SECRET"]
+    static let notificationPriorities: Set<String> = [
+        "PRIORITY_UNSPECIFIED", "PRIORITY_MIN", "PRIORITY_LOW", "PRIORITY_DEFAULT", "PRIORITY_HIGH", "PRIORITY_MAX",
+    ]
+
+    /// The typed fields of `AndroidNotification` (docs/compatibility.md §12): enums by their names, `color` as
+    /// `#rrggbb` (the form the reference gives and Firebase's Admin SDKs check before sending), booleans, the count
+    /// an integer, the localization arguments arrays of strings.
+    private static func androidNotificationValues(_ notification: [String: JSONValue], at path: String) throws {
+        if let color = try string(notification["color"], at: "\(path).color"), !AndroidPresentation.isColor(color) {
+            throw Violation(field: "\(path).color", message: "Invalid value at '\(path).color': color must be in the form #RRGGBB.", isFCMCheck: true)
+        }
+        for (name, allowed, type) in [
+            ("visibility", visibilities, "Visibility"), ("notification_priority", notificationPriorities, "NotificationPriority"),
+        ] {
+            guard let value = notification[name] else { continue }
+            guard case .string(let text) = value, allowed.contains(text) else {
+                throw invalidValue(at: "\(path).\(name)", type: "type.googleapis.com/google.firebase.fcm.v1.AndroidNotification.\(type)", value)
+            }
+        }
+        for name in ["sticky", "local_only", "default_sound", "default_vibrate_timings", "default_light_settings"] {
+            _ = try bool(notification[name], at: "\(path).\(name)")
+        }
+        if let count = notification["notification_count"] {
+            guard case .integer(let value) = count, Int32(exactly: value) != nil else {
+                throw invalidValue(at: "\(path).notification_count", type: "TYPE_INT32", count)
+            }
+        }
+        for name in ["title_loc_args", "body_loc_args"] {
+            guard let value = notification[name] else { continue }
+            guard case .array(let items) = value else { throw invalidValue(at: "\(path).\(name)", type: "TYPE_STRING", value) }
+            for (index, item) in items.enumerated() { _ = try string(item, at: "\(path).\(name)[\(index)]") }
+        }
+    }
+
+    static let apnsFields: Set<String> = ["headers", "payload", "fcm_options", "live_activity_token"]
+
+    /// `ApnsConfig`: headers a map of strings, the payload an object whose `aps` is an object, `fcm_options` its two
+    /// strings. A background update (`content-available` with nothing to show) must go at `apns-priority` 5: FCM
+    /// refuses a data message to an Apple device at priority 10 (docs/compatibility.md §12).
+    private static func apns(_ value: JSONValue) throws {
+        let path = "message.apns"
+        let apns = try fields(of: object(value, at: path, type: "ApnsConfig"), at: path, known: apnsFields)
+        var priority: String?
+        if let headers = apns["headers"] {
+            for (name, header) in try object(headers, at: "\(path).headers", type: "map<string, string>") {
+                let text = try string(header, at: "\(path).headers[\(name)]")
+                if name.lowercased() == "apns-priority" { priority = text }
+            }
+        }
+        if let payload = apns["payload"] {
+            let root = try object(payload, at: "\(path).payload", type: "google.protobuf.Struct")
+            if let aps = root["aps"] {
+                let fields = try object(aps, at: "\(path).payload.aps", type: "object")
+                let background =
+                    fields["content-available"] == .integer(1) && fields["alert"] == nil && fields["sound"] == nil
+                    && fields["badge"] == nil
+                if background, priority == "10" {
+                    throw Violation(
+                        field: "\(path).headers", message: "Data messages to Apple devices must be sent with apns-priority 5.", isFCMCheck: true
+                    )
+                }
+            }
+        }
+        if let options = apns["fcm_options"] {
+            let known: Set<String> = ["image", "analytics_label"]
+            for (name, option) in try fields(of: object(options, at: "\(path).fcm_options", type: "ApnsFcmOptions"), at: "\(path).fcm_options", known: known) {
+                _ = try string(option, at: "\(path).fcm_options.\(name)")
+            }
+        }
+        _ = try string(apns["live_activity_token"], at: "\(path).live_activity_token")
     }
 
     /// A map of string to string, without FCM's reserved keys. Entries are numbered in key order.

@@ -14,15 +14,19 @@ public struct APNsSettings: Sendable, Equatable {
     public var environment: Environment
     /// Overrides the environment's host, e.g. `https://127.0.0.1:2197` for a test gateway.
     public var endpoint: String?
-    /// A CA certificate (PEM) to trust for `endpoint`.
+    /// The host of the sandbox environment, for devices on debug builds when the app's own
+    /// environment is production (a test or private gateway; Apple's sandbox host otherwise).
+    public var sandboxEndpoint: String?
+    /// A CA certificate (PEM) to trust for `endpoint` and `sandboxEndpoint`.
     public var trustedCAPEM: String?
     public var misconfigurationReason: String?
     public var updatedAt: Date?
 
     public init(
         keyID: String, teamID: String, bundleID: String, privateKeyPEM: String, environment: Environment,
-        endpoint: String? = nil, trustedCAPEM: String? = nil
+        endpoint: String? = nil, trustedCAPEM: String? = nil, sandboxEndpoint: String? = nil
     ) {
+        self.sandboxEndpoint = sandboxEndpoint
         self.keyID = keyID
         self.teamID = teamID
         self.bundleID = bundleID
@@ -33,8 +37,17 @@ public struct APNsSettings: Sendable, Equatable {
     }
 
     /// The base URL pushes are sent to.
-    public var baseURL: String {
-        endpoint ?? (environment == .production ? "https://api.push.apple.com" : "https://api.sandbox.push.apple.com")
+    public var baseURL: String { baseURL(for: environment) }
+
+    /// The base URL of one environment: `endpoint` stands for the app's own environment,
+    /// `sandboxEndpoint` for the sandbox whatever the app's; Apple's hosts otherwise.
+    public func baseURL(for environment: Environment) -> String {
+        switch environment {
+        case .production:
+            (self.environment == .production ? endpoint : nil) ?? "https://api.push.apple.com"
+        case .sandbox:
+            sandboxEndpoint ?? (self.environment == .sandbox ? endpoint : nil) ?? "https://api.sandbox.push.apple.com"
+        }
     }
 }
 
@@ -44,13 +57,15 @@ extension APNsSettings: GatewaySettings {
 
     package func upsert(appID: Int64, sealed: Data, masterKeyID: String) throws -> PostgresQuery {
         try """
-        INSERT INTO apns_settings AS s (app_id, key_id, team_id, bundle_id, sealed_private_key, master_key_id, environment, endpoint, trusted_ca_pem)
-        SELECT id, \(keyID), \(teamID), \(bundleID), \(sealed), \(masterKeyID), \(environment.rawValue), \(endpoint), \(trustedCAPEM)
+        INSERT INTO apns_settings AS s (app_id, key_id, team_id, bundle_id, sealed_private_key, master_key_id, environment, endpoint, trusted_ca_pem,
+                                        sandbox_endpoint)
+        SELECT id, \(keyID), \(teamID), \(bundleID), \(sealed), \(masterKeyID), \(environment.rawValue), \(endpoint), \(trustedCAPEM),
+               \(sandboxEndpoint)
         FROM apps WHERE id = \(appID)
         ON CONFLICT (app_id) DO UPDATE SET
             key_id = EXCLUDED.key_id, team_id = EXCLUDED.team_id, bundle_id = EXCLUDED.bundle_id,
             sealed_private_key = EXCLUDED.sealed_private_key, master_key_id = EXCLUDED.master_key_id, environment = EXCLUDED.environment,
-            endpoint = EXCLUDED.endpoint, trusted_ca_pem = EXCLUDED.trusted_ca_pem,
+            endpoint = EXCLUDED.endpoint, trusted_ca_pem = EXCLUDED.trusted_ca_pem, sandbox_endpoint = EXCLUDED.sandbox_endpoint,
             misconfigured_at = NULL, misconfiguration_reason = NULL, updated_at = now()
         RETURNING s.app_id
         """
@@ -59,18 +74,18 @@ extension APNsSettings: GatewaySettings {
     package static func select(appID: Int64) -> PostgresQuery {
         """
         SELECT key_id, team_id, bundle_id, sealed_private_key, master_key_id, environment, endpoint, trusted_ca_pem,
-               misconfiguration_reason, updated_at
+               misconfiguration_reason, updated_at, sandbox_endpoint
         FROM apns_settings WHERE app_id = \(appID)
         """
     }
 
     package init(row: PostgresRow, secret: (Data, String?) throws -> String) throws {
-        let (keyID, teamID, bundleID, sealed, masterKeyID, environment, endpoint, ca, misconfiguration, updatedAt) = try row.decode(
-            (String, String, String, Data, String?, String, String?, String?, String?, Date).self
+        let (keyID, teamID, bundleID, sealed, masterKeyID, environment, endpoint, ca, misconfiguration, updatedAt, sandboxEndpoint) = try row.decode(
+            (String, String, String, Data, String?, String, String?, String?, String?, Date, String?).self
         )
         self.init(
             keyID: keyID, teamID: teamID, bundleID: bundleID, privateKeyPEM: try secret(sealed, masterKeyID),
-            environment: Environment(rawValue: environment) ?? .production, endpoint: endpoint, trustedCAPEM: ca
+            environment: Environment(rawValue: environment) ?? .production, endpoint: endpoint, trustedCAPEM: ca, sandboxEndpoint: sandboxEndpoint
         )
         misconfigurationReason = misconfiguration
         self.updatedAt = updatedAt
@@ -78,21 +93,22 @@ extension APNsSettings: GatewaySettings {
 
     package static func selectSummary(appID: Int64) -> PostgresQuery {
         """
-        SELECT key_id, team_id, bundle_id, environment, endpoint, misconfiguration_reason, updated_at, master_key_id
+        SELECT key_id, team_id, bundle_id, environment, endpoint, misconfiguration_reason, updated_at, master_key_id, sandbox_endpoint
         FROM apns_settings WHERE app_id = \(appID)
         """
     }
 
     package static func summary(row: PostgresRow) throws -> APNsSettingsSummary {
-        let (keyID, teamID, bundleID, environment, endpoint, misconfiguration, updatedAt, masterKeyID) = try row.decode(
-            (String, String, String, String, String?, String?, Date, String?).self
+        let (keyID, teamID, bundleID, environment, endpoint, misconfiguration, updatedAt, masterKeyID, sandboxEndpoint) = try row.decode(
+            (String, String, String, String, String?, String?, Date, String?, String?).self
         )
-        let baseURL = APNsSettings(
+        let settings = APNsSettings(
             keyID: keyID, teamID: teamID, bundleID: bundleID, privateKeyPEM: "",
-            environment: Environment(rawValue: environment) ?? .production, endpoint: endpoint
-        ).baseURL
+            environment: Environment(rawValue: environment) ?? .production, endpoint: endpoint, sandboxEndpoint: sandboxEndpoint
+        )
         return APNsSettingsSummary(
-            keyID: keyID, teamID: teamID, bundleID: bundleID, environment: environment, baseURL: baseURL,
+            keyID: keyID, teamID: teamID, bundleID: bundleID, environment: environment, baseURL: settings.baseURL,
+            sandboxBaseURL: settings.baseURL(for: .sandbox),
             misconfigurationReason: misconfiguration, updatedAt: updatedAt, masterKeyID: masterKeyID
         )
     }

@@ -1,0 +1,195 @@
+import Foundation
+import HummingbirdTesting
+import NotifiableCore
+import NotifiableSandbox
+import NotifiableStore
+import NotifiableTesting
+import Testing
+
+/// What current iOS and Android apps show, end to end: API → PostgreSQL → worker → the fake
+/// gateways, asserting what each platform is sent (docs/compatibility.md §12).
+@Suite struct E2EPresentationTests {
+    static func registerFCM(
+        _ client: some TestClientProtocol, _ credential: Credential, token: String, alias: String, platform: String? = nil
+    ) async throws -> TestResponse {
+        let platformField = platform.map { #", "platform": "\#($0)""# } ?? ""
+        return try await client.signed(
+            .post, "/api/v1/device_tokens",
+            body: #"{"device_token": {"provider": "fcm", "token": "\#(token)", "user_alias": "\#(alias)"\#(platformField)}}"#, as: credential
+        )
+    }
+
+    @Test func anIPhoneGetsACriticalAlertWithItsImageLocalizationKeysAndOverrides() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let token = Pipeline.token(0xC417)
+                _ = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "ada")
+                let id = try await Pipeline.send(
+                    client, app.serverCredential,
+                    #"""
+                    {"title": "Gas leak", "interruption_level": "critical", "critical_sound": {"name": "alarm.caf", "volume": 0.9},
+                     "relevance_score": 0.8, "image_url": "https://cdn.example.com/map.png", "loc_key": "LEAVE_NOW", "loc_args": ["B2"],
+                     "apns": {"headers": {"apns-priority": "10"}, "payload": {"aps": {"target-content-id": "incident-7"}, "incident": 7}},
+                     "user_aliases": ["ada"]}
+                    """#)
+                #expect(try await Pipeline.settled(service, id))
+                let push = try #require(gateway.pushes(to: token).first)
+                #expect(
+                    push.payloadString
+                        == #"{"aps":{"alert":{"loc-args":["B2"],"loc-key":"LEAVE_NOW","title":"Gas leak"},"interruption-level":"critical","#
+                        + #""mutable-content":1,"relevance-score":0.8,"sound":{"critical":1,"name":"alarm.caf","volume":0.9},"#
+                        + #""target-content-id":"incident-7"},"image_url":"https://cdn.example.com/map.png","incident":7,"n_id":\#(id)}"#)
+                #expect(push.headers["apns-priority"] == "10")
+                #expect(push.headers["apns-push-type"] == "alert")
+                #expect(push.headers["apns-topic"] == "com.example.app")
+            }
+        }
+    }
+
+    @Test func theFakeAPNsRefusesACriticalAlertWhoseSoundIsNotCritical() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let token = Pipeline.token(0xC418)
+                _ = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "ada")
+                // The override takes critical: 1 away, as a mistaken sender might: Apple would play an ordinary sound.
+                let id = try await Pipeline.send(
+                    client, app.serverCredential,
+                    #"""
+                    {"title": "t", "critical_sound": {}, "apns": {"payload": {"aps": {"sound": {"critical": 0}}}}, "user_aliases": ["ada"]}
+                    """#)
+                #expect(try await Pipeline.settled(service, id))
+                #expect(gateway.pushes(to: token).isEmpty)
+                let story = try await service.describeDeliveries(of: id)
+                #expect(story.contains("BadPayload"), "\(story)")
+            }
+        }
+    }
+
+    @Test func androidDevicesGetTheirPresentationInEachStyleAndTheAppsDefaultChannel() async throws {
+        try await withFakeFCM { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectFCM(appID: app.app.id, to: gateway)
+                let set = try await client.admin(
+                    .patch, "/admin/apps/\(app.app.id)", body: #"{"android_style": "notification", "default_android_channel_id": "general"}"#,
+                    service: service)
+                #expect(set.status == .ok, "\(String(buffer: set.body))")
+                #expect(set.json["default_android_channel_id"]?.stringValue == "general")
+                let token = "fcm-presentation:APA91b" + String(repeating: "p", count: 40)
+                #expect(try await Self.registerFCM(client, app.deviceCredential, token: token, alias: "ben").status == .ok)
+                let id = try await Pipeline.send(
+                    client, app.serverCredential,
+                    #"""
+                    {"title": "Table ready", "message": "Come to the desk", "interruption_level": "time-sensitive", "priority": "normal",
+                     "image_url": "https://cdn.example.com/t.png", "android": {"icon": "ic_table", "color": "#00AA55", "visibility": "public"},
+                     "fcm": {"android": {"direct_boot_ok": true}, "data": {"table": "12"}}, "user_aliases": ["ben"]}
+                    """#)
+                #expect(try await Pipeline.settled(service, id))
+                let message = try #require(gateway.messages(to: token).first)
+                #expect(message.androidPriority == "HIGH")
+                #expect(message.notificationTitle == "Table ready")
+                #expect(
+                    message.android?["notification"]
+                        == .object([
+                            "tag": .string("n\(id)"), "image": .string("https://cdn.example.com/t.png"), "notification_priority": .string("PRIORITY_MAX"),
+                            "channel_id": .string("general"), "icon": .string("ic_table"), "color": .string("#00AA55"),
+                            "visibility": .string("PUBLIC"),
+                        ]))
+                #expect(message.android?["direct_boot_ok"] == .bool(true))
+                #expect(message.data["table"] == "12")
+                #expect(message.data["n_id"] == String(id))
+
+                // The data style: the app draws it from prefixed data keys.
+                _ = try await client.admin(.patch, "/admin/apps/\(app.app.id)", body: #"{"android_style": "data"}"#, service: service)
+                let next = try await Pipeline.send(
+                    client, app.serverCredential,
+                    #"{"title": "t", "image_url": "https://cdn.example.com/u.png", "android": {"channel_id": "orders"}, "user_aliases": ["ben"]}"#)
+                #expect(try await Pipeline.settled(service, next))
+                let drawnByApp = try #require(gateway.messages(to: token).first { $0.data["n_id"] == String(next) })
+                #expect(drawnByApp.data["image_url"] == "https://cdn.example.com/u.png")
+                #expect(drawnByApp.data["android_channel_id"] == "orders")
+                #expect(drawnByApp.android?["notification"] == nil)
+            }
+        }
+    }
+
+    @Test func anIPhoneOnFirebaseGetsAnAPNsBlockAndAnAndroidPhoneItsAndroidBlock() async throws {
+        try await withFakeFCM { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectFCM(appID: app.app.id, to: gateway)
+                let iphone = "fcm-iphone:APA91b" + String(repeating: "i", count: 40)
+                let android = "fcm-android:APA91b" + String(repeating: "a", count: 40)
+                let registered = try await Self.registerFCM(client, app.deviceCredential, token: iphone, alias: "cy", platform: "iOS")
+                #expect(registered.json["platform"]?.stringValue == "ios")
+                let plain = try await Self.registerFCM(client, app.deviceCredential, token: android, alias: "cy")
+                #expect(plain.json["platform"]?.stringValue == "android")
+                // A re-registration that does not say keeps what the device said before.
+                let again = try await Self.registerFCM(client, app.deviceCredential, token: iphone, alias: "cy")
+                #expect(again.json["platform"]?.stringValue == "ios")
+
+                let id = try await Pipeline.send(
+                    client, app.serverCredential,
+                    #"""
+                    {"title": "Hi", "message": "There", "badge": 4, "image_url": "https://cdn.example.com/h.png", "collapse_id": "hi",
+                     "fcm": {"apns": {"headers": {"apns-priority": "5"}}}, "user_aliases": ["cy"]}
+                    """#)
+                #expect(try await Pipeline.settled(service, id))
+                let toIPhone = try #require(gateway.messages(to: iphone).first)
+                #expect(toIPhone.android == nil)
+                let apns = try #require(toIPhone.apns)
+                #expect(apns["headers"]?.objectValue?["apns-priority"] == .string("5"))
+                #expect(apns["headers"]?.objectValue?["apns-push-type"] == .string("alert"))
+                #expect(apns["headers"]?.objectValue?["apns-collapse-id"] == .string("hi"))
+                #expect(
+                    apns["payload"]
+                        == .object([
+                            "aps": .object([
+                                "alert": .object(["title": .string("Hi"), "body": .string("There")]), "badge": .integer(4), "mutable-content": .integer(1),
+                            ])
+                        ]))
+                #expect(apns["fcm_options"] == .object(["image": .string("https://cdn.example.com/h.png")]))
+                #expect(toIPhone.data["n_id"] == String(id))
+
+                let toAndroid = try #require(gateway.messages(to: android).first)
+                #expect(toAndroid.apns == nil)
+                #expect(toAndroid.androidPriority == "HIGH")
+                #expect(toAndroid.data["image_url"] == "https://cdn.example.com/h.png")
+                let counters = try await Pipeline.counters(client, app.serverCredential, id)
+                #expect(counters["counters"]?["sent"]?.intValue == 2)
+            }
+        }
+    }
+
+    @Test func badPresentationFieldsAre422sNamingTheFieldAndStoreNothing() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            for (body, field) in [
+                (#"{"title": "t", "interruption_level": "loud", "all": true}"#, "interruption_level"),
+                (#"{"title": "t", "android": {"color": "orange"}, "all": true}"#, "android.color"),
+                (#"{"title": "t", "image_url": "ftp://x.example/i.png", "all": true}"#, "image_url"),
+                (#"{"title": "t", "apns": {"headers": {"apns-topic": "com.evil"}}, "all": true}"#, "apns.headers.apns-topic"),
+                (#"{"title": "t", "apns": {"payload": {"pad": "\#(String(repeating: "z", count: 4_200))"}}, "all": true}"#, "apns.payload"),
+            ] {
+                let response = try await client.signed(.post, "/api/v1/notifications", body: body, as: app.serverCredential)
+                #expect(response.status == .unprocessableContent, "\(body)")
+                #expect(response.json["error"]?["field"]?.stringValue == field, "\(String(buffer: response.body))")
+            }
+            #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 0)
+            let device = try await client.signed(
+                .post, "/api/v1/device_tokens", body: #"{"provider": "fcm", "token": "t1", "platform": "windows"}"#, as: app.deviceCredential)
+            #expect(device.status == .unprocessableContent)
+            #expect(device.json["error"]?["field"]?.stringValue == "platform")
+            let environment = try await client.signed(
+                .post, "/api/v1/device_tokens", body: #"{"provider": "fcm", "token": "t1", "apns_environment": "sandbox"}"#, as: app.deviceCredential)
+            #expect(environment.json["error"]?["field"]?.stringValue == "apns_environment")
+            let channel = try await client.admin(
+                .patch, "/admin/apps/\(app.app.id)", body: #"{"default_android_channel_id": "\#(String(repeating: "c", count: 256))"}"#, service: service)
+            #expect(channel.status == .unprocessableContent)
+        }
+    }
+}
