@@ -192,4 +192,43 @@ import Testing
             #expect(channel.status == .unprocessableContent)
         }
     }
+
+    @Test func aDebugBuildsTokenGoesToTheSandboxHostAndABadTokenIsAskedOfBothHosts() async throws {
+        try await withFakeAPNs { production in
+            try await withFakeAPNs { sandbox in
+                try await withTestService(workers: true) { client, service in
+                    let app = try await service.createApp()
+                    try await service.connectAPNs(appID: app.app.id, to: production, sandbox: sandbox)
+                    let settings = try await client.admin(.get, "/admin/apps/\(app.app.id)", service: service)
+                    #expect(settings.json["apns"]?["sandbox_endpoint"]?.stringValue == sandbox.baseURL)
+                    let debug = Pipeline.token(0xDEB6), release = Pipeline.token(0x4E1), undeclared = Pipeline.token(0x0DE8), gone = Pipeline.token(0x6011E)
+                    let registered = try await client.signed(
+                        .post, "/api/v1/device_tokens",
+                        body: #"{"device_token": {"provider": "apns", "token": "\#(debug)", "user_alias": "dev", "apns_environment": "Sandbox"}}"#,
+                        as: app.deviceCredential)
+                    #expect(registered.json["apns_environment"]?.stringValue == "sandbox", "\(String(buffer: registered.body))")
+                    _ = try await Pipeline.register(client, app.deviceCredential, token: release, alias: "dev")
+                    // A debug build that did not say: production refuses its token, the sandbox takes it.
+                    _ = try await Pipeline.register(client, app.deviceCredential, token: undeclared, alias: "dev")
+                    production.script(token: undeclared, [.badDeviceToken])
+                    let goneID = try await Pipeline.register(client, app.deviceCredential, token: gone, alias: "dev")
+                    production.script(token: gone, Array(repeating: .badDeviceToken, count: 10))
+                    sandbox.script(token: gone, Array(repeating: .badDeviceToken, count: 10))
+
+                    let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "build 42 is ready", "user_aliases": ["dev"]}"#)
+                    #expect(try await Pipeline.settled(service, id))
+                    #expect(sandbox.pushes(to: debug).count == 1)
+                    #expect(production.pushes(to: debug).isEmpty)
+                    #expect(production.pushes(to: release).count == 1)
+                    #expect(sandbox.pushes(to: release).isEmpty)
+                    #expect(sandbox.pushes(to: undeclared).count == 1)
+                    #expect(try await service.integer("SELECT count(*) FROM devices WHERE app_id = \(app.app.id) AND invalidated_at IS NOT NULL") == 1)
+                    #expect(try await service.integer("SELECT count(*) FROM devices WHERE id = \(goneID) AND invalidated_at IS NOT NULL") == 1)
+                    let counters = try await Pipeline.counters(client, app.serverCredential, id)
+                    #expect(counters["counters"]?["sent"]?.intValue == 3)
+                    #expect(counters["counters"]?["failed"]?.intValue == 1)
+                }
+            }
+        }
+    }
 }

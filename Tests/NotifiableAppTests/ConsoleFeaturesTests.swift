@@ -69,10 +69,13 @@ import Testing
             // and FCM (title, message, n_id and every parameter as strings in `data`; CONTRACT §5).
             let page = try await console.post(compose, text.merging(["audience": "all"]) { $1 })
             let payloads = try ConsolePage.preformatted(String(buffer: page.body)).map { try JSONValue.decode(Array($0.utf8)) }
-            try #require(payloads.count == 4, "two locales, two platforms each")
+            try #require(payloads.count == 6, "two locales, three platforms each (APNs, Android, an iPhone on Firebase)")
             for (index, (title, message)) in [("Sale", "Today only"), ("Soldes", "Aujourd'hui seulement")].enumerated() {
-                let apns = payloads[index * 2]
-                let fcm = payloads[index * 2 + 1]
+                let apns = payloads[index * 3]
+                let fcm = payloads[index * 3 + 1]
+                let iphone = payloads[index * 3 + 2]
+                #expect(iphone["message"]?["apns"]?["payload"]?["aps"]?["alert"]?["title"]?.stringValue == title)
+                #expect(iphone["message"]?["android"] == nil)
                 #expect(apns["aps"]?["alert"]?["title"]?.stringValue == title)
                 #expect(apns["aps"]?["alert"]?["body"]?.stringValue == message)
                 #expect(apns["n_id"]?.intValue == 0, "n_id is there (the id comes with the send)")
@@ -90,6 +93,41 @@ import Testing
                 #expect(ttl.map { (3590...3600).contains($0) } == true, "\(fcm)")
             }
             #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 0, "a preview sends nothing")
+        }
+    }
+
+    @Test func composeOffersThePresentationFieldsAndPreviewsThemPerPlatform() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp(name: "Presenting")
+            _ = try await Self.register(client, app, .apns, Pipeline.token(0xE1), alias: "eve")
+            let console = try await ConsoleSession.admin(client, service)
+            let compose = "/dashboard/apps/\(app.app.id)/compose"
+            let form = try await console.page(compose)
+            for field in ["interruption_level", "image_url", "android_channel_id", "android_color", "loc_key", "apns_overrides", "fcm_overrides"] {
+                #expect(form.contains("name=\"\(field)\""), "\(field)")
+            }
+            let fields = [
+                "action": "preview", "title": "Boarding", "audience": "all", "interruption_level": "time-sensitive",
+                "image_url": "https://cdn.example.com/gate.png", "android_channel_id": "flights", "android_color": "#123456",
+                "fcm_overrides": #"{"data": {"gate": "B7"}}"#,
+            ]
+            let page = try await console.post(compose, fields)
+            #expect(page.status == .ok, "\(String(buffer: page.body))")
+            let payloads = try ConsolePage.preformatted(String(buffer: page.body)).map { try JSONValue.decode(Array($0.utf8)) }
+            try #require(payloads.count == 3)
+            #expect(payloads[0]["aps"]?["interruption-level"]?.stringValue == "time-sensitive")
+            #expect(payloads[0]["image_url"]?.stringValue == "https://cdn.example.com/gate.png")
+            #expect(payloads[1]["message"]?["android"]?["priority"]?.stringValue == "HIGH")
+            #expect(payloads[1]["message"]?["data"]?["android_channel_id"]?.stringValue == "flights")
+            #expect(payloads[1]["message"]?["data"]?["gate"]?.stringValue == "B7")
+            #expect(payloads[2]["message"]?["apns"]?["fcm_options"]?["image"]?.stringValue == "https://cdn.example.com/gate.png")
+            // A critical level comes with the default critical sound; a bad colour is the API's own 422, naming the field.
+            let critical = try await console.post(compose, fields.merging(["interruption_level": "critical"]) { $1 })
+            let sound = try ConsolePage.preformatted(String(buffer: critical.body)).first.map { try JSONValue.decode(Array($0.utf8)) }
+            #expect(sound?["aps"]?["sound"]?["critical"]?.intValue == 1)
+            let refused = try await console.post(compose, fields.merging(["android_color": "blue"]) { $1 })
+            #expect(refused.status == .unprocessableContent)
+            #expect(String(buffer: refused.body).contains("android.color"))
         }
     }
 

@@ -351,6 +351,35 @@ struct SendRefusal: Sendable, CustomTestStringConvertible {
         invalid("ttl a number", field: "message.android.ttl", messageBody(to: token, android: #"{"ttl":3600}"#)),
         invalid("collapse_key a number", field: "message.android.collapse_key", messageBody(to: token, android: #"{"collapse_key":7}"#)),
         invalid("unknown android field", field: "message.android", messageBody(to: token, android: #"{"time_to_live":60}"#), messageContains: "Unknown name"),
+        invalid(
+            "android color not #rrggbb", field: "message.android.notification.color",
+            messageBody(to: token, android: ##"{"notification":{"color":"#f60"}}"##), messageContains: "#RRGGBB"
+        ),
+        invalid(
+            "android visibility lower-case", field: "message.android.notification.visibility",
+            messageBody(to: token, android: #"{"notification":{"visibility":"private"}}"#)
+        ),
+        invalid(
+            "notification_priority unknown", field: "message.android.notification.notification_priority",
+            messageBody(to: token, android: #"{"notification":{"notification_priority":"URGENT"}}"#)
+        ),
+        invalid(
+            "notification_count a string", field: "message.android.notification.notification_count",
+            messageBody(to: token, android: #"{"notification":{"notification_count":"2"}}"#)
+        ),
+        invalid(
+            "loc args not strings", field: "message.android.notification.body_loc_args[0]",
+            messageBody(to: token, android: #"{"notification":{"body_loc_args":[1]}}"#)
+        ),
+        invalid(
+            "apns headers not strings", field: "message.apns.headers[apns-priority]", #"{"message":{"token":"t","apns":{"headers":{"apns-priority":10}}}}"#),
+        invalid("apns aps not an object", field: "message.apns.payload.aps", #"{"message":{"token":"t","apns":{"payload":{"aps":1}}}}"#),
+        invalid("unknown apns field", field: "message.apns", #"{"message":{"token":"t","apns":{"priority":"10"}}}"#, messageContains: "Unknown name"),
+        invalid(
+            "iOS background at priority 10", field: "message.apns.headers",
+            #"{"message":{"token":"t","apns":{"headers":{"apns-priority":"10"},"payload":{"aps":{"content-available":1}}}}}"#,
+            messageContains: "apns-priority 5"
+        ),
         invalid("notification title a number", field: "message.notification.title", #"{"message":{"token":"t","notification":{"title":5}}}"#),
         invalid("unknown notification field", field: "message.notification", #"{"message":{"token":"t","notification":{"sound":"x"}}}"#),
         invalid("unknown message field", field: "message", #"{"message":{"token":"t","priority":"high"}}"#),

@@ -109,7 +109,9 @@ enum ComposeForm {
     static func request(from form: [String: String]) -> Result<(JSONValue, NotificationRequest), ValidationError> {
         do {
             let body = try body(from: form)
-            return .success((body, try NotificationRequest.parse(body, now: Date())))
+            let request = try NotificationRequest.parse(body, now: Date())
+            try OverrideSizeCheck.check(request.content)
+            return .success((body, request))
         } catch let error as ValidationError {
             return .failure(error)
         } catch {
@@ -162,10 +164,33 @@ enum ComposeForm {
             }
             body["ttl_seconds"] = .integer(seconds)
         }
+        try presentation(from: form, into: &body)
         if form["stateful"] == "on" { body["stateful"] = .bool(true) }
         if form["rich"] == "on" { body["rich"] = .bool(true) }
         if let key = text("idempotency_key") { body["idempotency_key"] = .string(key) }
         return .object(body)
+    }
+
+    /// The presentation fields, named as the API names them; the API's own rules judge them. A
+    /// critical level without a sound of its own gets the default critical sound.
+    private static func presentation(from form: [String: String], into body: inout [String: JSONValue]) throws {
+        func text(_ name: String) -> String? { form[name].flatMap { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : $0 } }
+        if let level = text("interruption_level") {
+            body["interruption_level"] = .string(level)
+            if level == "critical" { body["critical_sound"] = .object([:]) }
+        }
+        if let score = text("relevance_score") {
+            guard let value = Double(score) else {
+                throw ValidationError(code: "invalid_number", message: "The relevance score is a number from 0 to 1.", field: "relevance_score")
+            }
+            body["relevance_score"] = .number(value)
+        }
+        for name in ["image_url", "title_loc_key", "loc_key"] { if let value = text(name) { body[name] = .string(value) } }
+        for name in ["title_loc_args", "loc_args"] { if let value = try json(text(name), field: name) { body[name] = value } }
+        var android: [String: JSONValue] = [:]
+        for name in ["channel_id", "icon", "color"] { if let value = text("android_\(name)") { android[name] = .string(value) } }
+        if !android.isEmpty { body["android"] = .object(android) }
+        for name in ["apns", "fcm"] { if let value = try json(text("\(name)_overrides"), field: name) { body[name] = value } }
     }
 
     private static func list(_ text: String?) -> [String] {
@@ -185,12 +210,12 @@ enum ComposeForm {
 /// What the preview shows: the audience, and the payload each platform gets in each locale.
 struct ComposePreview {
     let audience: AudienceSize
-    /// (locale, APNs body, FCM body).
-    let payloads: [(locale: String, apns: String, fcm: String)]
+    /// (locale, APNs body, FCM body for Android, FCM body for an iPhone on Firebase).
+    let payloads: [(locale: String, apns: String, fcm: String, fcmIOS: String)]
 
     /// The payloads as the senders build them, for the default text and each localized one.
     /// `n_id` shows 0: the notification has no id until it is sent.
-    static func payloads(_ request: NotificationRequest) -> [(locale: String, apns: String, fcm: String)] {
+    static func payloads(_ request: NotificationRequest) -> [(locale: String, apns: String, fcm: String, fcmIOS: String)] {
         let content = request.content
         let locales: [(String, String?, String?)] =
             [("default", nil, nil)]
@@ -200,10 +225,13 @@ struct ComposePreview {
             }
         return locales.map { label, language, country in
             let apns = (try? APNsPayload.encode(content: content, language: language, country: country, notificationID: 0)).map { pretty($0) }
-            let fcm =
-                (try? FCMMessage.encode(token: "DEVICE_TOKEN", content: content, language: language, country: country, notificationID: 0, now: Date()))
-                .map { pretty($0) }
-            return (label, apns ?? "(too large for APNs: 4 KB at most)", fcm ?? "(too large for FCM: 4 KB at most)")
+            func fcm(_ platform: DevicePlatform) -> String {
+                let bytes = try? FCMMessage.encode(
+                    token: "DEVICE_TOKEN", content: content, language: language, country: country, notificationID: 0, now: Date(), platform: platform
+                )
+                return bytes.map { pretty($0) } ?? "(too large for FCM: 4 KB at most)"
+            }
+            return (label, apns ?? "(too large for APNs: 4 KB at most)", fcm(.android), fcm(.ios))
         }
     }
 
@@ -229,8 +257,8 @@ extension DashboardPages {
         let key = form["idempotency_key"] ?? "console-\(UUID().uuidString.lowercased())"
         var previewHTML = ""
         if let preview {
-            let rows = preview.payloads.map { locale, apns, fcm in
-                [HTML.escape(locale), "<pre>\(HTML.escape(apns))</pre>", "<pre>\(HTML.escape(fcm))</pre>"]
+            let rows = preview.payloads.map { locale, apns, fcm, fcmIOS in
+                [HTML.escape(locale), "<pre>\(HTML.escape(apns))</pre>", "<pre>\(HTML.escape(fcm))</pre>", "<pre>\(HTML.escape(fcmIOS))</pre>"]
             }
             previewHTML = """
                 <h2>Preview</h2>
@@ -238,7 +266,7 @@ extension DashboardPages {
                 <div class="card">iOS (APNs)<b>\(preview.audience.apns)</b></div><div class="card">Android (FCM)<b>\(preview.audience.fcm)</b></div></div>
                 <p class="muted">Counted now among registered, reachable devices; the send counts again as it fans out. \
                 <code>n_id</code> becomes the notification's id.</p>
-                \(HTML.table(["Locale", "APNs payload", "FCM message"], rows))
+                \(HTML.table(["Locale", "APNs payload", "FCM message (Android)", "FCM message (iPhone on Firebase)"], rows))
                 """
         }
         return HTML.page(
@@ -272,6 +300,23 @@ extension DashboardPages {
             the push carries <code>"rich": true</code> and the app fetches it) <input type="file" name="rich_content"></label>
             \(form["rich"] == "on" && preview != nil ? "<p class=\"warn\">Choose the file again before sending: a browser keeps no chosen file across pages.</p>" : "")
             </div></div>
+            <div class="panel" id="presentation"><h2>Presentation (optional)</h2>
+            <label>Interruption level (iOS; time-sensitive and critical are urgent on Android too) <select name="interruption_level">\(
+                ["", "passive", "active", "time-sensitive", "critical"].map { level in
+                    "<option value=\"\(level)\"\(form["interruption_level", default: ""] == level ? " selected" : "")>\(level.isEmpty ? "as the app sends" : level)</option>"
+                }.joined())</select></label>
+            <label>Relevance score (iOS, 0 to 1) <input type="text" name="relevance_score" value="\(value("relevance_score"))"></label>
+            <label>Image (https URL) <input type="url" name="image_url" value="\(value("image_url"))"></label>
+            <label>Android channel <input type="text" name="android_channel_id" value="\(value("android_channel_id"))" placeholder="\(HTML.escape(app.pushDefaults.androidChannelID ?? "the app's default"))"></label>
+            <label>Android icon <input type="text" name="android_icon" value="\(value("android_icon"))"></label>
+            <label>Android colour (#rrggbb) <input type="text" name="android_color" value="\(value("android_color"))" placeholder="#ff6600"></label>
+            <label>Title localization key <input type="text" name="title_loc_key" value="\(value("title_loc_key"))"></label>
+            <label>Its arguments (JSON array) <input type="text" name="title_loc_args" value="\(value("title_loc_args"))" placeholder='["#42"]'></label>
+            <label>Message localization key <input type="text" name="loc_key" value="\(value("loc_key"))"></label>
+            <label>Its arguments (JSON array) <input type="text" name="loc_args" value="\(value("loc_args"))"></label>
+            <label>APNs overrides (JSON: {"headers": {…}, "payload": {…}}) <textarea name="apns_overrides" rows="2">\(value("apns_overrides"))</textarea></label>
+            <label>FCM overrides (JSON: {"android": {…}, "apns": {…}, "data": {…}}) <textarea name="fcm_overrides" rows="2">\(value("fcm_overrides"))</textarea></label>
+            </div>
             <p><button name="action" value="preview">Count the audience and preview</button>
             <button name="action" value="send" id="send">Send</button></p>
             </form>
