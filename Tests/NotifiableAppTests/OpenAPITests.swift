@@ -116,6 +116,10 @@ import _CryptoExtras
             try await api(.post, "/api/v1/notifications", #"{"message": "m", "tag_expression": "vip && !(lang:fr || group:alpha)"}"#, as: server)
             try await api(.post, "/api/v1/notifications", #"{"message": "m", "tag_expression": "vip && (lang:fr ||"}"#, as: server)
             try await api(.post, "/api/v1/notifications", #"{"message": "m", "all": true}"#, as: device)
+            try await api(
+                .post, "/api/v1/notifications/batch", #"{"notifications": [{"title": "One", "user_aliases": ["ada"]}, {"title": "Bad"}]}"#, as: server)
+            try await api(.post, "/api/v1/notifications/batch", #"{"notifications": [{"title": "Bad"}]}"#, as: server)
+            try await api(.post, "/api/v1/notifications/batch", #"{"notifications": []}"#, as: server)
             let settled = try await service.eventually {
                 try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state = 'sent'") == 2
             }

@@ -53,6 +53,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         APIError(
             status: .contentTooLarge, code: "body_too_large",
             message: "The request body is larger than this endpoint takes: \(NotifiableRequestContext.maxBodyBytes / 1024) KiB, "
+                + "\(NotifiableRequestContext.maxBatchBodyBytes / 1024 / 1024) MiB for a batch of notifications, "
                 + "or \(NotifiableRequestContext.maxRichContentBytes / 1024 / 1024) MiB for a rich notification's content."
         )
     }

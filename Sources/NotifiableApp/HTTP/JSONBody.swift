@@ -4,8 +4,8 @@ import NotifiableCore
 
 extension Request {
     /// The body as JSON. An empty body reads as `{}`; anything that is not JSON is a 400.
-    mutating func jsonBody(context: NotifiableRequestContext) async throws -> JSONValue {
-        let buffer = try await collectBody(upTo: NotifiableRequestContext.maxBodyBytes)
+    mutating func jsonBody(context: NotifiableRequestContext, limit: Int = NotifiableRequestContext.maxBodyBytes) async throws -> JSONValue {
+        let buffer = try await collectBody(upTo: limit)
         guard buffer.readableBytes > 0 else { return .object([:]) }
         do {
             return try JSONValue.decode(buffer.readableBytesView)

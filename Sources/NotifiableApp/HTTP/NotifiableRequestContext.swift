@@ -33,10 +33,15 @@ public struct NotifiableRequestContext: RequestContext {
     /// The largest rich content, uploaded on its own route.
     public static let maxRichContentBytes = NotificationContentStore.maximumSize
 
-    /// The largest body `request` may carry: rich content uploads take more than the rest.
+    /// The largest batch of notifications: 500 of up to 8 KiB each.
+    public static let maxBatchBodyBytes = 4 * 1024 * 1024
+
+    /// The largest body `request` may carry: rich content uploads and batches of notifications take
+    /// more than the rest.
     static func bodyLimit(for request: Request) -> Int {
-        guard request.method == .put else { return maxBodyBytes }
         let parts = request.uri.path.split(separator: "/")
+        if request.method == .post, parts == ["api", "v1", "notifications", "batch"] { return maxBatchBodyBytes }
+        guard request.method == .put else { return maxBodyBytes }
         let isContentUpload =
             parts.count == 5 && parts[0] == "api" && parts[1] == "v1" && parts[2] == "notifications"
             && parts[4] == "content"

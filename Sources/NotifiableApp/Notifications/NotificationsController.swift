@@ -18,6 +18,7 @@ struct NotificationsController {
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>, limiter: RateLimiter? = nil) {
         group.limited(.sends, by: limiter).post("notifications", use: create)
+        group.limited(.sends, by: limiter).post("notifications/batch", use: createBatch)
         group.get("notifications", use: list)
         group.get("notifications/:id", use: show)
         group.delete("notifications/:id", use: cancel)

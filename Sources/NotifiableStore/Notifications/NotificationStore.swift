@@ -25,6 +25,8 @@ public struct NotificationStore: Sendable {
     public struct IdempotencyKeyReused: Error, Sendable, CustomStringConvertible {
         public let notificationID: Int64
 
+        public init(notificationID: Int64) { self.notificationID = notificationID }
+
         public var description: String {
             "This idempotency key already made notification \(notificationID) from a different request; send the same body "
                 + "to get it again, or use a new key for a new notification."
@@ -39,6 +41,69 @@ public struct NotificationStore: Sendable {
     public func create(
         appID: Int64, request: NotificationRequest, digest: [UInt8]? = nil
     ) async throws -> (notification: StoredNotification, created: Bool) {
+        let inserted = try await client.withTransaction(logger: logger) { connection -> StoredNotification? in
+            let app = try await Self.app(appID, on: connection, logger: logger)
+            return try await Self.insert(request, digest: digest, app: app, on: connection, logger: logger)
+        }
+        if let inserted {
+            await wakeWorkers(client, logger: logger)
+            return (inserted, true)
+        }
+        let earlier = try await client.withTransaction(logger: logger) { connection in
+            try await Self.earlier(request, digest: digest, appID: appID, on: connection, logger: logger)
+        }
+        switch earlier {
+        case .created(let notification), .replayed(let notification): return (notification, false)
+        case .keyReused(let notificationID): throw IdempotencyKeyReused(notificationID: notificationID)
+        }
+    }
+
+    /// What became of one notification of a batch.
+    public enum BatchOutcome: Sendable {
+        case created(StoredNotification)
+        /// Its idempotency key made this notification before, from the same body.
+        case replayed(StoredNotification)
+        /// Its idempotency key made this notification before, from another body: nothing was stored.
+        case keyReused(notificationID: Int64)
+    }
+
+    /// Stores many notifications in one transaction, as `create` stores one: either all that are
+    /// stored commit together, or none does. Answers each one's outcome in order; an idempotency
+    /// key used twice in the batch makes the second a replay of the first (or `keyReused`).
+    public func createBatch(appID: Int64, _ items: [(request: NotificationRequest, digest: [UInt8]?)]) async throws -> [BatchOutcome] {
+        guard !items.isEmpty else { return [] }
+        let outcomes = try await client.withTransaction(logger: logger) { connection -> [BatchOutcome] in
+            let app = try await Self.app(appID, on: connection, logger: logger)
+            var outcomes: [BatchOutcome] = []
+            outcomes.reserveCapacity(items.count)
+            for (request, digest) in items {
+                if let inserted = try await Self.insert(request, digest: digest, app: app, on: connection, logger: logger) {
+                    outcomes.append(.created(inserted))
+                } else {
+                    outcomes.append(try await Self.earlier(request, digest: digest, appID: appID, on: connection, logger: logger))
+                }
+            }
+            return outcomes
+        }
+        if outcomes.contains(where: { if case .created = $0 { true } else { false } }) { await wakeWorkers(client, logger: logger) }
+        return outcomes
+    }
+
+    private static func app(_ appID: Int64, on connection: PostgresConnection, logger: Logger) async throws -> App {
+        guard
+            let app = try await AppStore.apps(
+                from: connection.query("SELECT \(unescaped: AppStore.columns) FROM apps WHERE id = \(appID)", logger: logger)
+            ).first
+        else {
+            throw StoreError(description: "app \(appID) does not exist")
+        }
+        return app
+    }
+
+    /// Inserts the notification (and a stateful one's copies); nil when its idempotency key was used before.
+    private static func insert(
+        _ request: NotificationRequest, digest: [UInt8]?, app: App, on connection: PostgresConnection, logger: Logger
+    ) async throws -> StoredNotification? {
         let digest = digest.map { Data($0) }
         let targeting = try StoredJSON.text(request.targeting)
         let stateful = request.stateful != nil
@@ -48,56 +113,48 @@ public struct NotificationStore: Sendable {
         case .localTime(let wallClock)?: localSendAt = wallClock
         case nil: break
         }
-        let inserted = try await client.withTransaction(logger: logger) { connection -> StoredNotification? in
-            guard
-                let app = try await AppStore.apps(
-                    from: connection.query(
-                        "SELECT \(unescaped: AppStore.columns) FROM apps WHERE id = \(appID)", logger: logger
-                    )
-                ).first
-            else {
-                throw StoreError(description: "app \(appID) does not exist")
-            }
-            let request = request.applying(app.pushDefaults, now: Date())
-            let content = try StoredJSON.text(request.content)
-            guard
-                var notification = try await first(
-                    connection.query(
-                        """
-                        INSERT INTO notifications AS n (
-                            app_id, idempotency_key, content, targeting, expires_at, stateful, users_targeted, send_at, local_send_at,
-                            rich, awaiting_content, request_digest)
-                        VALUES (\(appID), \(request.idempotencyKey), \(content)::jsonb, \(targeting)::jsonb, \(request.content.expiresAt),
-                                \(stateful), \(stateful ? request.targeting.userAliases.count : 0), \(sendAt),
-                                \(localSendAt)::timestamptz AT TIME ZONE 'UTC', \(request.rich), \(request.rich), \(digest))
-                        ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-                        RETURNING \(unescaped: Self.columns)
-                        """,
-                        logger: logger
-                    ))
-            else { return nil }
-            if let options = request.stateful {
-                try await UserNotificationStore.createCopies(
-                    of: notification.id, appID: appID, for: request.targeting.userAliases, expiresAt: options.expiresAt,
-                    on: connection, logger: logger
-                )
-                notification = notification.with(
-                    userStates: UserStateCounters(
-                        targeted: Int64(request.targeting.userAliases.count), read: 0, dismissed: 0, activated: 0
-                    ))
-            }
-            return notification
+        let appID = app.id
+        let request = request.applying(app.pushDefaults, now: Date())
+        let content = try StoredJSON.text(request.content)
+        guard
+            var notification = try await Self.first(
+                connection.query(
+                    """
+                    INSERT INTO notifications AS n (
+                        app_id, idempotency_key, content, targeting, expires_at, stateful, users_targeted, send_at, local_send_at,
+                        rich, awaiting_content, request_digest)
+                    VALUES (\(appID), \(request.idempotencyKey), \(content)::jsonb, \(targeting)::jsonb, \(request.content.expiresAt),
+                            \(stateful), \(stateful ? request.targeting.userAliases.count : 0), \(sendAt),
+                            \(localSendAt)::timestamptz AT TIME ZONE 'UTC', \(request.rich), \(request.rich), \(digest))
+                    ON CONFLICT (app_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+                    RETURNING \(unescaped: Self.columns)
+                    """,
+                    logger: logger
+                ))
+        else { return nil }
+        if let options = request.stateful {
+            try await UserNotificationStore.createCopies(
+                of: notification.id, appID: appID, for: request.targeting.userAliases, expiresAt: options.expiresAt,
+                on: connection, logger: logger
+            )
+            notification = notification.with(
+                userStates: UserStateCounters(
+                    targeted: Int64(request.targeting.userAliases.count), read: 0, dismissed: 0, activated: 0
+                ))
         }
-        if let inserted {
-            await wakeWorkers(client, logger: logger)
-            return (inserted, true)
-        }
-        // The earlier notification, and whether it came with another body (a notification created
-        // before digests were kept matches any body).
+        return notification
+    }
+
+    /// The notification an idempotency key made before, and whether it came with another body (a
+    /// notification created before digests were kept matches any body).
+    private static func earlier(
+        _ request: NotificationRequest, digest: [UInt8]?, appID: Int64, on connection: PostgresConnection, logger: Logger
+    ) async throws -> BatchOutcome {
         guard let key = request.idempotencyKey else {
             throw StoreError(description: "notification insert returned no row and the request has no idempotency key")
         }
-        for try await row in try await client.query(
+        let digest = digest.map { Data($0) }
+        for try await row in try await connection.query(
             """
             SELECT \(unescaped: Self.columns), COALESCE(n.request_digest <> \(digest)::bytea, false)
             FROM notifications n WHERE n.app_id = \(appID) AND n.idempotency_key = \(key)
@@ -106,15 +163,15 @@ public struct NotificationStore: Sendable {
         ) {
             let existing = try Self.notification(from: row)
             guard let reused = Array(row).last, try !reused.decode(Bool.self) else {
-                throw IdempotencyKeyReused(notificationID: existing.id)
+                return .keyReused(notificationID: existing.id)
             }
-            return (existing, false)
+            return .replayed(existing)
         }
         throw StoreError(description: "notification insert returned no row and no earlier notification has its key")
     }
 
     public func notification(id: Int64, appID: Int64) async throws -> StoredNotification? {
-        try await first(
+        try await Self.first(
             client.query(
                 "SELECT \(unescaped: Self.columns) FROM notifications n WHERE n.id = \(id) AND n.app_id = \(appID)",
                 logger: logger
@@ -209,7 +266,7 @@ public struct NotificationStore: Sendable {
         return nil
     }
 
-    private func first(_ rows: PostgresRowSequence) async throws -> StoredNotification? {
+    private static func first(_ rows: PostgresRowSequence) async throws -> StoredNotification? {
         for try await row in rows { return try Self.notification(from: row) }
         return nil
     }
