@@ -52,7 +52,7 @@ def env_int(name, default):
     return int(os.environ.get(name, default))
 
 
-BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue push fanout import counters fairness steady console").split()
+BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue batch push fanout import counters fairness steady console").split()
 REG_KEYSPACE = env_int("REG_KEYSPACE", 1_000_000)
 REG_SECONDS = env_int("REG_SECONDS", 10)
 REG_CONCURRENCY = [int(c) for c in os.environ.get("REG_CONCURRENCY", "8 16 32 64").split()]
@@ -354,6 +354,61 @@ def create_notification(api_port, app, body):
                                      headers=signed_headers("POST", path, credentials["access_id"], credentials["secret_key"], data))
     with urllib.request.urlopen(request) as answer:
         return json.loads(answer.read())["id"]
+
+
+def post_signed(api_port, app, path, body):
+    credentials = app["server_credentials"]
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{api_port}{path}", data=data, method="POST",
+                                     headers=signed_headers("POST", path, credentials["access_id"], credentials["secret_key"], data))
+    with urllib.request.urlopen(request) as answer:
+        return json.loads(answer.read())
+
+
+# ---------------------------------------------------------------- 2b. batch sends
+
+BATCH_NOTIFICATIONS = env_int("BATCH_NOTIFICATIONS", 20000)
+
+
+def batch():
+    """Distinct notifications accepted per second: one per request against 500 per batch, eight
+    clients at a time both ways, each notification personalised for its own user, on an API of its
+    own without workers (nothing fans out) and without send limits (which would measure the limit)."""
+    log(f"\n== 2b. {BATCH_NOTIFICATIONS:,} personalised notifications, one per request and 500 per batch")
+    from concurrent.futures import ThreadPoolExecutor
+    api_port = free_port()
+    unlimited = {"NOTIFIABLE_RATE_LIMIT_SENDS": "off", "NOTIFIABLE_RATE_LIMIT_SENDS_PER_APP": "off"}
+    api = start(["serve", "--no-workers", "--no-migrate", "--port", str(api_port)], unlimited, log_name="api-batch.log")
+    try:
+        wait_until(lambda: listening(api_port), 30)
+        batch_rates(api_port, create_app("Batch bench"))
+    finally:
+        stop(api)
+
+
+def batch_rates(api_port, app):
+
+    def item(n, tag):
+        return {"title": f"Hello user {n}", "message": f"Your code is {n:06d}", "user_aliases": [f"{tag}-{n}"],
+                "idempotency_key": f"{tag}-{n}"}
+
+    def run(tag, requests):
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda request: request(), requests))
+        return BATCH_NOTIFICATIONS / (time.monotonic() - started)
+
+    single = run("single", [lambda n=n: post_signed(api_port, app, "/api/v1/notifications", item(n, "single"))
+                            for n in range(BATCH_NOTIFICATIONS)])
+    chunks = [range(start, min(start + 500, BATCH_NOTIFICATIONS)) for start in range(0, BATCH_NOTIFICATIONS, 500)]
+    batched = run("batch", [lambda chunk=chunk: post_signed(api_port, app, "/api/v1/notifications/batch",
+                                                            {"notifications": [item(n, "batch") for n in chunk]})
+                            for chunk in chunks])
+    stored = int(sql(f"SELECT count(*) FROM notifications WHERE app_id = {app['id']}"))
+    log(f"single: {single:,.0f} notifications/s; batch: {batched:,.0f}/s; stored {stored:,}")
+    add_row(f"2b. Batch sends ({BATCH_NOTIFICATIONS:,} personalised notifications)", f"{batched:,.0f} notifications/s",
+            f"{single:,.0f} /s", "500 per POST /api/v1/notifications/batch against one per POST /api/v1/notifications, 8 clients each; "
+            f"{stored:,} stored", batched / single, "> 1", batched > single and stored == 2 * BATCH_NOTIFICATIONS)
 
 
 def insert_devices(app_id, count, provider="apns"):
@@ -1073,6 +1128,8 @@ def main():
         wait_until(lambda: listening(api_port), 30)
         if "queue" in BENCHMARKS:
             queue(api_port)
+        if "batch" in BENCHMARKS:
+            batch()
         if "push" in BENCHMARKS:
             push_apns(api_port)
             push_fcm(api_port)

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NotifiableApp
 import NotifiableCore
 import NotifiableSandbox
 import NotifiableStore
@@ -91,6 +92,22 @@ import Testing
             #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 400)
             let device = try await client.signed(.post, "/api/v1/notifications/batch", body: #"{"notifications": [\#(item)]}"#, as: app.deviceCredential)
             #expect(device.status == .forbidden)
+        }
+    }
+
+    @Test func eachNotificationOfABatchCountsAgainstTheSendLimit() async throws {
+        let configure: (inout ServerConfiguration) -> Void = { configuration in
+            configuration.rateLimits = RateLimits(perCredential: [:], perApp: [.sends: RateLimit(count: 10, periodSeconds: 60)])
+        }
+        try await withTestService(isolatedDatabase: true, configure: configure) { client, service in
+            let app = try await service.createApp()
+            let item = #"{"title": "t", "all": true}"#
+            let first = try await Self.batch(client, app.serverCredential, Array(repeating: item, count: 8))
+            #expect(first.status == .accepted)
+            let second = try await Self.batch(client, app.serverCredential, Array(repeating: item, count: 3))
+            #expect(second.status == .tooManyRequests)
+            #expect(second.headers[.retryAfter] != nil)
+            #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 8)
         }
     }
 }

@@ -93,7 +93,7 @@ enum NotificationBatch {
 }
 
 extension NotificationsController {
-    @Sendable func createBatch(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+    func createBatch(_ request: Request, context: NotifiableRequestContext, limiter: RateLimiter?) async throws -> Response {
         let caller = try context.requireServerCaller()
         if request.headers[.idempotencyKey] != nil {
             throw APIError(
@@ -103,6 +103,7 @@ extension NotificationsController {
         var request = request
         let body = try await request.jsonBody(context: context, limit: NotifiableRequestContext.maxBatchBodyBytes)
         let items = try NotificationBatch.items(of: body, now: Date())
+        try limiter?.admit(.sends, by: caller, count: items.count)
         let valid = items.compactMap { try? $0.get() }
         let outcomes = try await notifications.createBatch(
             appID: caller.appID,

@@ -18,7 +18,8 @@ struct NotificationsController {
 
     func addRoutes(to group: RouterGroup<NotifiableRequestContext>, limiter: RateLimiter? = nil) {
         group.limited(.sends, by: limiter).post("notifications", use: create)
-        group.limited(.sends, by: limiter).post("notifications/batch", use: createBatch)
+        // Each notification of a batch counts as a send, once the batch is read.
+        group.post("notifications/batch") { request, context in try await createBatch(request, context: context, limiter: limiter) }
         group.get("notifications", use: list)
         group.get("notifications/:id", use: show)
         group.delete("notifications/:id", use: cancel)

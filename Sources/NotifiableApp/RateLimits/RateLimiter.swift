@@ -49,8 +49,8 @@ final class RateLimiter: Sendable {
     /// Admits one `action` by `caller`, or throws 429 with the seconds until the tighter of its
     /// credential's and its app's limits admits one. A refused request takes nothing from either.
     /// On every limited request: two dictionary lookups under a lock, nothing allocated.
-    func admit(_ action: RateLimitedAction, by caller: Caller) throws(APIError) {
-        try admit(action, individually: .credential(caller.accessID), appID: caller.appID)
+    func admit(_ action: RateLimitedAction, by caller: Caller, count: Int = 1) throws(APIError) {
+        try admit(action, individually: .credential(caller.accessID), appID: caller.appID, count: count)
     }
 
     /// Admits one `action` by a user acting with a user token: the user has a credential's
@@ -59,7 +59,7 @@ final class RateLimiter: Sendable {
         try admit(action, individually: .user(appID: user.appID, alias: user.alias), appID: user.appID)
     }
 
-    private func admit(_ action: RateLimitedAction, individually individual: Scope, appID: Int64) throws(APIError) {
+    private func admit(_ action: RateLimitedAction, individually individual: Scope, appID: Int64, count: Int = 1) throws(APIError) {
         let credentialLimit = limits.perCredential[action]
         let appLimit = limits.perApp[action]
         guard credentialLimit != nil || appLimit != nil else { return }
@@ -70,12 +70,12 @@ final class RateLimiter: Sendable {
             var credentialBucket: TokenBucket?
             if let limit = credentialLimit {
                 var bucket = buckets[credentialKey] ?? TokenBucket(limit: limit, share: share, now: now)
-                if let wait = bucket.take(limit: limit, share: share, now: now) { return (wait, individual.label) }
+                if let wait = bucket.take(count: count, limit: limit, share: share, now: now) { return (wait, individual.label) }
                 credentialBucket = bucket
             }
             if let limit = appLimit {
                 var bucket = buckets[appKey] ?? TokenBucket(limit: limit, share: share, now: now)
-                if let wait = bucket.take(limit: limit, share: share, now: now) { return (wait, "app") }
+                if let wait = bucket.take(count: count, limit: limit, share: share, now: now) { return (wait, "app") }
                 buckets[appKey] = bucket
             }
             if let credentialBucket { buckets[credentialKey] = credentialBucket }

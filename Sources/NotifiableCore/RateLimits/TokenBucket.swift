@@ -18,14 +18,22 @@ public struct TokenBucket: Sendable, Equatable {
 
     /// Takes one token when there is one; otherwise the seconds until there will be.
     public mutating func take(limit: RateLimit, share: Double, now: Double) -> Double? {
+        take(count: 1, limit: limit, share: share, now: now)
+    }
+
+    /// Takes `count` tokens at once (a batch of sends counts each), or nothing and the seconds until
+    /// there will be enough. A count over the whole allowance takes the allowance, when full: a
+    /// batch larger than the limit is slowed to it, not refused for ever.
+    public mutating func take(count: Int, limit: RateLimit, share: Double, now: Double) -> Double? {
         let capacity = Self.capacity(limit, share: share)
         let rate = limit.perSecond * share
         tokens = min(capacity, tokens + max(0, now - updatedAt) * rate)
         updatedAt = max(updatedAt, now)
-        guard tokens < 1 else {
-            tokens -= 1
+        let needed = min(Double(max(count, 1)), capacity)
+        guard tokens < needed else {
+            tokens -= needed
             return nil
         }
-        return (1 - tokens) / rate
+        return (needed - tokens) / rate
     }
 }
