@@ -1,9 +1,14 @@
 -- What a current app shows needs two facts of a device at send time: the operating system of a
 -- device registered through FCM (an iPhone on Firebase needs the message's apns block) and the APNs
 -- host its token belongs to (a debug build's token is the sandbox's). Both are columns of devices,
--- and the claim returns them; otherwise claim_deliveries is the function of 0019, unchanged.
+-- and the claim returns them with the delivery's badge; otherwise claim_deliveries is the function
+-- of 0019, unchanged.
 -- Dropped and created again in this one transaction because its result gains two columns; the
 -- previous release names the columns it reads, so it reads the new function as it read the old.
+--
+-- Badges that count: a device keeps the badge the service last sent it (the app resets it to 0 when
+-- it opens), and a delivery the badge it carries, fixed at fan-out so that a retry sends the same
+-- number.
 --
 -- Apps get a default Android notification channel, and APNs settings a second host for the
 -- environment the app's settings do not name (tests and private gateways; Apple's own otherwise).
@@ -11,6 +16,11 @@
 ALTER TABLE devices
     ADD COLUMN platform text CHECK (platform IN ('ios', 'android')),
     ADD COLUMN apns_environment text CHECK (apns_environment IN ('sandbox', 'production'));
+
+-- No CHECK: validating one would scan every device under the ALTER TABLE lock; the service keeps
+-- it within 0…99999 (LEAST at fan-out, the API's range on update).
+ALTER TABLE devices ADD COLUMN badge integer NOT NULL DEFAULT 0;
+ALTER TABLE deliveries ADD COLUMN badge integer;
 
 ALTER TABLE apps ADD COLUMN default_android_channel_id text CHECK (length(default_android_channel_id) BETWEEN 1 AND 255);
 
@@ -21,7 +31,7 @@ DROP FUNCTION claim_deliveries(integer, double precision);
 CREATE FUNCTION claim_deliveries(batch_size integer, lease_seconds double precision)
 RETURNS TABLE (id bigint, state text, notification_id bigint, app_id bigint, device_id bigint, attempts integer,
                provider text, token text, language text, country text, content text, expires_at timestamptz,
-               sandbox boolean, kind text, platform text, apns_environment text)
+               sandbox boolean, kind text, platform text, apns_environment text, badge integer)
 LANGUAGE plpgsql
 SET enable_sort = off
 SET plan_cache_mode = force_custom_plan
@@ -157,7 +167,7 @@ BEGIN
         WHERE q.id = ready.id AND q.id = ANY (picked) AND q.day = ANY (days) AND d.id = q.device_id AND n.id = q.notification_id AND a.id = q.app_id
         RETURNING q.id, q.state, q.notification_id, q.app_id, q.device_id, q.attempts, d.provider, d.token,
                   d.language, d.country, COALESCE(q.content, n.content)::text, COALESCE(q.expires_at, n.expires_at),
-                  a.delivery_mode = 'sandbox', q.kind, d.platform, d.apns_environment;
+                  a.delivery_mode = 'sandbox', q.kind, d.platform, d.apns_environment, q.badge;
 
         -- The apps that took their whole share may have more; the others have no more ready now.
         serving := ARRAY(SELECT s.app_id FROM unnest(serving, wants) WITH ORDINALITY AS s(app_id, wants, ord)

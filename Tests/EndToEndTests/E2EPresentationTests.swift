@@ -232,3 +232,74 @@ import Testing
         }
     }
 }
+
+/// `"badge": "+1"`: a badge per device that the service counts up and the app resets.
+@Suite struct E2EBadgeTests {
+    @Test func eachDeviceCountsItsOwnBadgeUpARetrySendsTheSameNumberAndTheAppResetsIt() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let alice = Pipeline.token(0xBAD6E1), bob = Pipeline.token(0xBAD6E2)
+                let aliceID = try await Pipeline.register(client, app.deviceCredential, token: alice, alias: "alice")
+                _ = try await Pipeline.register(client, app.deviceCredential, token: bob, alias: "bob")
+                let set = try await client.signed(.patch, "/api/v1/device_tokens/\(aliceID)", body: #"{"badge": 2}"#, as: app.deviceCredential)
+                #expect(set.json["badge"]?.intValue == 2, "\(String(buffer: set.body))")
+
+                func badges(of token: String) throws -> [Int64] {
+                    try gateway.pushes(to: token).sorted { $0.receivedAt < $1.receivedAt }.compactMap {
+                        try JSONValue.decode($0.payload)["aps"]?["badge"]?.intValue
+                    }
+                }
+                // The first try of alice's push meets a 503: the retry carries the same number.
+                gateway.script(token: alice, [.serviceUnavailable])
+                let first = try await Pipeline.send(client, app.serverCredential, #"{"message": "one", "badge": "+1", "user_aliases": ["alice", "bob"]}"#)
+                #expect(try await Pipeline.settled(service, first))
+                #expect(try badges(of: alice) == [3])
+                #expect(try badges(of: bob) == [1])
+                let second = try await Pipeline.send(client, app.serverCredential, #"{"message": "two", "badge": "+2", "user_aliases": ["alice", "bob"]}"#)
+                #expect(try await Pipeline.settled(service, second))
+                #expect(try badges(of: alice) == [3, 5])
+                #expect(try badges(of: bob) == [1, 3])
+                let shown = try await client.signed(.get, "/api/v1/device_tokens?user_alias=alice", as: app.deviceCredential)
+                #expect(shown.json["data"]?[0]?["badge"]?.intValue ?? shown.json[0]?["badge"]?.intValue == 5, "\(String(buffer: shown.body))")
+
+                // The app opens and resets it; an absolute badge leaves the kept count alone.
+                _ = try await client.signed(.patch, "/api/v1/device_tokens/\(aliceID)", body: #"{"badge": 0}"#, as: app.deviceCredential)
+                let third = try await Pipeline.send(client, app.serverCredential, #"{"message": "three", "badge": "+1", "user_aliases": ["alice"]}"#)
+                #expect(try await Pipeline.settled(service, third))
+                #expect(try badges(of: alice) == [3, 5, 1])
+
+                // Two notifications counting up at once give the device two different numbers.
+                async let a = Pipeline.send(client, app.serverCredential, #"{"message": "a", "badge": "+1", "user_aliases": ["bob"]}"#)
+                async let b = Pipeline.send(client, app.serverCredential, #"{"message": "b", "badge": "+1", "user_aliases": ["bob"]}"#)
+                let (ida, idb) = try await (a, b)
+                #expect(try await Pipeline.settled(service, ida))
+                #expect(try await Pipeline.settled(service, idb))
+                #expect(try Set(badges(of: bob).suffix(2)) == [4, 5])
+                #expect(try await service.integer("SELECT badge::int8 FROM devices WHERE token = \(bob)") == 5)
+            }
+        }
+    }
+
+    @Test func badBadgesAre422sNamingTheField() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            for badge in [#""+0""#, #""+100""#, #""1""#, #""-1""#, #""+1.5""#, "true", "-3"] {
+                let response = try await client.signed(
+                    .post, "/api/v1/notifications", body: #"{"message": "m", "badge": \#(badge), "all": true}"#, as: app.serverCredential)
+                #expect(response.status == .unprocessableContent, "\(badge)")
+                #expect(response.json["error"]?["field"]?.stringValue == "badge", "\(badge)")
+            }
+            let id = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xB1))
+            for badge in ["-1", "100000", #""0""#] {
+                let response = try await client.signed(.patch, "/api/v1/device_tokens/\(id)", body: #"{"badge": \#(badge)}"#, as: app.deviceCredential)
+                #expect(response.status == .unprocessableContent, "\(badge)")
+                #expect(response.json["error"]?["field"]?.stringValue == "badge")
+            }
+            let registration = try await client.signed(
+                .post, "/api/v1/device_tokens", body: #"{"provider": "apns", "token": "\#(Pipeline.token(0xB2))", "badge": 0}"#, as: app.deviceCredential)
+            #expect(registration.json["error"]?["code"]?.stringValue == "badge_on_update")
+        }
+    }
+}

@@ -21,6 +21,7 @@ struct DeviceJSON: Encodable, Sendable {
     let invalidatedAt: String?
     let platform: String?
     let apnsEnvironment: String?
+    let badge: Int
 
     enum CodingKeys: String, CodingKey {
         case id, provider, token, name, language, country, locale, tags
@@ -32,6 +33,7 @@ struct DeviceJSON: Encodable, Sendable {
         case invalidatedAt = "invalidated_at"
         case platform
         case apnsEnvironment = "apns_environment"
+        case badge
     }
 
     init(_ device: Device) {
@@ -52,6 +54,7 @@ struct DeviceJSON: Encodable, Sendable {
         // What the device is taken for: an APNs device is an iPhone, an FCM device Android unless it said.
         platform = (device.platform ?? (device.provider == .apns ? .ios : .android)).rawValue
         apnsEnvironment = device.apnsEnvironment?.rawValue
+        badge = device.badge
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -73,6 +76,7 @@ struct DeviceJSON: Encodable, Sendable {
         try container.encode(invalidatedAt, forKey: .invalidatedAt)
         try container.encode(platform, forKey: .platform)
         try container.encode(apnsEnvironment, forKey: .apnsEnvironment)
+        try container.encode(badge, forKey: .badge)
     }
 }
 

@@ -18,6 +18,8 @@ public struct ClaimedDelivery: Sendable {
     public let platform: DevicePlatform?
     /// The APNs host a device's token belongs to (nil: the app's).
     public let apnsEnvironment: APNsEnvironment?
+    /// The badge this device's push carries when the notification counts badges up (`"badge": "+1"`).
+    public let badge: Int?
     public let content: NotificationContent
     public let expiresAt: Date?
     /// The app delivers in sandbox mode: to the built-in fake gateways, recording each push.
@@ -30,8 +32,10 @@ public struct ClaimedDelivery: Sendable {
     public init(
         id: Int64, notificationID: Int64, appID: Int64, deviceID: Int64, attempt: Int, provider: Provider, token: String,
         language: String?, country: String?, content: NotificationContent, expiresAt: Date?, sandbox: Bool = false,
-        rendered: RenderedPayloads = RenderedPayloads(), platform: DevicePlatform? = nil, apnsEnvironment: APNsEnvironment? = nil
+        rendered: RenderedPayloads = RenderedPayloads(), platform: DevicePlatform? = nil, apnsEnvironment: APNsEnvironment? = nil,
+        badge: Int? = nil
     ) {
+        self.badge = badge
         self.platform = platform
         self.apnsEnvironment = apnsEnvironment
         self.id = id

@@ -24,14 +24,17 @@ public struct Device: Sendable, Equatable {
     public var platform: DevicePlatform?
     /// The APNs host of an iPhone's token, when it said (nil: the app's).
     public var apnsEnvironment: APNsEnvironment?
+    /// The badge the service last sent the device, counted up by `"badge": "+1"`.
+    public var badge: Int = 0
 
     public init(
         id: Int64, appID: Int64, provider: Provider, token: String, name: String?, userAlias: String?,
         language: String?, country: String?, customProperties: [String: JSONValue],
         platformProperties: [String: JSONValue], createdAt: Date, updatedAt: Date, registeredAt: Date,
         invalidatedAt: Date?, unregisteredAt: Date?, tags: [String] = [], platform: DevicePlatform? = nil,
-        apnsEnvironment: APNsEnvironment? = nil
+        apnsEnvironment: APNsEnvironment? = nil, badge: Int = 0
     ) {
+        self.badge = badge
         self.platform = platform
         self.apnsEnvironment = apnsEnvironment
         self.id = id

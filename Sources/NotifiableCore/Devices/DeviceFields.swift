@@ -17,6 +17,8 @@ public struct DeviceFields: Sendable, Equatable {
     public var platform: DevicePlatform?
     /// The APNs host an iPhone's token belongs to; nil leaves it as it is.
     public var apnsEnvironment: APNsEnvironment?
+    /// The badge the app shows now (0 when it opens); nil leaves it.
+    public var badge: Int?
     /// Merged key by key into what the device already has.
     public var platformProperties: [String: JSONValue] = [:]
 
@@ -24,7 +26,7 @@ public struct DeviceFields: Sendable, Equatable {
     public static let maxCustomPropertiesBytes = 16 * 1024
     static let knownKeys: Set<String> = [
         "provider", "token", "name", "user_alias", "user", "language", "country",
-        "custom_properties", "tags", "id", "device_token_id", DeviceFields.userTokenKey, "platform", "apns_environment",
+        "custom_properties", "tags", "id", "device_token_id", DeviceFields.userTokenKey, "platform", "apns_environment", "badge",
     ]
 
     public init() {}
@@ -47,6 +49,7 @@ public struct DeviceFields: Sendable, Equatable {
             }
             try fields.readOptionalFields(reader, provider: storedProvider)
             if fields.userAlias == .unchanged { fields.userAlias = .set(nil) }
+            try fields.refuseBadgeOnRegistration(reader)
             return fields
         }
         guard let provider = Provider(wireName: providerName) else {
@@ -63,7 +66,19 @@ public struct DeviceFields: Sendable, Equatable {
         fields.token = try PushToken.normalized(token, provider: provider, field: reader.path("token"))
         try fields.readOptionalFields(reader, provider: provider)
         if fields.userAlias == .unchanged { fields.userAlias = .set(nil) }
+        try fields.refuseBadgeOnRegistration(reader)
         return fields
+    }
+
+    /// A registration keeps the badge the device has; the app resets it with an update.
+    private func refuseBadgeOnRegistration(_ reader: DeviceFieldReader) throws(ValidationError) {
+        guard badge != nil else { return }
+        throw ValidationError(
+            code: "badge_on_update",
+            message: "Set the badge with PATCH /api/v1/device_tokens/:id {\"badge\": 0} (the app sends it when it opens); "
+                + "a registration keeps the device's badge.",
+            field: reader.path("badge")
+        )
     }
 
     /// The token a registration body names, as sent; nil when it names none or no provider
@@ -105,6 +120,7 @@ public struct DeviceFields: Sendable, Equatable {
 
     private mutating func readOptionalFields(_ reader: DeviceFieldReader, provider: Provider) throws(ValidationError) {
         try readDeviceKind(reader, provider: provider)
+        try readBadge(reader)
         name = try reader.text("name")
         userAlias = try reader.text("user_alias")
         if userAlias == .unchanged, let alias = try reader.nestedUserAlias() {
@@ -119,6 +135,21 @@ public struct DeviceFields: Sendable, Equatable {
 }
 
 extension DeviceFields {
+    /// `badge`: what the app's icon shows now, 0…99999; the app sends 0 when it opens, so the next
+    /// `"badge": "+1"` shows 1.
+    fileprivate mutating func readBadge(_ reader: DeviceFieldReader) throws(ValidationError) {
+        switch reader.fields["badge"] {
+        case nil, .null?: return
+        case .integer(let value)? where (0...99_999).contains(value): badge = Int(value)
+        case let other?:
+            throw ValidationError(
+                code: "invalid_badge",
+                message: "\(reader.path("badge")) must be the badge the app shows, a whole number from 0 to 99999, not \(other.jsonText()).",
+                field: reader.path("badge")
+            )
+        }
+    }
+
     /// `platform` (`ios`/`android`, FCM devices; an APNs device is an iPhone) and `apns_environment`
     /// (`sandbox`/`production`, APNs devices), in any case.
     fileprivate mutating func readDeviceKind(_ reader: DeviceFieldReader, provider: Provider) throws(ValidationError) {

@@ -66,8 +66,7 @@ extension NotificationContent {
         content.localized = try readLocalized(reader)
         content.parameters = try readParameters(reader)
         content.sound = try reader.text("sound", maxLength: Limits.maxShortTextLength)
-        let badgeRange = Int64(Limits.badgeRange.lowerBound)...Int64(Limits.badgeRange.upperBound)
-        content.badge = try reader.integer("badge", in: badgeRange).map { Int($0) }
+        try content.readBadge(reader)
         content.threadID = try reader.text("thread_id", maxLength: Limits.maxShortTextLength)
         content.category = try reader.text("category", maxLength: Limits.maxShortTextLength)
         content.contentAvailable = try reader.bool("content_available") ?? false
@@ -109,6 +108,26 @@ extension NotificationContent {
             content.expiresAt = milliseconds(now.timeIntervalSince1970 + nowOrNeverGrace)
         }
         return content
+    }
+
+    /// An integer sets the badge; `"+N"` (1…99) raises each device's kept badge by N.
+    private mutating func readBadge(_ reader: NotificationFieldReader) throws(ValidationError) {
+        typealias Limits = NotificationRequest
+        guard let member = reader.member("badge") else { return }
+        if case .string(let text) = member.value {
+            guard text.hasPrefix("+"), let step = Int(text.dropFirst()), text.dropFirst().allSatisfy(\.isASCII), (1...99).contains(step) else {
+                throw ValidationError(
+                    code: "invalid_badge",
+                    message: "\(member.path) \"\(text)\" is not a badge; give a number to set it, or \"+1\" (up to \"+99\") to add to "
+                        + "each device's badge.",
+                    field: member.path
+                )
+            }
+            badgeIncrement = step
+            return
+        }
+        let badgeRange = Int64(Limits.badgeRange.lowerBound)...Int64(Limits.badgeRange.upperBound)
+        badge = try reader.integer("badge", in: badgeRange).map { Int($0) }
     }
 
     private static func readText(_ reader: NotificationFieldReader) throws(ValidationError) -> LocalizedText {

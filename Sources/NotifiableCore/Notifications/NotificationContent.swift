@@ -71,6 +71,9 @@ public struct NotificationContent: Sendable, Equatable, Codable {
     public var android: AndroidPresentation?
     public var localizationKeys: LocalizationKeys?
     public var overrides: PushOverrides?
+    /// `"badge": "+1"`: each device's kept badge goes up by this much, and the push carries the
+    /// result (fixed per delivery at fan-out, `ClaimedDelivery.badge`).
+    public var badgeIncrement: Int?
 
     /// How long the queue keeps trying a now-or-never notification.
     public static let nowOrNeverGrace: TimeInterval = 60
@@ -134,7 +137,7 @@ public struct NotificationContent: Sendable, Equatable, Codable {
 
     /// Whether the notification shows nothing to the user (a background update).
     public var isBackgroundOnly: Bool {
-        text == LocalizedText() && localized.isEmpty && sound == nil && criticalSound == nil && badge == nil
+        text == LocalizedText() && localized.isEmpty && sound == nil && criticalSound == nil && badge == nil && badgeIncrement == nil
             && !(localizationKeys?.showsText ?? false) && contentAvailable
     }
 
@@ -168,6 +171,7 @@ extension NotificationContent {
         case android
         case localizationKeys = "localization_keys"
         case overrides
+        case badgeIncrement = "badge_increment"
     }
 
     /// Keys missing from stored JSON take their defaults, so older rows still decode.
@@ -200,6 +204,7 @@ extension NotificationContent {
         android = try container.decodeIfPresent(AndroidPresentation.self, forKey: .android)
         localizationKeys = try container.decodeIfPresent(LocalizationKeys.self, forKey: .localizationKeys)
         overrides = try container.decodeIfPresent(PushOverrides.self, forKey: .overrides)
+        badgeIncrement = try container.decodeIfPresent(Int.self, forKey: .badgeIncrement)
     }
 
     /// `expires_at` is written as seconds since 1970 whatever the encoder's date strategy, so the
@@ -229,5 +234,14 @@ extension NotificationContent {
         try container.encodeIfPresent(android, forKey: .android)
         try container.encodeIfPresent(localizationKeys, forKey: .localizationKeys)
         try container.encodeIfPresent(overrides, forKey: .overrides)
+        try container.encodeIfPresent(badgeIncrement, forKey: .badgeIncrement)
+    }
+
+    /// The content as one device's push says it: with the badge its delivery carries.
+    public func withBadge(_ badge: Int?) -> NotificationContent {
+        guard let badge else { return self }
+        var content = self
+        content.badge = badge
+        return content
     }
 }

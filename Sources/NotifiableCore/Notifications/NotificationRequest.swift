@@ -229,6 +229,6 @@ extension NotificationContent {
 
     /// Whether a device would show or do anything on receiving it.
     var showsOrDoesSomething: Bool {
-        showsAlert || contentAvailable || badge != nil || sound != nil || criticalSound != nil
+        showsAlert || contentAvailable || badge != nil || badgeIncrement != nil || sound != nil || criticalSound != nil
     }
 }

@@ -9,8 +9,13 @@ public struct RenderedPayloadKey: Hashable, Sendable {
     public var ttlSeconds: Int64?
     /// An FCM device's operating system: an iPhone's message carries an `apns` block instead of `android`.
     public var platform: DevicePlatform?
+    /// The badge of a notification that counts badges up: each device's own.
+    public var badge: Int?
 
-    public init(provider: Provider, language: String?, country: String?, ttlSeconds: Int64? = nil, platform: DevicePlatform? = nil) {
+    public init(
+        provider: Provider, language: String?, country: String?, ttlSeconds: Int64? = nil, platform: DevicePlatform? = nil, badge: Int? = nil
+    ) {
+        self.badge = badge
         self.provider = provider
         self.platform = platform
         self.language = language

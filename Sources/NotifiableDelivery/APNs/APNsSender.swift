@@ -29,10 +29,10 @@ public final class APNsSender: PushSender {
     public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
         let payload: [UInt8]
         do {
-            let key = RenderedPayloadKey(provider: .apns, language: delivery.language, country: delivery.country)
+            let key = RenderedPayloadKey(provider: .apns, language: delivery.language, country: delivery.country, badge: delivery.badge)
             payload = try delivery.rendered.payload(for: key) { () throws(APNsPayloadError) in
                 try APNsPayload.encode(
-                    content: delivery.content, language: delivery.language, country: delivery.country,
+                    content: delivery.content.withBadge(delivery.badge), language: delivery.language, country: delivery.country,
                     notificationID: delivery.notificationID
                 )
             }

@@ -71,12 +71,13 @@ public final class FCMSender: PushSender {
         let body: [UInt8]
         do throws(FCMMessageError) {
             let now = Date()
-            let key = FCMMessage.sharedPartKey(
+            var key = FCMMessage.sharedPartKey(
                 content: delivery.content, language: delivery.language, country: delivery.country, now: now, platform: delivery.platform
             )
+            key.badge = delivery.badge
             let upToToken = try delivery.rendered.payload(for: key) { () throws(FCMMessageError) in
                 try FCMMessage.upToToken(
-                    content: delivery.content, language: delivery.language, country: delivery.country,
+                    content: delivery.content.withBadge(delivery.badge), language: delivery.language, country: delivery.country,
                     notificationID: delivery.notificationID, now: now, platform: delivery.platform
                 )
             }

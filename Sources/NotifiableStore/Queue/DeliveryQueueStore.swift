@@ -26,7 +26,7 @@ public struct DeliveryQueueStore: Sendable {
         let rows = try await client.query(
             """
             SELECT id, state, notification_id, app_id, device_id, attempts, provider, token, language, country,
-                   expires_at, sandbox, kind, platform, apns_environment, content
+                   expires_at, sandbox, kind, platform, apns_environment, badge, content
             FROM claim_deliveries(\(Int32(clamping: limit)), \(leaseSeconds))
             """,
             logger: logger
@@ -36,8 +36,11 @@ public struct DeliveryQueueStore: Sendable {
         var contents: [Int64: (NotificationContent, RenderedPayloads)] = [:]
         for try await row in rows {
             // The content, last, is read only for the first row of each notification.
-            let (id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, expiresAt, sandbox, kind, platform, environment) =
-                try row.decode((Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, Date?, Bool, String, String?, String?).self)
+            let (
+                id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, expiresAt, sandbox, kind, platform, environment, badge
+            ) =
+                try row.decode(
+                    (Int64, String, Int64, Int64, Int64, Int32, String, String, String?, String?, Date?, Bool, String, String?, String?, Int32?).self)
             guard state == DeliveryState.running.rawValue else { continue }
             // One unreadable notification must not hold the rest of the batch until its lease runs out.
             // Sync signals carry content of their own; pushes share their notification's.
@@ -56,7 +59,7 @@ public struct DeliveryQueueStore: Sendable {
                     provider: provider, token: token, language: language, country: country,
                     content: content, expiresAt: expiresAt, sandbox: sandbox, rendered: rendered,
                     platform: platform.flatMap(DevicePlatform.init(rawValue:)),
-                    apnsEnvironment: environment.flatMap(APNsEnvironment.init(rawValue:))
+                    apnsEnvironment: environment.flatMap(APNsEnvironment.init(rawValue:)), badge: badge.map(Int.init)
                 ))
         }
         try await record(unreadable)

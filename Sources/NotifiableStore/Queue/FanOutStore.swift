@@ -17,6 +17,8 @@ public struct FanOutJob: Sendable {
     /// For a notification sent at a wall-clock time in each device's time zone: that time,
     /// held as if it were UTC.
     public var localSendAt: Date? = nil
+    /// `"badge": "+N"`: each reached device's badge goes up by N at fan-out.
+    public var badgeIncrement: Int32? = nil
     /// The time zone names PostgreSQL knows, read once per fan-out of a local-time notification
     /// (reading `pg_timezone_names` costs tens of milliseconds, too much for every batch).
     var timeZones: [String] = []
@@ -70,19 +72,19 @@ public struct FanOutStore: Sendable {
                 FOR UPDATE SKIP LOCKED
             )
             RETURNING id, app_id, targeting::text, content ->> 'priority', fanout_cursor, local_send_at,
-                      delivery_day(COALESCE(fanout_after, created_at))
+                      delivery_day(COALESCE(fanout_after, created_at)), (content ->> 'badge_increment')::int4
             """,
             logger: logger
         )
         var claimed: FanOutJob?
-        for try await (id, appID, targeting, priority, cursor, localSendAt, day) in rows.decode(
-            (Int64, Int64, String, String?, Int64, Date?, Int32).self
+        for try await (id, appID, targeting, priority, cursor, localSendAt, day, badgeIncrement) in rows.decode(
+            (Int64, Int64, String, String?, Int64, Date?, Int32, Int32?).self
         ) {
             claimed = FanOutJob(
                 notificationID: id, appID: appID, targeting: try StoredJSON.decode(Targeting.self, from: targeting),
                 // Content stored before priorities existed has none: the default, as NotificationContent decodes it.
                 priority: priority.flatMap(NotificationPriority.init(rawValue:)) ?? .high, day: day, cursor: cursor,
-                localSendAt: localSendAt
+                localSendAt: localSendAt, badgeIncrement: badgeIncrement
             )
         }
         if let day = claimed?.day {
@@ -99,6 +101,12 @@ public struct FanOutStore: Sendable {
             }
         }
         return claimed
+    }
+
+    /// The badge a new delivery carries: the device's kept badge raised by the notification's step
+    /// (at most 99999, APNs' and the API's range), or none.
+    private func badgeSQL(_ increment: String?) -> String {
+        increment.map { "LEAST(batch.badge + \($0), 99999)" } ?? "NULL::int4"
     }
 
     /// Creates the next batch of deliveries and advances the cursor, in one transaction.
@@ -119,7 +127,8 @@ public struct FanOutStore: Sendable {
         builder.append(
             """
             WITH batch AS (
-                SELECT d.id, COALESCE(d.platform_properties ->> 'time_zone', d.custom_properties ->> 'time_zone') AS time_zone
+                SELECT d.id, COALESCE(d.platform_properties ->> 'time_zone', d.custom_properties ->> 'time_zone') AS time_zone,
+                       d.badge
                 FROM devices d
                 WHERE d.app_id = \(appID) AND d.id > \(cursor) AND d.id <= \(end)
                   AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
@@ -130,9 +139,17 @@ public struct FanOutStore: Sendable {
             """
 
                 ORDER BY d.id LIMIT \(limit)
+            """)
+        // Counting badges up reads each device's badge under a lock, so that two notifications
+        // fanning out to it at once give it two different numbers.
+        let badgeIncrement = job.badgeIncrement.map { builder.bind($0) }
+        if badgeIncrement != nil { builder.append("\n    FOR UPDATE OF d") }
+        builder.append(
+            """
+
             ),
             created AS (
-                INSERT INTO deliveries (id, day, notification_id, app_id, device_id, priority, run_at)
+                INSERT INTO deliveries (id, day, notification_id, app_id, device_id, priority, run_at, badge)
 
             """)
         if let localSendAt = job.localSendAt {
@@ -142,17 +159,23 @@ public struct FanOutStore: Sendable {
             builder.append(
                 """
                     SELECT next_delivery_id(\(day)), \(day), \(notificationID), \(appID), batch.id, \(priority),
-                           GREATEST(now(), (\(wallClock)::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE COALESCE(zone.name, 'UTC'))
+                           GREATEST(now(), (\(wallClock)::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE COALESCE(zone.name, 'UTC')),
+                           \(badgeSQL(badgeIncrement))
                     FROM batch LEFT JOIN unnest(\(builder.bind(job.timeZones))::text[]) AS zone(name) ON zone.name = batch.time_zone
 
                 """)
         } else {
-            builder.append("        SELECT next_delivery_id(\(day)), \(day), \(notificationID), \(appID), id, \(priority), now() FROM batch\n")
+            builder.append(
+                "        SELECT next_delivery_id(\(day)), \(day), \(notificationID), \(appID), id, \(priority), now(), \(badgeSQL(badgeIncrement)) FROM batch\n"
+            )
         }
         builder.append(
             """
                 ON CONFLICT (notification_id, device_id, day) WHERE kind = 'push' DO NOTHING
-                RETURNING 1
+                RETURNING device_id, badge
+            ),
+            counted AS (
+                UPDATE devices SET badge = created.badge FROM created WHERE devices.id = created.device_id AND created.badge IS NOT NULL
             )
             SELECT (SELECT max(id) FROM batch), (SELECT count(*) FROM batch), (SELECT count(*) FROM created),
                    (SELECT max(id) FROM devices WHERE app_id = \(appID))

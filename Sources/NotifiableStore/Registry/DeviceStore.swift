@@ -19,7 +19,7 @@ public struct DeviceStore: Sendable {
     static let columns = """
         id, app_id, provider, token, name, user_alias, language, country,
         custom_properties::text, platform_properties::text,
-        created_at, updated_at, registered_at, invalidated_at, unregistered_at, tags, platform, apns_environment
+        created_at, updated_at, registered_at, invalidated_at, unregistered_at, tags, platform, apns_environment, badge
         """
 
     /// Registers a token, re-using its row when the app already has it (in any case): the row
@@ -109,6 +109,7 @@ public struct DeviceStore: Sendable {
                         platform_properties = platform_properties || \(binds.platformProperties)::jsonb,
                         platform = COALESCE(\(binds.platform)::text, platform),
                         apns_environment = COALESCE(\(binds.apnsEnvironment)::text, apns_environment),
+                        badge = COALESCE(\(binds.badge)::int4, badge),
                         tags = CASE WHEN \(binds.setsTags) THEN \(binds.tags)::text[] ELSE tags END,
                         updated_at = now(),
                         registered_at = CASE WHEN \(newToken)::text IS NULL THEN registered_at ELSE now() END,
@@ -222,11 +223,11 @@ public struct DeviceStore: Sendable {
     static func device(from row: PostgresRow) throws -> Device {
         let (
             id, appID, provider, token, name, userAlias, language, country, custom, platform,
-            createdAt, updatedAt, registeredAt, invalidatedAt, unregisteredAt, tags, devicePlatform, apnsEnvironment
+            createdAt, updatedAt, registeredAt, invalidatedAt, unregisteredAt, tags, devicePlatform, apnsEnvironment, badge
         ) = try row.decode(
             (
                 Int64, Int64, String, String, String?, String?, String?, String?, String, String,
-                Date, Date, Date, Date?, Date?, [String], String?, String?
+                Date, Date, Date, Date?, Date?, [String], String?, String?, Int32
             ).self
         )
         guard let provider = Provider(rawValue: provider) else {
@@ -240,7 +241,7 @@ public struct DeviceStore: Sendable {
             createdAt: createdAt, updatedAt: updatedAt, registeredAt: registeredAt,
             invalidatedAt: invalidatedAt, unregisteredAt: unregisteredAt, tags: tags,
             platform: devicePlatform.flatMap(DevicePlatform.init(rawValue:)),
-            apnsEnvironment: apnsEnvironment.flatMap(APNsEnvironment.init(rawValue:))
+            apnsEnvironment: apnsEnvironment.flatMap(APNsEnvironment.init(rawValue:)), badge: Int(badge)
         )
     }
 }
@@ -256,8 +257,10 @@ struct ColumnBinds {
     let platformProperties: String
     /// Set when sent; a registration without them keeps the device's.
     let platform: String?, apnsEnvironment: String?
+    let badge: Int32?
 
     init(_ fields: DeviceFields) {
+        badge = fields.badge.map { Int32($0) }
         platform = fields.platform?.rawValue
         apnsEnvironment = fields.apnsEnvironment?.rawValue
         (setsName, name) = Self.split(fields.name)
