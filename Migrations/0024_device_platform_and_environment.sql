@@ -13,12 +13,15 @@
 -- Apps get a default Android notification channel, and APNs settings a second host for the
 -- environment the app's settings do not name (tests and private gateways; Apple's own otherwise).
 
+-- The checks are NOT VALID: every existing row is NULL there, and validating would scan every
+-- device under the ALTER TABLE lock. New and changed rows are checked all the same.
 ALTER TABLE devices
-    ADD COLUMN platform text CHECK (platform IN ('ios', 'android')),
-    ADD COLUMN apns_environment text CHECK (apns_environment IN ('sandbox', 'production'));
+    ADD COLUMN platform text,
+    ADD COLUMN apns_environment text,
+    ADD CONSTRAINT devices_platform_check CHECK (platform IN ('ios', 'android')) NOT VALID,
+    ADD CONSTRAINT devices_apns_environment_check CHECK (apns_environment IN ('sandbox', 'production')) NOT VALID;
 
--- No CHECK: validating one would scan every device under the ALTER TABLE lock; the service keeps
--- it within 0…99999 (LEAST at fan-out, the API's range on update).
+-- The service keeps it within 0…99999 (LEAST at fan-out, the API's range on update).
 ALTER TABLE devices ADD COLUMN badge integer NOT NULL DEFAULT 0;
 ALTER TABLE deliveries ADD COLUMN badge integer;
 

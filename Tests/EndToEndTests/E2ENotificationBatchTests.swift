@@ -108,6 +108,10 @@ import Testing
             #expect(second.status == .tooManyRequests)
             #expect(second.headers[.retryAfter] != nil)
             #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 8)
+            // More than the limit holds at once is refused outright: no wait would admit it.
+            let tooBig = try await Self.batch(client, app.serverCredential, Array(repeating: item, count: 11))
+            #expect(tooBig.status == .unprocessableContent)
+            #expect(tooBig.json["error"]?["code"]?.stringValue == "over_rate_limit")
         }
     }
 }

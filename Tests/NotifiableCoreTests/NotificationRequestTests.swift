@@ -399,7 +399,9 @@ private let typeCases: [RefusalCase] = [
     RefusalCase(withTarget(#""title": "Hi", "parameters": [1]"#), "invalid_type", "parameters"),
     RefusalCase(withTarget(#""title": "Hi", "parameters": "{\"a\":1}""#), "invalid_type", "parameters"),
     RefusalCase(withTarget(#""sound": 1"#), "invalid_type", "sound"),
-    RefusalCase(withTarget(#""badge": "3""#), "invalid_type", "badge"),
+    // A string badge counts up ("+1"); any other string is refused as a badge.
+    RefusalCase(withTarget(#""badge": "3""#), "invalid_badge", "badge"),
+    RefusalCase(withTarget(#""badge": "++1""#), "invalid_badge", "badge"),
     RefusalCase(withTarget(#""badge": 1.5"#), "invalid_type", "badge"),
     RefusalCase(withTarget(#""title": "Hi", "thread_id": 7"#), "invalid_type", "thread_id"),
     RefusalCase(withTarget(#""title": "Hi", "category": {}"#), "invalid_type", "category"),

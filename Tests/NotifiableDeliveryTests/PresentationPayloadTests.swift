@@ -180,7 +180,7 @@ import Testing
              "apns": {"headers": {"apns-priority": "5", "apns-push-type": "alert", "apns-unknown-next-year": "x"},
                       "payload": {"aps": {"alert": {"launch-image": "l.png"}, "sound": null}, "k": "apple"}},
              "fcm": {"android": {"direct_boot_ok": true, "notification": {"channel_id": "c"}}, "data": {"extra": "1"},
-                     "apns": {"headers": {"apns-priority": "5"}}}}
+                     "apns": {"headers": {"apns-collapse-id": "fcm-only"}}}}
             """#, defaults: PushDefaults(androidStyle: .notification))
         #expect(
             try Self.apns(content)
@@ -195,7 +195,10 @@ import Testing
         #expect(android["android"]?["notification"]?["tag"] == .string("n7"))
         #expect(android["data"]?["extra"] == .string("1"))
         let iphone = try Self.fcm(content, platform: .ios)
-        #expect(iphone["apns"]?["headers"]?["apns-priority"] == .string("5"))
+        // Each platform's override reaches its own platform only.
+        #expect(iphone["apns"]?["headers"]?["apns-priority"] == .string("10"))
+        #expect(iphone["apns"]?["headers"]?["apns-collapse-id"] == .string("fcm-only"))
+        #expect(headers.first { $0.0 == "apns-collapse-id" }?.1 == "n7")
         #expect(iphone["data"]?["extra"] == .string("1"))
     }
 

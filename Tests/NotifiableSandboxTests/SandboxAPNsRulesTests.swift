@@ -109,3 +109,57 @@ struct APNsIDTests {
         #expect(!APNsID.isValid(""))
     }
 }
+
+/// The fake APNs takes a Live Activity push as APNs documents it (docs/compatibility.md §12): the
+/// `liveactivity` push type with the `.push-type.liveactivity` topic, `aps.timestamp` and `aps.event`.
+@Suite("Fake APNs rules: Live Activities")
+struct SandboxAPNsLiveActivityRulesTests {
+    func decide(pushType: String, topic: String, payload: String) throws -> String? {
+        let rules = SandboxAPNsRules()
+        let key = ProviderKey()
+        rules.trust(teamID: key.teamID, keyID: key.keyID, publicKey: key.privateKey.publicKey)
+        rules.allowTopics([NotifiableSandboxTests.topic])
+        let request = SandboxAPNsRequest(
+            method: "POST", path: "/3/device/\(deviceToken())",
+            headers: [("authorization", "bearer \(try key.token())"), ("apns-topic", topic), ("apns-push-type", pushType)],
+            body: Array(payload.utf8)
+        )
+        guard case .answer(let reply, _) = rules.decide(request) else { return "no answer" }
+        return reply.reason
+    }
+
+    static let update = #"{"aps":{"event":"update","timestamp":1795132800,"content-state":{"score":"2-1"}},"n_id":1}"#
+
+    @Test("An update with its timestamp and event to the suffixed topic is taken")
+    func takesAnUpdate() throws {
+        #expect(try decide(pushType: "liveactivity", topic: NotifiableSandboxTests.topic + ".push-type.liveactivity", payload: Self.update) == nil)
+    }
+
+    @Test("The bundle id alone, or the suffix on another push type, is not the activity's topic")
+    func topicAndPushTypeGoTogether() throws {
+        #expect(try decide(pushType: "liveactivity", topic: NotifiableSandboxTests.topic, payload: Self.update) == "DeviceTokenNotForTopic")
+        #expect(
+            try decide(pushType: "alert", topic: NotifiableSandboxTests.topic + ".push-type.liveactivity", payload: Self.update)
+                == "DeviceTokenNotForTopic")
+        #expect(try decide(pushType: "liveactivity", topic: "com.other.push-type.liveactivity", payload: Self.update) == "TopicDisallowed")
+    }
+
+    @Test("A push without timestamp or event, or a start without attributes and alert, is refused")
+    func payloadShapes() throws {
+        let topic = NotifiableSandboxTests.topic + ".push-type.liveactivity"
+        for payload in [
+            #"{"aps":{"event":"update","content-state":{}}}"#,
+            #"{"aps":{"event":"update","timestamp":"1795132800","content-state":{}}}"#,
+            #"{"aps":{"timestamp":1795132800,"content-state":{}}}"#,
+            #"{"aps":{"event":"pause","timestamp":1795132800}}"#,
+            #"{"aps":{"event":"update","timestamp":1795132800,"content-state":[1]}}"#,
+            #"{"aps":{"event":"start","timestamp":1795132800,"content-state":{},"attributes-type":"Match"}}"#,
+            #"{"n_id":1}"#,
+        ] {
+            #expect(try decide(pushType: "liveactivity", topic: topic, payload: payload) == "BadPayload", "\(payload)")
+        }
+        let start =
+            #"{"aps":{"event":"start","timestamp":1795132800,"content-state":{},"attributes-type":"Match","attributes":{"home":"A"},"alert":{"title":"t"}}}"#
+        #expect(try decide(pushType: "liveactivity", topic: topic, payload: start) == nil)
+    }
+}

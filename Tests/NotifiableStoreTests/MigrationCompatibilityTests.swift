@@ -30,7 +30,9 @@ import Testing
                 #expect(operations.contains("**\(number)**"), "\(file) declares itself incompatible: docs/operations.md must name it under Upgrades")
                 continue
             }
-            let code = Self.withoutRecreatedFunctions(Self.withoutComments(text))
+            let earlier = try files.filter { $0 < file }.map { try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8) }
+                .joined(separator: "\n")
+            let code = Self.withoutRecreatedFunctions(Self.withoutComments(text), earlier: Self.withoutComments(earlier))
             for rule in Self.incompatible {
                 let found = try Regex(rule.pattern).ignoresCase().firstMatch(in: code)
                 #expect(found == nil, "\(file) \(rule.why): \(found.map { String(code[$0.range]) } ?? "")")
@@ -49,28 +51,66 @@ import Testing
             let caught = try Self.incompatible.contains { try Regex($0.pattern).ignoresCase().firstMatch(in: sample) != nil }
             #expect(caught, "\(sample)")
         }
-        let recreated = "DROP FUNCTION claim_deliveries(integer, double precision);\nCREATE FUNCTION claim_deliveries(batch_size integer) RETURNS int"
-        #expect(try !Self.incompatible.contains { try Regex($0.pattern).ignoresCase().firstMatch(in: Self.withoutRecreatedFunctions(recreated)) != nil })
-        let dropped = "DROP FUNCTION ready_apps(bigint);\nCREATE FUNCTION claim_deliveries(batch_size integer) RETURNS int"
-        #expect(try Self.incompatible.contains { try Regex($0.pattern).ignoresCase().firstMatch(in: Self.withoutRecreatedFunctions(dropped)) != nil })
+        func caught(_ sql: String, earlier: String = "") throws -> Bool {
+            try Self.incompatible.contains { try Regex($0.pattern).ignoresCase().firstMatch(in: Self.withoutRecreatedFunctions(sql, earlier: earlier)) != nil }
+        }
+        let before = "CREATE FUNCTION claim(batch_size integer, lease double precision) RETURNS TABLE (id bigint, token text) LANGUAGE sql AS $$ $$;"
+        let drop = "DROP FUNCTION claim(integer, double precision);\n"
+        // The same arguments and more columns: compatible.
+        #expect(
+            try !caught(
+                drop + "CREATE FUNCTION claim(n integer, l double precision) RETURNS TABLE (id bigint, token text, badge int) LANGUAGE sql", earlier: before))
+        // Another function, other arguments, or a column fewer: caught.
+        #expect(try caught("DROP FUNCTION ready_apps(bigint);\nCREATE FUNCTION claim(n integer) RETURNS int"))
+        #expect(try caught(drop + "CREATE FUNCTION claim(n integer) RETURNS TABLE (id bigint, token text) LANGUAGE sql", earlier: before))
+        #expect(try caught(drop + "CREATE FUNCTION claim(n integer, l double precision) RETURNS TABLE (id bigint) LANGUAGE sql", earlier: before))
         let compatible = "ALTER TABLE apps ADD COLUMN retention_days integer CHECK (retention_days BETWEEN 1 AND 3650);"
         #expect(try !Self.incompatible.contains { try Regex($0.pattern).ignoresCase().firstMatch(in: compatible) != nil })
         #expect(
             try !Self.incompatible.contains { try Regex($0.pattern).ignoresCase().firstMatch(in: "ALTER TABLE a ADD COLUMN b int NOT NULL DEFAULT 0;") != nil })
     }
 
-    /// The SQL without `DROP FUNCTION f(…)` statements of functions the same file creates again:
-    /// in its one transaction, that changes a function's result (say, another column) and leaves it
-    /// callable as before.
-    static func withoutRecreatedFunctions(_ sql: String) -> String {
+    /// The SQL without `DROP FUNCTION f(…)` statements of functions the same file creates again with
+    /// the same arguments and, where `earlier` (the migrations before it) defined the function,
+    /// every column it returned: in its one transaction, that only adds to what the function
+    /// answers, and a caller naming its columns reads it as before.
+    static func withoutRecreatedFunctions(_ sql: String, earlier: String = "") -> String {
         var result = sql
-        for match in sql.matches(of: #/(?i)DROP\s+FUNCTION\s+(\w+)\s*\([^)]*\)\s*;/#) {
+        for match in sql.matches(of: #/(?i)DROP\s+FUNCTION\s+(\w+)\s*\(([^)]*)\)\s*;/#) {
             let name = String(match.output.1)
-            if sql.range(of: #"(?i)CREATE\s+(OR\s+REPLACE\s+)?FUNCTION\s+"# + name + #"\s*\("#, options: .regularExpression) != nil {
-                result = result.replacingOccurrences(of: String(match.output.0), with: "")
+            guard let created = definition(of: name, in: sql, last: false),
+                argumentTypes(created.parameters) == argumentTypes(String(match.output.2), named: false)
+            else { continue }
+            if let previous = definition(of: name, in: earlier, last: true) {
+                guard Set(columnNames(previous.returns)).isSubset(of: columnNames(created.returns)) else { continue }
             }
+            result = result.replacingOccurrences(of: String(match.output.0), with: "")
         }
         return result
+    }
+
+    /// A function's parameter list and `RETURNS TABLE (…)` column list, as written.
+    static func definition(of name: String, in sql: String, last: Bool) -> (parameters: String, returns: String)? {
+        let pattern =
+            #"(?is)CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+"# + name + #"\s*\(([^)]*)\)\s*RETURNS\s+(?:TABLE\s*\((.*?)\)\s*(?:LANGUAGE|AS|SET)|(\w+))"#
+        guard let regex = try? Regex(pattern) else { return nil }
+        let matches = sql.matches(of: regex)
+        guard let match = last ? matches.last : matches.first else { return nil }
+        func text(_ index: Int) -> String { match.output[index].substring.map(String.init) ?? "" }
+        return (text(1), text(2).isEmpty ? text(3) : text(2))
+    }
+
+    /// `batch_size integer, lease_seconds double precision` → `["integer", "double precision"]`;
+    /// with `named: false`, the list is of types alone.
+    static func argumentTypes(_ list: String, named: Bool = true) -> [String] {
+        list.split(separator: ",").map { part in
+            let words = part.split(whereSeparator: \.isWhitespace).map { $0.lowercased() }
+            return (named ? words.dropFirst() : words[...]).joined(separator: " ")
+        }
+    }
+
+    static func columnNames(_ list: String) -> [String] {
+        list.split(separator: ",").compactMap { $0.split(whereSeparator: \.isWhitespace).first.map { $0.lowercased() } }
     }
 
     static func withoutComments(_ sql: String) -> String {

@@ -9,7 +9,7 @@ struct APNsSettingsJSON: Encodable, Sendable {
     let bundleID: String
     let environment: String
     let endpoint: String
-    let sandboxEndpoint: String
+    let sandboxEndpoint: String?
     let privateKey = "[redacted]"
     let misconfiguration: String?
     let updatedAt: String

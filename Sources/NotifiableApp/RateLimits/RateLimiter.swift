@@ -82,6 +82,12 @@ final class RateLimiter: Sendable {
             return nil
         }
         guard let refusal else { return }
+        guard refusal.seconds.isFinite else {
+            throw APIError(
+                status: .unprocessableContent, code: "over_rate_limit",
+                message: "\(count) \(action.rawValue) at once is more than this \(refusal.scope)'s limit allows at any moment; "
+                    + "send them in smaller batches (the limits are set by NOTIFIABLE_RATE_LIMIT_* on the server).")
+        }
         CoreMetrics.Counter(
             label: "notifiable_rate_limited_total",
             dimensions: [("action", action.rawValue), ("scope", refusal.scope), ("app", String(appID))], factory: factory

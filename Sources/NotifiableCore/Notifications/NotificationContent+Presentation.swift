@@ -174,7 +174,10 @@ extension NotificationContent {
                 let fields = try objectReader(headers, expected: "an object of APNs request headers").members
                 for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
                     let lower = name.lowercased()
-                    guard lower.hasPrefix("apns-"), !ownedAPNsHeaders.contains(lower) else {
+                    guard lower.hasPrefix("apns-"), lower.utf8.count <= 64,
+                        lower.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }),
+                        !ownedAPNsHeaders.contains(lower)
+                    else {
                         throw ValidationError(
                             code: "owned_field",
                             message: "\(value.path): the service sets \(name) itself (the topic, the push's id and the credentials "
@@ -186,6 +189,7 @@ extension NotificationContent {
                     else {
                         throw NotificationFieldReader.typeError(value.path, expected: "a string without control characters", got: value.value)
                     }
+                    try checkAPNsHeader(lower, text, path: value.path)
                     overrides.apnsHeaders[lower] = text
                 }
             }
@@ -197,7 +201,17 @@ extension NotificationContent {
             let fcm = try objectReader(member, expected: "an object with android, apns and data")
             try fcm.refuseUnknownKeys(["android", "apns", "data"], in: "the FCM overrides")
             if let android = fcm.member("android") {
-                overrides.fcmAndroid = try objectReader(android, expected: "an object merged into the FCM message's android").object
+                let object = try objectReader(android, expected: "an object merged into the FCM message's android").object
+                if object["data"] != nil {
+                    // AndroidConfig.data replaces the message's data, n_id, title and message with it.
+                    throw ValidationError(
+                        code: "owned_field",
+                        message: "\(android.path).data would replace the message's data, which carries n_id, title and message; "
+                            + "put extra keys in fcm.data.",
+                        field: "\(android.path).data"
+                    )
+                }
+                overrides.fcmAndroid = object
             }
             if let apns = fcm.member("apns") {
                 let object = try objectReader(apns, expected: "an object merged into the FCM message's apns").object
@@ -211,10 +225,11 @@ extension NotificationContent {
                     guard case .string(let text) = value.value else {
                         throw NotificationFieldReader.typeError(value.path, expected: "a string (FCM data holds only strings)", got: value.value)
                     }
-                    if javaCaseFolded(key) == "n_id" || isFCMReservedDataKey(key) {
+                    if isReservedParameter(key) {
                         throw ValidationError(
                             code: "owned_field",
-                            message: "\(value.path): \"\(key)\" is the notification's id or a key FCM reserves; choose another key.",
+                            message: "\(value.path): \"\(key)\" is a key the service or FCM owns (the Android SDK reads n_id, title and "
+                                + "message in any case); choose another key.",
                             field: value.path
                         )
                     }
@@ -223,6 +238,34 @@ extension NotificationContent {
             }
         }
         return overrides.isEmpty ? nil : overrides
+    }
+
+    /// The values APNs checks of the headers the service also writes (docs/compatibility.md §8):
+    /// a wrong one would fail every push of the notification, or worse, a push type for another
+    /// topic answers `DeviceTokenNotForTopic`, which reads as a dead token.
+    private static func checkAPNsHeader(_ name: String, _ value: String, path: String) throws(ValidationError) {
+        let valid: Bool
+        let rule: String
+        switch name {
+        case "apns-push-type":
+            valid = ["alert", "background"].contains(value)
+            rule = "alert or background (other push types need their own topic; Live Activities have their own route)"
+        case "apns-priority":
+            valid = ["1", "5", "10"].contains(value)
+            rule = "1, 5 or 10"
+        case "apns-expiration":
+            valid = !value.isEmpty && value.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } && value.utf8.count <= 12
+            rule = "seconds since 1970, or 0"
+        case "apns-collapse-id":
+            valid = !value.isEmpty && value.utf8.count <= NotificationRequest.maxCollapseIDBytes
+            rule = "1 to \(NotificationRequest.maxCollapseIDBytes) bytes"
+        default:
+            valid = value.utf8.count <= 1024
+            rule = "at most 1,024 bytes"
+        }
+        guard valid else {
+            throw ValidationError(code: "invalid_header", message: "\(path) \"\(value)\" is not what APNs takes: \(rule).", field: path)
+        }
     }
 
     private static func objectReader(_ member: NotificationFieldReader.Member, expected: String) throws(ValidationError) -> NotificationFieldReader {

@@ -115,7 +115,10 @@ extension NotificationContent {
         typealias Limits = NotificationRequest
         guard let member = reader.member("badge") else { return }
         if case .string(let text) = member.value {
-            guard text.hasPrefix("+"), let step = Int(text.dropFirst()), text.dropFirst().allSatisfy(\.isASCII), (1...99).contains(step) else {
+            let digits = text.dropFirst()
+            guard text.hasPrefix("+"), !digits.isEmpty, digits.allSatisfy({ ("0"..."9").contains($0) }), let step = Int(digits),
+                (1...99).contains(step)
+            else {
                 throw ValidationError(
                     code: "invalid_badge",
                     message: "\(member.path) \"\(text)\" is not a badge; give a number to set it, or \"+1\" (up to \"+99\") to add to "

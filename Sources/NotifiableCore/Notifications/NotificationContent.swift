@@ -74,6 +74,8 @@ public struct NotificationContent: Sendable, Equatable, Codable {
     /// `"badge": "+1"`: each device's kept badge goes up by this much, and the push carries the
     /// result (fixed per delivery at fan-out, `ClaimedDelivery.badge`).
     public var badgeIncrement: Int?
+    /// Set for a push to a Live Activity: the rest of the content is not sent.
+    public var liveActivity: LiveActivityPush?
 
     /// How long the queue keeps trying a now-or-never notification.
     public static let nowOrNeverGrace: TimeInterval = 60
@@ -172,6 +174,7 @@ extension NotificationContent {
         case localizationKeys = "localization_keys"
         case overrides
         case badgeIncrement = "badge_increment"
+        case liveActivity = "live_activity"
     }
 
     /// Keys missing from stored JSON take their defaults, so older rows still decode.
@@ -205,6 +208,7 @@ extension NotificationContent {
         localizationKeys = try container.decodeIfPresent(LocalizationKeys.self, forKey: .localizationKeys)
         overrides = try container.decodeIfPresent(PushOverrides.self, forKey: .overrides)
         badgeIncrement = try container.decodeIfPresent(Int.self, forKey: .badgeIncrement)
+        liveActivity = try container.decodeIfPresent(LiveActivityPush.self, forKey: .liveActivity)
     }
 
     /// `expires_at` is written as seconds since 1970 whatever the encoder's date strategy, so the
@@ -235,6 +239,7 @@ extension NotificationContent {
         try container.encodeIfPresent(localizationKeys, forKey: .localizationKeys)
         try container.encodeIfPresent(overrides, forKey: .overrides)
         try container.encodeIfPresent(badgeIncrement, forKey: .badgeIncrement)
+        try container.encodeIfPresent(liveActivity, forKey: .liveActivity)
     }
 
     /// The content as one device's push says it: with the badge its delivery carries.

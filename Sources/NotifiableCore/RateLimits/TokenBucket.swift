@@ -22,14 +22,15 @@ public struct TokenBucket: Sendable, Equatable {
     }
 
     /// Takes `count` tokens at once (a batch of sends counts each), or nothing and the seconds until
-    /// there will be enough. A count over the whole allowance takes the allowance, when full: a
-    /// batch larger than the limit is slowed to it, not refused for ever.
+    /// there will be enough: `infinity` when `count` is more than the whole allowance, which no
+    /// wait admits.
     public mutating func take(count: Int, limit: RateLimit, share: Double, now: Double) -> Double? {
         let capacity = Self.capacity(limit, share: share)
         let rate = limit.perSecond * share
         tokens = min(capacity, tokens + max(0, now - updatedAt) * rate)
         updatedAt = max(updatedAt, now)
-        let needed = min(Double(max(count, 1)), capacity)
+        let needed = Double(max(count, 1))
+        guard needed <= capacity else { return .infinity }
         guard tokens < needed else {
             tokens -= needed
             return nil

@@ -9,13 +9,13 @@ struct APNsConnection: Sendable {
     /// To the app's own environment.
     let transport: any HTTP2Transport
     /// To the other environment, for devices that say their token is of it (debug builds of an
-    /// app in production, or the reverse) and for a token one host does not know. It connects
-    /// on its first request only.
-    let otherTransport: any HTTP2Transport
+    /// app in production, or the reverse) and for a token one host does not know; nil when the
+    /// settings cannot reach it (`APNsSettings.otherBaseURL`). It connects on its first request only.
+    let otherTransport: (any HTTP2Transport)?
     let environment: APNsEnvironment
     let tokens: APNsTokenCache
     let baseURL: String
-    let otherBaseURL: String
+    let otherBaseURL: String?
     let trustedCAPEM: String?
     let signingKey: String
     let topic: String
@@ -54,7 +54,7 @@ extension AppConnections where Settings == APNsSettings, Connection == APNsConne
             make: { settings, previous in try APNsConnection(settings, reusing: previous, makeTransport: makeTransport, retire: retire) },
             dropped: {
                 retire($0.transport)
-                retire($0.otherTransport)
+                if let other = $0.otherTransport { retire(other) }
             }
         )
     }
@@ -70,7 +70,7 @@ extension APNsConnection: AppConnection {
     ) throws {
         func trimmed(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
         let baseURL = trimmed(settings.baseURL)
-        let otherBaseURL = trimmed(settings.baseURL(for: settings.environment.other))
+        let otherBaseURL = settings.otherBaseURL.map(trimmed)
         let transport: any HTTP2Transport
         if let previous, previous.baseURL == baseURL, previous.trustedCAPEM == settings.trustedCAPEM {
             transport = previous.transport
@@ -78,12 +78,12 @@ extension APNsConnection: AppConnection {
             transport = try makeTransport(baseURL, settings.trustedCAPEM)
             if let previous { retire(previous.transport) }
         }
-        let otherTransport: any HTTP2Transport
+        let otherTransport: (any HTTP2Transport)?
         if let previous, previous.otherBaseURL == otherBaseURL, previous.trustedCAPEM == settings.trustedCAPEM {
             otherTransport = previous.otherTransport
         } else {
-            otherTransport = try makeTransport(otherBaseURL, settings.trustedCAPEM)
-            if let previous { retire(previous.otherTransport) }
+            otherTransport = try otherBaseURL.map { try makeTransport($0, settings.trustedCAPEM) }
+            if let old = previous?.otherTransport { retire(old) }
         }
         let tokens: APNsTokenCache
         if let previous, previous.signingKey == settings.signingKey {
@@ -106,10 +106,15 @@ extension APNsConnection: AppConnection {
 
 extension APNsConnection {
     /// The transport to `environment`'s host; the app's own when the device did not say.
+    /// The transport to `environment`'s host: the app's own when the device did not say, or when
+    /// the settings cannot reach the other host.
     func transport(to environment: APNsEnvironment?) -> any HTTP2Transport {
-        guard let environment, environment != self.environment else { return transport }
+        guard let environment, environment != self.environment, let otherTransport else { return transport }
         return otherTransport
     }
+
+    /// Whether a token the app's host refused can be asked of the other environment's host.
+    var reachesOtherEnvironment: Bool { otherTransport != nil }
 }
 
 extension APNsSettings {

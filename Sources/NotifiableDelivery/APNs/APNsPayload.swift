@@ -25,11 +25,15 @@ public enum APNsPayload {
     /// The payload for one device: `aps` built from the content (text chosen for the device's
     /// language and country), the content's `parameters` at the top level, `image_url` when it has
     /// an image (for the app's notification service extension), and `n_id` (the notification id, a
-    /// JSON number) for the SDKs; then the sender's `apns.payload` override merged in. `aps` and
+    /// JSON number) for the SDKs; then the sender's `apns.payload` override merged in. A push to a
+    /// Live Activity is its `aps` (`LiveActivityPush.aps`) and `n_id` alone. `aps` and
     /// `n_id` win over parameters of the same name. Compact JSON with sorted keys.
     public static func encode(
         content: NotificationContent, language: String?, country: String?, notificationID: Int64
     ) throws(APNsPayloadError) -> [UInt8] {
+        if let activity = content.liveActivity {
+            return try serialize(["aps": .object(activity.aps), "n_id": .integer(notificationID)])
+        }
         var root = content.parameters
         root["aps"] = .object(aps(content: content, language: language, country: country))
         if let imageURL = content.imageURL { root["image_url"] = .string(imageURL) }

@@ -18,11 +18,25 @@ public enum APNsRequestHeaders {
     ///   twice replaces itself on the device (`NotificationContent.collapseIdentifier`).
     /// - `apns-id`: derived from the delivery id, so every retry of a delivery carries the same.
     ///
+    /// A push to a Live Activity has `apns-push-type: liveactivity`, the topic
+    /// `<bundle id>.push-type.liveactivity` and its own priority (5 unless it asked for high).
+    ///
     /// Then the sender's `apns.headers` overrides, each replacing the header of its name or added
     /// after them (the request parser refuses `apns-topic` and `apns-id`).
     public static func make(
         content: NotificationContent, topic: String, deliveryID: Int64, notificationID: Int64, now: Date
     ) -> [(String, String)] {
+        if let activity = content.liveActivity {
+            // A Live Activity's own push type and topic; the timestamp, not a collapse id, keeps
+            // the newest state on the device.
+            return [
+                ("apns-topic", LiveActivityPush.topic(bundleID: topic)),
+                ("apns-push-type", "liveactivity"),
+                ("apns-priority", activity.priority == .high ? "10" : "5"),
+                ("apns-expiration", content.nowOrNever ? "0" : expiration(content.expiresAt, now: now)),
+                ("apns-id", apnsID(forDelivery: deliveryID)),
+            ]
+        }
         let background = content.isBackgroundOnly
         var headers: [(String, String)] = [
             ("apns-topic", topic),

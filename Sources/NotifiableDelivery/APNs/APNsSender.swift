@@ -71,23 +71,29 @@ public final class APNsSender: PushSender {
         let environment = delivery.apnsEnvironment ?? connection.environment
         let outcome = await attempt(delivery, payload: payload, jwt: jwt, to: environment, over: connection)
         guard case .tokenDead(let reason, nil) = outcome, reason == APNsReason.badDeviceToken.rawValue else { return outcome }
-        let elsewhere = await attempt(delivery, payload: payload, jwt: jwt, to: environment.other, over: connection)
-        switch elsewhere {
-        case .sent, .retry:
-            return elsewhere
-        case .failed, .tokenDead, .refreshCredentialsAndRetry, .misconfigured:
-            break
+        if connection.reachesOtherEnvironment {
+            let elsewhere = await attempt(delivery, payload: payload, jwt: jwt, to: environment.other, over: connection)
+            switch elsewhere {
+            case .sent, .retry:
+                return elsewhere
+            case .refreshCredentialsAndRetry(let reason):
+                // Not an answer about the token: ask both hosts again.
+                return .retry(reason: reason, retryAfter: nil)
+            case .failed, .tokenDead, .misconfigured:
+                break
+            }
         }
         if !connection.hasAccepted.isSet {
             // Every token of an app looks bad when its settings name the wrong key or topic for
             // both hosts. Until APNs has accepted one push over these settings, a bad token is
             // retried rather than invalidated.
             return .retry(
-                reason: "BadDeviceToken from both APNs environments before APNs accepted any push for this app; held back in case the settings are wrong",
+                reason: "BadDeviceToken before APNs accepted any push for this app; held back in case the settings are wrong",
                 retryAfter: nil
             )
         }
-        return .tokenDead(reason: "\(reason) from both the sandbox and the production host", at: nil)
+        return .tokenDead(
+            reason: connection.reachesOtherEnvironment ? "\(reason) from both the sandbox and the production host" : reason, at: nil)
     }
 
     /// One request to `environment`'s host. Only the app's own environment may mark its settings
@@ -127,6 +133,9 @@ public final class APNsSender: PushSender {
     }
 
     public func shutdown() async {
-        for connection in await connections.removeAll() { await connection.transport.shutdown() }
+        for connection in await connections.removeAll() {
+            await connection.transport.shutdown()
+            await connection.otherTransport?.shutdown()
+        }
     }
 }

@@ -138,7 +138,9 @@ public enum FCMMessage {
     /// - `fcm_options.image`: the image, which Firebase's notification service extension shows.
     static func apnsBlock(content: NotificationContent, language: String?, country: String?, notificationID: Int64, now: Date) -> [String: JSONValue] {
         var headers: [String: JSONValue] = [:]
-        for (name, value) in APNsRequestHeaders.make(content: content, topic: "", deliveryID: 0, notificationID: notificationID, now: now)
+        var generated = content
+        generated.overrides?.apnsHeaders = [:]  // the sender's apns override is for devices on APNs
+        for (name, value) in APNsRequestHeaders.make(content: generated, topic: "", deliveryID: 0, notificationID: notificationID, now: now)
         where ["apns-priority", "apns-push-type", "apns-expiration", "apns-collapse-id"].contains(name) {
             headers[name] = .string(value)
         }

@@ -1,8 +1,8 @@
 import NotifiableCore
 
 /// What the fake APNs checks inside a payload's `aps`, beyond its being a JSON object: the shapes
-/// Apple's payload key reference gives for interruption levels and critical sounds
-/// (docs/compatibility.md §12). Apple documents no refusal for these; the fake refuses them with
+/// Apple's payload key reference gives for interruption levels, critical sounds and Live Activity
+/// pushes (docs/compatibility.md §12). Apple documents no refusal for these; the fake refuses them with
 /// `BadPayload` so that a push the phone would not show as sent is caught in tests, a stricter
 /// reading than Apple's own.
 enum SandboxAPNsPayloadRules {
@@ -14,9 +14,23 @@ enum SandboxAPNsPayloadRules {
         contains(body, #""interruption-level""#) || contains(body, #""sound":{"#)
     }
 
-    /// The problem with the payload, or nil when Apple's shapes hold.
-    static func problem(in payload: [UInt8]) -> String? {
-        guard let aps = (try? JSONValue.decode(payload))?.objectValue?["aps"]?.objectValue else { return nil }
+    static let liveActivityEvents: Set<String> = ["start", "update", "end"]
+
+    /// The problem with the payload, or nil when Apple's shapes hold. A Live Activity's `aps` needs
+    /// its `timestamp` (seconds) and `event`, a start its `attributes-type`, `attributes` and alert.
+    static func problem(in payload: [UInt8], liveActivity: Bool = false) -> String? {
+        guard let aps = (try? JSONValue.decode(payload))?.objectValue?["aps"]?.objectValue else {
+            return liveActivity ? "a Live Activity push needs aps" : nil
+        }
+        if liveActivity {
+            guard case .integer? = aps["timestamp"] else { return "a Live Activity push needs aps.timestamp in seconds" }
+            guard case .string(let event)? = aps["event"], liveActivityEvents.contains(event) else { return "aps.event is start, update or end" }
+            if let state = aps["content-state"], state.objectValue == nil { return "aps.content-state is a dictionary" }
+            if event == "start", aps["attributes-type"] == nil || aps["attributes"]?.objectValue == nil || aps["alert"] == nil {
+                return "a start needs attributes-type, attributes and an alert"
+            }
+            return nil
+        }
         var level: String?
         if let value = aps["interruption-level"] {
             guard case .string(let text) = value, interruptionLevels.contains(text) else { return "interruption-level is not one of Apple's four" }

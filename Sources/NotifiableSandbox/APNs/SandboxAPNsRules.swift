@@ -268,7 +268,11 @@ final class SandboxAPNsRules: FaultInjectingRules {
 
         // Headers.
         guard let topic = request.topic, !topic.isEmpty else { return reject(400, "MissingTopic") }
-        if let allowedTopics, !allowedTopics.contains(topic) { return reject(400, "TopicDisallowed") }
+        // A Live Activity's topic is its app's bundle id with APNs's suffix, and only that.
+        let isLiveActivity = request.pushType == "liveactivity"
+        if isLiveActivity != topic.hasSuffix(LiveActivityPush.topicSuffix) { return reject(400, "DeviceTokenNotForTopic") }
+        let bundleID = isLiveActivity ? String(topic.dropLast(LiveActivityPush.topicSuffix.count)) : topic
+        if let allowedTopics, !allowedTopics.contains(bundleID) { return reject(400, "TopicDisallowed") }
         guard !token.isEmpty else { return reject(400, "MissingDeviceToken") }
         guard Self.isHexToken(token) else { return reject(400, "BadDeviceToken") }
         if let pushType = request.pushType, !Self.pushTypes.contains(pushType) {
@@ -290,8 +294,10 @@ final class SandboxAPNsRules: FaultInjectingRules {
         }
         let isObject = body.withUnsafeReadableBytes { JSONObjectValidator.isJSONObject($0.assumingMemoryBound(to: UInt8.self)) }
         guard isObject else { return reject(400, "BadPayload") }
-        let needsReading = body.withUnsafeReadableBytes { SandboxAPNsPayloadRules.mayNeedReading($0) }
-        if needsReading, SandboxAPNsPayloadRules.problem(in: Array(body.readableBytesView)) != nil { return reject(400, "BadPayload") }
+        let needsReading = isLiveActivity || body.withUnsafeReadableBytes { SandboxAPNsPayloadRules.mayNeedReading($0) }
+        if needsReading, SandboxAPNsPayloadRules.problem(in: Array(body.readableBytesView), liveActivity: isLiveActivity) != nil {
+            return reject(400, "BadPayload")
+        }
         let payload = recording ? Array(body.readableBytesView) : []
 
         // Outcome.

@@ -37,17 +37,28 @@ public struct APNsSettings: Sendable, Equatable {
     }
 
     /// The base URL pushes are sent to.
-    public var baseURL: String { baseURL(for: environment) }
+    public var baseURL: String {
+        endpoint ?? (environment == .sandbox ? sandboxEndpoint : nil) ?? Self.appleBaseURL(environment)
+    }
 
-    /// The base URL of one environment: `endpoint` stands for the app's own environment,
-    /// `sandboxEndpoint` for the sandbox whatever the app's; Apple's hosts otherwise.
-    public func baseURL(for environment: Environment) -> String {
-        switch environment {
-        case .production:
-            (self.environment == .production ? endpoint : nil) ?? "https://api.push.apple.com"
-        case .sandbox:
-            sandboxEndpoint ?? (self.environment == .sandbox ? endpoint : nil) ?? "https://api.sandbox.push.apple.com"
-        }
+    /// The base URL of the environment the app's settings do not name, for devices that say their
+    /// token is of it and for a token the app's host does not know; nil when it cannot be reached
+    /// with these settings. `sandboxEndpoint` names the sandbox host; Apple's host of the other
+    /// environment serves only an app that uses Apple's host itself (a proxy or private gateway
+    /// trusts its own CA, which Apple's host would fail).
+    public var otherBaseURL: String? {
+        let other = environment.other
+        if other == .sandbox, let sandboxEndpoint { return sandboxEndpoint }
+        return baseURL == Self.appleBaseURL(environment) ? Self.appleBaseURL(other) : nil
+    }
+
+    /// The base URL of `environment`, nil when these settings cannot reach it.
+    public func baseURL(for environment: Environment) -> String? {
+        environment == self.environment ? baseURL : otherBaseURL
+    }
+
+    static func appleBaseURL(_ environment: Environment) -> String {
+        environment == .production ? "https://api.push.apple.com" : "https://api.sandbox.push.apple.com"
     }
 }
 

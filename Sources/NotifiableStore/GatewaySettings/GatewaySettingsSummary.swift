@@ -9,8 +9,9 @@ public struct APNsSettingsSummary: Sendable, Equatable {
     public let bundleID: String
     public let environment: String
     public let baseURL: String
-    /// Where devices registered with `apns_environment: sandbox` go.
-    public let sandboxBaseURL: String
+    /// Where devices registered with `apns_environment: sandbox` go; nil when these settings cannot
+    /// reach the sandbox (a custom endpoint for production and no sandbox endpoint).
+    public let sandboxBaseURL: String?
     public let misconfigurationReason: String?
     public let updatedAt: Date
     /// The id of the master key that sealed the key (nil: sealed before ids were recorded).
