@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NotifiableApp
 import NotifiableCore
+import NotifiableDelivery
 import NotifiableStore
 
 struct Notifications: AsyncParsableCommand {
@@ -64,7 +65,7 @@ struct Notifications: AsyncParsableCommand {
         func parsed() throws -> (NotificationRequest, [UInt8]) {
             let body = try body()
             do {
-                return (try NotificationRequest.parse(body, now: Date()), NotificationRequest.digest(of: body))
+                return (try NotificationRequest.accepted(body, now: Date()), NotificationRequest.digest(of: body))
             } catch {
                 throw ValidationError("\(error.field.map { "\($0): " } ?? "")\(error.message)")
             }

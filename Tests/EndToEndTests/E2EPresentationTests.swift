@@ -180,10 +180,16 @@ import Testing
                 #expect(response.json["error"]?["field"]?.stringValue == field, "\(String(buffer: response.body))")
             }
             #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 0)
+            // A platform the service does not know stays a platform property, as every key did before it read this one.
             let device = try await client.signed(
                 .post, "/api/v1/device_tokens", body: #"{"provider": "fcm", "token": "t1", "platform": "windows"}"#, as: app.deviceCredential)
-            #expect(device.status == .unprocessableContent)
-            #expect(device.json["error"]?["field"]?.stringValue == "platform")
+            #expect(device.status == .ok)
+            #expect(device.json["platform"]?.stringValue == "android")
+            #expect(device.json["platform_properties"]?["platform"]?.stringValue == "windows")
+            let typed = try await client.signed(
+                .post, "/api/v1/device_tokens", body: #"{"provider": "fcm", "token": "t2", "platform": 7}"#, as: app.deviceCredential)
+            #expect(typed.status == .unprocessableContent)
+            #expect(typed.json["error"]?["field"]?.stringValue == "platform")
             let environment = try await client.signed(
                 .post, "/api/v1/device_tokens", body: #"{"provider": "fcm", "token": "t1", "apns_environment": "sandbox"}"#, as: app.deviceCredential)
             #expect(environment.json["error"]?["field"]?.stringValue == "apns_environment")

@@ -109,8 +109,7 @@ enum ComposeForm {
     static func request(from form: [String: String]) -> Result<(JSONValue, NotificationRequest), ValidationError> {
         do {
             let body = try body(from: form)
-            let request = try NotificationRequest.parse(body, now: Date())
-            try OverrideSizeCheck.check(request.content)
+            let request = try NotificationRequest.accepted(body, now: Date())
             return .success((body, request))
         } catch let error as ValidationError {
             return .failure(error)

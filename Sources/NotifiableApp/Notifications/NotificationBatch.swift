@@ -80,8 +80,7 @@ enum NotificationBatch {
         }
         return list.map { item in
             do {
-                let request = try NotificationRequest.parse(item, now: now)
-                try OverrideSizeCheck.check(request.content)
+                let request = try NotificationRequest.accepted(item, now: now)
                 return .success((request, item))
             } catch let error as ValidationError {
                 return .failure(error)

@@ -33,8 +33,7 @@ struct NotificationsController {
         let caller = try context.requireServerCaller()
         var request = request
         let body = try await request.jsonBody(context: context)
-        var parsed = try NotificationRequest.parse(body, now: Date())
-        try OverrideSizeCheck.check(parsed.content)
+        var parsed = try NotificationRequest.accepted(body, now: Date())
         if parsed.idempotencyKey == nil, let header = request.headers[.idempotencyKey], !header.isEmpty {
             guard header.unicodeScalars.count <= 255, !header.utf8.contains(0) else {
                 throw APIError(status: .unprocessableContent, code: "too_long", message: "Idempotency-Key is at most 255 characters.", field: "Idempotency-Key")

@@ -130,7 +130,7 @@ public struct DeviceFields: Sendable, Equatable {
         country = try reader.code("country", lengths: 2...2, standard: "an ISO 3166 alpha-2 country code such as \"gb\"")
         customProperties = try reader.customProperties()
         if let sent = reader.fields["tags"] { tags = .set(try DeviceTags.read(sent, path: reader.path("tags"))) }
-        platformProperties = reader.fields.filter { !Self.knownKeys.contains($0.key) }
+        platformProperties = reader.fields.filter { !Self.knownKeys.contains($0.key) || $0.key == "platform" }
     }
 }
 
@@ -150,25 +150,13 @@ extension DeviceFields {
         }
     }
 
-    /// `platform` (`ios`/`android`, FCM devices; an APNs device is an iPhone) and `apns_environment`
-    /// (`sandbox`/`production`, APNs devices), in any case.
+    /// `platform` (`ios`/`android` in any case, FCM devices; an APNs device is an iPhone; kept as a
+    /// platform property too) and `apns_environment` (`sandbox`/`production`, APNs devices).
     fileprivate mutating func readDeviceKind(_ reader: DeviceFieldReader, provider: Provider) throws(ValidationError) {
-        if let name = try reader.string("platform"), !name.isEmpty {
-            guard let value = DevicePlatform(rawValue: name.lowercased()) else {
-                throw ValidationError(
-                    code: "invalid_platform",
-                    message: "\(reader.path("platform")) \"\(name)\" is not a platform; use \"ios\" or \"android\".",
-                    field: reader.path("platform")
-                )
-            }
-            guard provider == .fcm || value == .ios else {
-                throw ValidationError(
-                    code: "invalid_platform",
-                    message: "An APNs device is an iPhone, iPad or Mac; \(reader.path("platform")) \"android\" needs provider \"fcm\".",
-                    field: reader.path("platform")
-                )
-            }
-            platform = provider == .fcm ? value : nil
+        // Before the service read it, `platform` was a platform property like any other key, and
+        // apps may send other values ("iPadOS", "web"): those stay properties, as they were.
+        if let name = try reader.string("platform"), provider == .fcm, let value = DevicePlatform(rawValue: name.lowercased()) {
+            platform = value
         }
         if let name = try reader.string("apns_environment"), !name.isEmpty {
             guard let value = APNsEnvironment(rawValue: name.lowercased()) else {

@@ -1,3 +1,4 @@
+import Foundation
 import NotifiableCore
 
 /// A sender's overrides are merged into what the service generates only at send time; a merge
@@ -42,5 +43,15 @@ public enum OverrideSizeCheck {
             message: "With \(field) merged in, the push is more than its gateway takes (\(detail)); make the override or the text shorter.",
             field: field
         )
+    }
+}
+
+extension NotificationRequest {
+    /// A request as every front door (the API, its batch route, the console, the command line)
+    /// accepts it: `parse`, then the overrides' size against the gateways' limits.
+    public static func accepted(_ body: JSONValue, now: Date) throws(ValidationError) -> NotificationRequest {
+        let request = try parse(body, now: now)
+        try OverrideSizeCheck.check(request.content)
+        return request
     }
 }
