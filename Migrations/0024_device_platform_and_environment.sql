@@ -1,8 +1,8 @@
 -- What a current app shows needs two facts of a device at send time: the operating system of a
 -- device registered through FCM (an iPhone on Firebase needs the message's apns block) and the APNs
 -- host its token belongs to (a debug build's token is the sandbox's). Both are columns of devices,
--- and the claim returns them with the delivery's badge; otherwise claim_deliveries is the function
--- of 0019, unchanged.
+-- and the claim returns them with the delivery's badge, and a delivery's own token (a Live
+-- Activity's) in place of its device's; otherwise claim_deliveries is the function of 0019.
 -- Dropped and created again in this one transaction because its result gains two columns; the
 -- previous release names the columns it reads, so it reads the new function as it read the old.
 --
@@ -24,6 +24,8 @@ ALTER TABLE devices
 -- The service keeps it within 0…99999 (LEAST at fan-out, the API's range on update).
 ALTER TABLE devices ADD COLUMN badge integer NOT NULL DEFAULT 0;
 ALTER TABLE deliveries ADD COLUMN badge integer;
+-- A push to a Live Activity goes to the activity's token, not the device's: the delivery says so.
+ALTER TABLE deliveries ADD COLUMN push_token text;
 
 ALTER TABLE apps ADD COLUMN default_android_channel_id text CHECK (length(default_android_channel_id) BETWEEN 1 AND 255);
 
@@ -168,7 +170,7 @@ BEGIN
              LATERAL (SELECT (ready.kind = 'push' AND n.state = 'cancelled') OR d.unregistered_at IS NOT NULL
                              OR d.invalidated_at IS NOT NULL OR d.merged_into IS NOT NULL OR ready.superseded AS gone) AS target
         WHERE q.id = ready.id AND q.id = ANY (picked) AND q.day = ANY (days) AND d.id = q.device_id AND n.id = q.notification_id AND a.id = q.app_id
-        RETURNING q.id, q.state, q.notification_id, q.app_id, q.device_id, q.attempts, d.provider, d.token,
+        RETURNING q.id, q.state, q.notification_id, q.app_id, q.device_id, q.attempts, d.provider, COALESCE(q.push_token, d.token),
                   d.language, d.country, COALESCE(q.content, n.content)::text, COALESCE(q.expires_at, n.expires_at),
                   a.delivery_mode = 'sandbox', q.kind, d.platform, d.apns_environment, q.badge;
 

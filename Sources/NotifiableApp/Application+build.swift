@@ -114,6 +114,7 @@ public func buildRouter(
     RichContentController(
         contents: NotificationContentStore(client: postgres, logger: logger), devices: devices, verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api, limiter: limiter)
+    LiveActivitiesController(activities: LiveActivityStore(client: postgres, logger: logger)).addRoutes(to: api, limiter: limiter)
 
     let audit = AuditLogStore(client: postgres, logger: logger)
     let admin = router.group("admin").addIfPresent(databaseGate).add(

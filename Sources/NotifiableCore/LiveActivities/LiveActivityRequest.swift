@@ -10,7 +10,6 @@ public struct LiveActivityRequest: Sendable, Equatable {
     public var push: LiveActivityPush
     /// `start` only.
     public var targeting: Targeting
-    public var idempotencyKey: String?
 
     public static let maxActivityIDLength = 255
     /// ActivityKit's limit on `content-state`.
@@ -18,7 +17,7 @@ public struct LiveActivityRequest: Sendable, Equatable {
 
     static let keys: Set<String> = [
         "event", "activity_id", "content_state", "attributes_type", "attributes", "alert", "stale_date", "dismissal_date",
-        "relevance_score", "priority", "user_aliases", "device_ids", "idempotency_key",
+        "relevance_score", "priority", "user_aliases", "device_ids",
     ]
 
     public static func parse(_ body: JSONValue, now: Date) throws(ValidationError) -> LiveActivityRequest {
@@ -84,8 +83,7 @@ public struct LiveActivityRequest: Sendable, Equatable {
                     field: reader.path(key))
             }
         }
-        let key = try reader.text("idempotency_key", maxLength: NotificationRequest.maxShortTextLength, allowEmpty: false)
-        return LiveActivityRequest(activityID: activityID, push: push, targeting: targeting, idempotencyKey: key)
+        return LiveActivityRequest(activityID: activityID, push: push, targeting: targeting)
     }
 
     private static func object(_ reader: NotificationFieldReader, _ key: String, maxBytes: Int) throws(ValidationError) -> [String: JSONValue]? {

@@ -53,7 +53,12 @@ public final class APNsSender: PushSender {
             }
             entry = await connection.trial.enter()
         } while entry == .lookAgain
-        let outcome = await send(delivery, payload: payload, over: connection)
+        var outcome = await send(delivery, payload: payload, over: connection)
+        if delivery.content.liveActivity != nil, case .tokenDead(let reason, _) = outcome {
+            // The activity's token is gone (it ended on the device), not the device's: the push
+            // fails, and the activity's next event drops the token (LiveActivityStore).
+            outcome = .failed(reason: "\(LiveActivityStore.tokenGonePrefix): \(reason)")
+        }
         if entry == .probe {
             switch outcome {
             case .sent, .failed, .tokenDead: connection.trial.settle(confirmed: true)

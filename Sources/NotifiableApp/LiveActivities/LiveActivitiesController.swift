@@ -1,0 +1,137 @@
+import Foundation
+import Hummingbird
+import NotifiableCore
+import NotifiableStore
+
+/// Live Activities: devices register their activities' push tokens and their push-to-start
+/// tokens (device credentials), and the app's backend starts, updates and ends activities
+/// (server credentials). Every event goes through the delivery queue as any push does.
+struct LiveActivitiesController {
+    let activities: LiveActivityStore
+
+    func addRoutes(to group: RouterGroup<NotifiableRequestContext>, limiter: RateLimiter? = nil) {
+        let registrations = group.limited(.registrations, by: limiter)
+        registrations.post("device_tokens/:id/live_activities", use: registerToken)
+        registrations.post("device_tokens/:id/push_to_start_tokens", use: registerPushToStart)
+        group.limited(.sends, by: limiter).post("live_activities", use: send)
+        group.get("live_activities/:activity_id", use: show)
+    }
+
+    /// `{"activity_id", "token", "attributes_type"?}`: the token ActivityKit gave the app for one
+    /// of its activities (`Activity.pushTokenUpdates`), under the id the backend knows it by.
+    @Sendable func registerToken(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<RegisteredTokenJSON> {
+        let caller = try context.requireCaller()
+        let deviceID = try context.pathID("id", what: "registered device of this app")
+        var request = request
+        let fields = try RegistrationBody(try await request.jsonBody(context: context), known: ["activity_id", "token", "attributes_type"])
+        let activityID = try fields.text("activity_id", max: LiveActivityRequest.maxActivityIDLength)
+        let token = try fields.token()
+        let attributesType = try fields.optionalText("attributes_type", max: NotificationRequest.maxShortTextLength)
+        try Self.check(
+            try await activities.registerToken(
+                appID: caller.appID, deviceID: deviceID, activityID: activityID, token: token, attributesType: attributesType),
+            deviceID: deviceID)
+        return JSONResponse(RegisteredTokenJSON(deviceID: deviceID, activityID: activityID, attributesType: attributesType, token: token))
+    }
+
+    /// `{"attributes_type", "token"}`: the device's push-to-start token for an ActivityKit
+    /// attributes type (`Activity<T>.pushToStartTokenUpdates`, iOS 17.2+).
+    @Sendable func registerPushToStart(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<RegisteredTokenJSON> {
+        let caller = try context.requireCaller()
+        let deviceID = try context.pathID("id", what: "registered device of this app")
+        var request = request
+        let fields = try RegistrationBody(try await request.jsonBody(context: context), known: ["attributes_type", "token"])
+        let attributesType = try fields.text("attributes_type", max: NotificationRequest.maxShortTextLength)
+        let token = try fields.token()
+        try Self.check(
+            try await activities.registerPushToStart(appID: caller.appID, deviceID: deviceID, attributesType: attributesType, token: token),
+            deviceID: deviceID)
+        return JSONResponse(RegisteredTokenJSON(deviceID: deviceID, activityID: nil, attributesType: attributesType, token: token))
+    }
+
+    @Sendable func send(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<LiveActivityEventJSON> {
+        let caller = try context.requireServerCaller()
+        var request = request
+        let parsed = try LiveActivityRequest.parse(try await request.jsonBody(context: context), now: Date())
+        do {
+            let sent = try await activities.send(appID: caller.appID, parsed)
+            return JSONResponse(
+                LiveActivityEventJSON(
+                    activityID: parsed.activityID, event: parsed.push.event.rawValue, notificationID: sent.notificationID,
+                    timestamp: sent.timestamp, devices: sent.devices),
+                status: .accepted)
+        } catch let ended as LiveActivityStore.ActivityEnded {
+            throw APIError(
+                status: .conflict, code: "activity_ended",
+                message: "The activity \(ended.activityID) has ended; start a new one under another activity_id.", field: "activity_id")
+        }
+    }
+
+    @Sendable func show(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<LiveActivityJSON> {
+        let caller = try context.requireServerCaller()
+        let activityID = context.parameters.get("activity_id") ?? ""
+        guard let summary = try await activities.summary(appID: caller.appID, activityID: activityID) else {
+            throw APIError.notFound("This app has no Live Activity \(activityID).")
+        }
+        return JSONResponse(LiveActivityJSON(summary))
+    }
+
+    private static func check(_ registration: LiveActivityStore.Registration, deviceID: Int64) throws {
+        switch registration {
+        case .registered: return
+        case .noSuchDevice: throw APIError.notFound("There is no registered device of this app \(deviceID).")
+        case .notOnAPNs:
+            throw APIError(
+                status: .unprocessableContent, code: "not_on_apns",
+                message: "Live Activities are updated through APNs: register them on the device's APNs registration, not its FCM one.")
+        }
+    }
+}
+
+/// The body of a token registration: its known keys only, each a string.
+private struct RegistrationBody {
+    let object: [String: JSONValue]
+
+    init(_ body: JSONValue, known: Set<String>) throws {
+        guard let object = body.objectValue else {
+            throw APIError(status: .unprocessableContent, code: "invalid_body", message: "The body must be a JSON object.")
+        }
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw APIError(
+                status: .unprocessableContent, code: "unknown_field",
+                message: "\(unknown) is not a field here; the fields are \(known.sorted().joined(separator: ", ")).", field: unknown)
+        }
+        self.object = object
+    }
+
+    func optionalText(_ key: String, max: Int) throws -> String? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .string(let text)? where !text.isEmpty && text.unicodeScalars.count <= max && !text.unicodeScalars.contains(where: { $0.value < 0x20 }):
+            return text
+        default:
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_value", message: "\(key) must be a string of 1 to \(max) characters.", field: key)
+        }
+    }
+
+    func text(_ key: String, max: Int) throws -> String {
+        guard let text = try optionalText(key, max: max) else {
+            throw APIError(status: .unprocessableContent, code: "missing_field", message: "\(key) is required.", field: key)
+        }
+        return text
+    }
+
+    /// An activity's token is an APNs token: hexadecimal, stored lower-case.
+    func token() throws -> String {
+        guard case .string(let token)? = object["token"] else {
+            throw APIError(
+                status: .unprocessableContent, code: "missing_field", message: "token is required: the activity's push token as hex.", field: "token")
+        }
+        do {
+            return try PushToken.normalized(token, provider: .apns, field: "token")
+        } catch {
+            throw APIError.validation(error)
+        }
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+import Logging
+import NotifiableCore
+import PostgresNIO
+
+/// Live Activities of each app: the tokens devices register for them, and their events queued as
+/// pushes. Each activity has one notification; each event queues one `sync` delivery per token,
+/// carrying the event's content and the token (`deliveries.push_token`), so the claim sends an
+/// activity's pushes to a device in order and cancels one that a newer event supersedes.
+public struct LiveActivityStore: Sendable {
+    let client: Database
+    let logger: Logger
+
+    public init(client: Database, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// How long an event's push may wait: a Live Activity lives at most eight hours.
+    public static let pushLifetime: TimeInterval = 8 * 3600
+
+    public enum Registration: Sendable, Equatable {
+        case registered
+        case noSuchDevice
+        /// Live Activities are APNs's: an FCM device has no activity token to give.
+        case notOnAPNs
+    }
+
+    /// Stores the token of `activityID` on the device (replacing an earlier one).
+    public func registerToken(
+        appID: Int64, deviceID: Int64, activityID: String, token: String, attributesType: String?
+    ) async throws -> Registration {
+        try await register(appID: appID, deviceID: deviceID) { connection in
+            try await connection.query(
+                """
+                INSERT INTO live_activity_tokens (app_id, activity_id, device_id, token, attributes_type)
+                VALUES (\(appID), \(activityID), \(deviceID), \(token), \(attributesType))
+                ON CONFLICT (app_id, activity_id, device_id) DO UPDATE
+                SET token = excluded.token, attributes_type = COALESCE(excluded.attributes_type, live_activity_tokens.attributes_type),
+                    updated_at = now()
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    /// Stores the device's push-to-start token for `attributesType` (iOS 17.2+).
+    public func registerPushToStart(appID: Int64, deviceID: Int64, attributesType: String, token: String) async throws -> Registration {
+        try await register(appID: appID, deviceID: deviceID) { connection in
+            try await connection.query(
+                """
+                INSERT INTO push_to_start_tokens (device_id, attributes_type, token) VALUES (\(deviceID), \(attributesType), \(token))
+                ON CONFLICT (device_id, attributes_type) DO UPDATE SET token = excluded.token, updated_at = now()
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    private func register(
+        appID: Int64, deviceID: Int64, _ write: @Sendable @escaping (PostgresConnection) async throws -> Void
+    ) async throws -> Registration {
+        try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT provider FROM devices
+                WHERE id = \(deviceID) AND app_id = \(appID) AND unregistered_at IS NULL AND merged_into IS NULL
+                FOR SHARE
+                """,
+                logger: logger
+            )
+            var provider: String?
+            for try await name in rows.decode(String.self) { provider = name }
+            guard let provider else { return .noSuchDevice }
+            guard provider == Provider.apns.rawValue else { return .notOnAPNs }
+            try await write(connection)
+            return .registered
+        }
+    }
+
+    /// What accepting an event did.
+    public struct Sent: Sendable, Equatable {
+        public let notificationID: Int64
+        /// The event's `aps.timestamp`: when it was accepted, never before the activity's last event.
+        public let timestamp: Int64
+        /// The pushes queued (a device with an earlier event still waiting gets this one instead).
+        public let devices: Int
+    }
+
+    public struct ActivityEnded: Error, Sendable {
+        public let activityID: String
+    }
+
+    /// Queues `request`'s event. Events of one activity are accepted one at a time (its row is
+    /// locked), so their timestamps and delivery ids follow the order they were accepted in.
+    public func send(appID: Int64, _ request: LiveActivityRequest, now: Date = Date()) async throws -> Sent {
+        do {
+            return try await queue(appID: appID, request, now: now)
+        } catch let error as PostgresTransactionError {
+            if let ended = error.closureError as? ActivityEnded { throw ended }
+            throw error
+        }
+    }
+
+    private func queue(appID: Int64, _ request: LiveActivityRequest, now: Date) async throws -> Sent {
+        let sent = try await client.withTransaction(logger: logger) { connection -> Sent in
+            let (notificationID, lastTimestamp) = try await lockActivity(appID: appID, request: request, on: connection)
+            var push = request.push
+            push.timestamp = max(Int64(now.timeIntervalSince1970.rounded(.down)), lastTimestamp)
+            let expiresAt = now.addingTimeInterval(Self.pushLifetime)
+            var content = NotificationContent(priority: push.priority, expiresAt: expiresAt)
+            content.liveActivity = push
+            let text = try StoredJSON.text(content)
+            let rows: PostgresRowSequence
+            if push.event == .start {
+                rows = try await connection.query(
+                    """
+                    INSERT INTO deliveries (kind, notification_id, app_id, device_id, content, expires_at, priority, run_at, push_token)
+                    SELECT 'sync', \(notificationID), \(appID), d.id, \(text)::jsonb, \(expiresAt), \(push.priority.queueRank), now(), p.token
+                    FROM devices d JOIN push_to_start_tokens p ON p.device_id = d.id AND p.attributes_type = \(push.attributesType ?? "")
+                    WHERE d.app_id = \(appID) AND d.provider = 'apns'
+                      AND (d.user_alias = ANY(\(request.targeting.userAliases)::text[]) OR d.id = ANY(\(request.targeting.deviceIDs)::int8[]))
+                      AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
+                    ORDER BY d.id
+                    ON CONFLICT (notification_id, device_id, day) WHERE kind = 'sync' AND state = 'available'
+                    DO UPDATE SET content = excluded.content, expires_at = excluded.expires_at, priority = excluded.priority,
+                                  push_token = excluded.push_token, updated_at = now()
+                    RETURNING 1
+                    """,
+                    logger: logger
+                )
+            } else {
+                // A token APNs said is gone (410 or a bad token) ended on its device: it is dropped.
+                rows = try await connection.query(
+                    """
+                    WITH gone AS (
+                        DELETE FROM live_activity_tokens t USING deliveries q
+                        WHERE t.app_id = \(appID) AND t.activity_id = \(request.activityID)
+                          AND q.notification_id = \(notificationID) AND q.kind = 'sync' AND q.device_id = t.device_id
+                          AND q.push_token = t.token AND q.state = 'failed' AND q.reason LIKE \(Self.tokenGonePrefix + "%")
+                        RETURNING t.device_id
+                    )
+                    INSERT INTO deliveries (kind, notification_id, app_id, device_id, content, expires_at, priority, run_at, push_token)
+                    SELECT 'sync', \(notificationID), \(appID), d.id, \(text)::jsonb, \(expiresAt), \(push.priority.queueRank), now(), t.token
+                    FROM live_activity_tokens t JOIN devices d ON d.id = t.device_id
+                    WHERE t.app_id = \(appID) AND t.activity_id = \(request.activityID) AND d.provider = 'apns'
+                      AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
+                      AND t.device_id NOT IN (SELECT device_id FROM gone)
+                    ORDER BY d.id
+                    ON CONFLICT (notification_id, device_id, day) WHERE kind = 'sync' AND state = 'available'
+                    DO UPDATE SET content = excluded.content, expires_at = excluded.expires_at, priority = excluded.priority,
+                                  push_token = excluded.push_token, updated_at = now()
+                    RETURNING 1
+                    """,
+                    logger: logger
+                )
+            }
+            let devices = try await rows.count()
+            try await connection.query(
+                """
+                UPDATE live_activities SET last_timestamp = \(push.timestamp),
+                    state = CASE WHEN \(push.event == .end) THEN 'ended' ELSE state END,
+                    ended_at = CASE WHEN \(push.event == .end) THEN now() ELSE ended_at END
+                WHERE app_id = \(appID) AND activity_id = \(request.activityID)
+                """,
+                logger: logger
+            )
+            if push.event == .end {
+                // Its pushes carry their tokens; the ended activity needs them no more.
+                try await connection.query(
+                    "DELETE FROM live_activity_tokens WHERE app_id = \(appID) AND activity_id = \(request.activityID)", logger: logger)
+            }
+            return Sent(notificationID: notificationID, timestamp: push.timestamp, devices: devices)
+        }
+        if sent.devices > 0 { await wakeWorkers(client, logger: logger) }
+        return sent
+    }
+
+    /// The reason the sender gives a push whose activity token APNs no longer takes.
+    public static let tokenGonePrefix = "activity token gone"
+
+    /// The activity's notification and last timestamp, its row locked for this transaction; made
+    /// on its first event (an activity the app started itself is first heard of in an update).
+    private func lockActivity(appID: Int64, request: LiveActivityRequest, on connection: PostgresConnection) async throws -> (Int64, Int64) {
+        for attempt in 0..<2 {
+            let rows = try await connection.query(
+                """
+                SELECT notification_id, last_timestamp, state FROM live_activities
+                WHERE app_id = \(appID) AND activity_id = \(request.activityID) FOR UPDATE
+                """,
+                logger: logger
+            )
+            for try await (notificationID, last, state) in rows.decode((Int64, Int64, String).self) {
+                guard state == "active" else { throw ActivityEnded(activityID: request.activityID) }
+                return (notificationID, last)
+            }
+            guard attempt == 0 else { break }
+            var content = NotificationContent()
+            content.liveActivity = request.push
+            // A second request making the same activity meanwhile waits on the unique key, then finds it.
+            try await connection.query(
+                """
+                WITH made AS (
+                    INSERT INTO notifications (app_id, content, targeting, state, fanned_out_at)
+                    VALUES (\(appID), \(try StoredJSON.text(content))::jsonb, \(try StoredJSON.text(Targeting()))::jsonb, 'fanned_out', now())
+                    RETURNING id
+                )
+                INSERT INTO live_activities (app_id, activity_id, notification_id) SELECT \(appID), \(request.activityID), id FROM made
+                ON CONFLICT (app_id, activity_id) DO NOTHING
+                """,
+                logger: logger
+            )
+        }
+        throw StoreError(description: "live activity \(request.activityID) of app \(appID) could not be made")
+    }
+
+    /// An activity as the API shows it: its state, its tokens, and its pushes by state (a recount).
+    public struct Summary: Sendable, Equatable {
+        public let activityID: String
+        public let notificationID: Int64
+        public let state: String
+        public let lastTimestamp: Int64
+        public let tokens: Int
+        public let deliveries: [String: Int64]
+        public let createdAt: Date
+        public let endedAt: Date?
+    }
+
+    public func summary(appID: Int64, activityID: String) async throws -> Summary? {
+        let rows = try await client.query(
+            """
+            SELECT a.notification_id, a.state, a.last_timestamp, a.created_at, a.ended_at,
+                   (SELECT count(*) FROM live_activity_tokens t WHERE t.app_id = a.app_id AND t.activity_id = a.activity_id),
+                   COALESCE((SELECT jsonb_object_agg(s.state, s.n) FROM (
+                       SELECT q.state, count(*) AS n FROM deliveries q WHERE q.notification_id = a.notification_id AND q.kind = 'sync'
+                       GROUP BY q.state) s), '{}')::text
+            FROM live_activities a WHERE a.app_id = \(appID) AND a.activity_id = \(activityID)
+            """,
+            logger: logger
+        )
+        for try await (notificationID, state, last, createdAt, endedAt, tokens, counts) in rows.decode(
+            (Int64, String, Int64, Date, Date?, Int64, String).self
+        ) {
+            let deliveries = try StoredJSON.decode([String: Int64].self, from: counts)
+            return Summary(
+                activityID: activityID, notificationID: notificationID, state: state, lastTimestamp: last, tokens: Int(tokens),
+                deliveries: deliveries, createdAt: createdAt, endedAt: endedAt
+            )
+        }
+        return nil
+    }
+}
