@@ -120,6 +120,20 @@ import _CryptoExtras
                 .post, "/api/v1/notifications/batch", #"{"notifications": [{"title": "One", "user_aliases": ["ada"]}, {"title": "Bad"}]}"#, as: server)
             try await api(.post, "/api/v1/notifications/batch", #"{"notifications": [{"title": "Bad"}]}"#, as: server)
             try await api(.post, "/api/v1/notifications/batch", #"{"notifications": []}"#, as: server)
+            let activityToken = String(repeating: "ab", count: 32)
+            try await api(.post, "/api/v1/device_tokens/\(deviceID)/live_activities", #"{"activity_id": "docs-1", "token": "\#(activityToken)"}"#, as: device)
+            try await api(.post, "/api/v1/device_tokens/\(deviceID)/live_activities", #"{"activity_id": "docs-1", "token": "zz"}"#, as: device)
+            try await api(.post, "/api/v1/device_tokens/999999999/live_activities", #"{"activity_id": "docs-1", "token": "\#(activityToken)"}"#, as: device)
+            try await api(
+                .post, "/api/v1/device_tokens/\(deviceID)/push_to_start_tokens", #"{"attributes_type": "Docs", "token": "\#(activityToken)"}"#, as: device)
+            try await api(.post, "/api/v1/device_tokens/\(deviceID)/push_to_start_tokens", #"{"token": "\#(activityToken)"}"#, as: device)
+            try await api(.post, "/api/v1/live_activities", #"{"event": "update", "activity_id": "docs-1", "content_state": {"n": 1}}"#, as: server)
+            try await api(.post, "/api/v1/live_activities", #"{"event": "pause", "activity_id": "docs-1"}"#, as: server)
+            try await api(.post, "/api/v1/live_activities", #"{"event": "update", "activity_id": "docs-1", "content_state": {}}"#, as: device)
+            try await api(.get, "/api/v1/live_activities/docs-1", as: server)
+            try await api(.post, "/api/v1/live_activities", #"{"event": "end", "activity_id": "docs-1"}"#, as: server)
+            try await api(.post, "/api/v1/live_activities", #"{"event": "end", "activity_id": "docs-1"}"#, as: server)
+            try await api(.get, "/api/v1/live_activities/nothing", as: server)
             let settled = try await service.eventually {
                 try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state = 'sent'") == 2
             }
