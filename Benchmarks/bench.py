@@ -20,6 +20,7 @@ machine, with the service, PostgreSQL and the load generators sharing its cores.
 Sizes and choices come from the environment (defaults are the full sizes); see scripts/bench.
 """
 import base64
+from concurrent.futures import ThreadPoolExecutor
 import http.client
 import hashlib
 import hmac
@@ -375,7 +376,6 @@ def batch():
     clients at a time both ways, each notification personalised for its own user, on an API of its
     own without workers (nothing fans out) and without send limits (which would measure the limit)."""
     log(f"\n== 2b. {BATCH_NOTIFICATIONS:,} personalised notifications, one per request and 500 per batch")
-    from concurrent.futures import ThreadPoolExecutor
     api_port = free_port()
     unlimited = {"NOTIFIABLE_RATE_LIMIT_SENDS": "off", "NOTIFIABLE_RATE_LIMIT_SENDS_PER_APP": "off"}
     api = start(["serve", "--no-workers", "--no-migrate", "--port", str(api_port)], unlimited, log_name="api-batch.log")

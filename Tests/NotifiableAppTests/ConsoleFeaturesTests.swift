@@ -96,12 +96,25 @@ import Testing
         }
     }
 
+    static func composePath(_ appID: Int64) -> String { "/dashboard/apps/\(appID)/compose" }
+
     @Test func composeOffersThePresentationFieldsAndPreviewsThemPerPlatform() async throws {
         try await withTestService { client, service in
             let app = try await service.createApp(name: "Presenting")
             _ = try await Self.register(client, app, .apns, Pipeline.token(0xE1), alias: "eve")
             let console = try await ConsoleSession.admin(client, service)
-            let compose = "/dashboard/apps/\(app.app.id)/compose"
+            // The app's default Android channel is set on its page and fills what a notification leaves unsaid.
+            let saved = try await console.post(
+                "/dashboard/apps/\(app.app.id)/push-defaults",
+                ["android_style": "notification", "default_ttl_seconds": "3600", "default_android_channel_id": "general"])
+            #expect(saved.status == .seeOther)
+            #expect(try await console.page("/dashboard/apps/\(app.app.id)").contains(#"name="default_android_channel_id" maxlength="255" value="general""#))
+            let defaulted = try await console.post(Self.composePath(app.app.id), ["action": "preview", "title": "t", "audience": "all"])
+            let drawn = try ConsolePage.preformatted(String(buffer: defaulted.body)).map { try JSONValue.decode(Array($0.utf8)) }
+            #expect(drawn[1]["message"]?["android"]?["notification"]?["channel_id"]?.stringValue == "general")
+            _ = try await console.post(
+                "/dashboard/apps/\(app.app.id)/push-defaults", ["android_style": "data", "default_ttl_seconds": "3600", "default_android_channel_id": ""])
+            let compose = Self.composePath(app.app.id)
             let form = try await console.page(compose)
             for field in ["interruption_level", "image_url", "android_channel_id", "android_color", "loc_key", "apns_overrides", "fcm_overrides"] {
                 #expect(form.contains("name=\"\(field)\""), "\(field)")

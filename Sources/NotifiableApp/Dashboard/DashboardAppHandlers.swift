@@ -31,12 +31,17 @@ extension DashboardController {
                 "The Android style must be data or notification, and the time to live "
                     + "\(PushDefaults.timeToLiveRange.lowerBound) to \(PushDefaults.timeToLiveRange.upperBound) seconds; nothing was changed.")
         }
+        // An empty channel removes it, as null does in the admin API.
+        let channel = form["default_android_channel_id"]?.trimmingCharacters(in: .whitespaces) ?? ""
+        guard channel.unicodeScalars.count <= 255, !channel.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw ConsoleRefusal.invalid("The Android channel is at most 255 characters, without control characters; nothing was changed.")
+        }
         // An unticked checkbox is not sent at all.
         _ = try await apps.update(
             id: app.id,
             AppStore.Changes(
                 androidStyle: style, timeToLiveSeconds: ttl, mutableContent: form["default_mutable_content"] == "on",
-                contentAvailable: form["default_content_available"] == "on"
+                contentAvailable: form["default_content_available"] == "on", androidChannelID: .some(channel.isEmpty ? nil : channel)
             ))
         return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(app.id)?saved=1"])
     }

@@ -104,6 +104,8 @@ enum DashboardPages {
                 option(.notification, "notification: Android draws it while the app is in the background"))</select></label></p>
             <p><label>Default time to live (seconds) <input type="number" name="default_ttl_seconds" min="\(PushDefaults.timeToLiveRange.lowerBound)" \
             max="\(PushDefaults.timeToLiveRange.upperBound)" value="\(defaults.timeToLiveSeconds)" required></label></p>
+            <p><label>Default Android channel (empty: the app's manifest default) <input type="text" name="default_android_channel_id" \
+            maxlength="255" value="\(HTML.escape(defaults.androidChannelID ?? ""))"></label></p>
             \(checkbox("default_mutable_content", defaults.mutableContent, "mutable-content on alerts (a notification service extension reports receipt)"))
             \(checkbox("default_content_available", defaults.contentAvailable, "content-available (the app's background handler reports receipt)"))
             <p><button>Save push defaults</button></p></form>
