@@ -81,6 +81,11 @@ import Testing
                     WHERE notification_id = \(notificationID) AND push_token = \(activityToken) AND state = 'sent' ORDER BY id
                     """)
                 #expect(states == sentInOrder)
+                // Each backend request waited for the one before it: within a lane the phone sees its states rise.
+                for lane in 0..<4 {
+                    let seen = states.filter { $0 / 100 == Int64(lane) && $0 > 0 }
+                    #expect(seen == seen.sorted(), "lane \(lane): \(seen)")
+                }
                 #expect(states.last == -1, "the end comes last")
                 #expect(try received.last.flatMap { try Self.aps($0)?["event"]?.stringValue } == "end")
 
@@ -97,7 +102,34 @@ import Testing
                 let late = try await Self.event(client, app.serverCredential, #"{"event": "update", "activity_id": "match-7", "content_state": {"n": 9}}"#)
                 #expect(late.status == .conflict)
                 #expect(late.json["error"]?["code"]?.stringValue == "activity_ended")
+                // Nor does an ended activity take a new token, which would never hear of its end.
+                let lateToken = try await client.signed(
+                    .post, "/api/v1/device_tokens/\(starter)/live_activities", body: #"{"activity_id": "match-7", "token": "\#(Pipeline.token(0x1A7E))"}"#,
+                    as: app.deviceCredential)
+                #expect(lateToken.status == .conflict)
+                // A start names a new activity: starting one again would show it twice.
+                let start = #"""
+                    {"event": "start", "activity_id": "match-8", "attributes_type": "MatchAttributes", "attributes": {}, "content_state": {},
+                     "alert": {"title": "t"}, "user_aliases": ["new-fan"]}
+                    """#
+                #expect(try await Self.event(client, app.serverCredential, start).status == .accepted)
+                let again = try await Self.event(client, app.serverCredential, start)
+                #expect(again.status == .conflict)
+                #expect(again.json["error"]?["code"]?.stringValue == "activity_exists")
             }
+        }
+    }
+
+    @Test func twoFirstEventsOfOneActivityAtOnceMakeOneActivity() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let body = #"{"event": "update", "activity_id": "race-1", "content_state": {"lap": 1}}"#
+            async let first = Self.event(client, app.serverCredential, body)
+            async let second = Self.event(client, app.serverCredential, body)
+            let (a, b) = try await (first, second)
+            #expect(a.status == .accepted && b.status == .accepted)
+            #expect(a.json["notification_id"]?.intValue == b.json["notification_id"]?.intValue)
+            #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 1)
         }
     }
 

@@ -95,6 +95,11 @@ import Testing
             #"{"event": "start", "activity_id": "m", "content_state": {}, "attributes_type": "T", "attributes": {}, "alert": {"title": "t"}}"#,
             "no_target", "user_aliases"
         ),
+        // Each part within its own limit, together over APNs's 4,096 bytes.
+        (
+            #"{"event": "update", "activity_id": "m", "content_state": {"a": "\#(String(repeating: "a", count: 3000))"}, "alert": {"body": "\#(String(repeating: "b", count: 1500))"}}"#,
+            "too_large", "content_state"
+        ),
     ]
 
     @Test(arguments: refused)

@@ -21,16 +21,20 @@ struct LiveActivitiesController {
     /// of its activities (`Activity.pushTokenUpdates`), under the id the backend knows it by.
     @Sendable func registerToken(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<RegisteredTokenJSON> {
         let caller = try context.requireCaller()
-        let deviceID = try context.pathID("id", what: "registered device of this app")
+        let deviceID = try await ownedDevice(caller, context)
         var request = request
         let fields = try RegistrationBody(try await request.jsonBody(context: context), known: ["activity_id", "token", "attributes_type"])
         let activityID = try fields.text("activity_id", max: LiveActivityRequest.maxActivityIDLength)
         let token = try fields.token()
         let attributesType = try fields.optionalText("attributes_type", max: NotificationRequest.maxShortTextLength)
-        try Self.check(
-            try await activities.registerToken(
-                appID: caller.appID, deviceID: deviceID, activityID: activityID, token: token, attributesType: attributesType),
-            deviceID: deviceID)
+        do {
+            try Self.check(
+                try await activities.registerToken(
+                    appID: caller.appID, deviceID: deviceID, activityID: activityID, token: token, attributesType: attributesType),
+                deviceID: deviceID)
+        } catch let ended as LiveActivityStore.ActivityEnded {
+            throw Self.ended(ended)
+        }
         return JSONResponse(RegisteredTokenJSON(deviceID: deviceID, activityID: activityID, attributesType: attributesType, token: token))
     }
 
@@ -38,7 +42,7 @@ struct LiveActivitiesController {
     /// attributes type (`Activity<T>.pushToStartTokenUpdates`, iOS 17.2+).
     @Sendable func registerPushToStart(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<RegisteredTokenJSON> {
         let caller = try context.requireCaller()
-        let deviceID = try context.pathID("id", what: "registered device of this app")
+        let deviceID = try await ownedDevice(caller, context)
         var request = request
         let fields = try RegistrationBody(try await request.jsonBody(context: context), known: ["attributes_type", "token"])
         let attributesType = try fields.text("attributes_type", max: NotificationRequest.maxShortTextLength)
@@ -61,9 +65,12 @@ struct LiveActivitiesController {
                     timestamp: sent.timestamp, devices: sent.devices),
                 status: .accepted)
         } catch let ended as LiveActivityStore.ActivityEnded {
+            throw Self.ended(ended)
+        } catch let started as LiveActivityStore.ActivityStarted {
             throw APIError(
-                status: .conflict, code: "activity_ended",
-                message: "The activity \(ended.activityID) has ended; start a new one under another activity_id.", field: "activity_id")
+                status: .conflict, code: "activity_exists",
+                message: "The activity \(started.activityID) exists already; a start names a new activity_id (starting it again would show "
+                    + "a second activity on the devices).", field: "activity_id")
         }
     }
 
@@ -74,6 +81,22 @@ struct LiveActivitiesController {
             throw APIError.notFound("This app has no Live Activity \(activityID).")
         }
         return JSONResponse(LiveActivityJSON(summary))
+    }
+
+    /// The path's device, when it is a registered device of the caller's app; 404 otherwise, before
+    /// anything else is judged (another app's device must not be told apart from none).
+    private func ownedDevice(_ caller: Caller, _ context: NotifiableRequestContext) async throws -> Int64 {
+        let deviceID = try context.pathID("id", what: "registered device of this app")
+        guard try await activities.hasDevice(appID: caller.appID, deviceID: deviceID) else {
+            throw APIError.notFound("There is no registered device of this app \(deviceID).")
+        }
+        return deviceID
+    }
+
+    static func ended(_ ended: LiveActivityStore.ActivityEnded) -> APIError {
+        APIError(
+            status: .conflict, code: "activity_ended",
+            message: "The activity \(ended.activityID) has ended; start a new one under another activity_id.", field: "activity_id")
     }
 
     private static func check(_ registration: LiveActivityStore.Registration, deviceID: Int64) throws {

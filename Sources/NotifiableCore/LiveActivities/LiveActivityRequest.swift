@@ -83,8 +83,26 @@ public struct LiveActivityRequest: Sendable, Equatable {
                     field: reader.path(key))
             }
         }
+        try fitsAPNs(push)
         return LiveActivityRequest(activityID: activityID, push: push, targeting: targeting)
     }
+
+    /// APNs takes 4,096 bytes of payload: the event as it will be sent (with the longest timestamp
+    /// and notification id) must fit, or every push of it would fail.
+    private static func fitsAPNs(_ push: LiveActivityPush) throws(ValidationError) {
+        var sent = push
+        sent.timestamp = 99_999_999_999
+        let size = JSONValue.object(["aps": .object(sent.aps), "n_id": .integer(Int64.max)]).jsonText().utf8.count
+        guard size <= maxPayloadBytes else {
+            throw ValidationError(
+                code: "too_large",
+                message: "The push would be \(size) bytes; APNs takes \(maxPayloadBytes). Make content_state, attributes or the alert smaller.",
+                field: push.event == .start ? "attributes" : "content_state")
+        }
+    }
+
+    /// APNs's limit on a Live Activity push's payload.
+    public static let maxPayloadBytes = 4096
 
     private static func object(_ reader: NotificationFieldReader, _ key: String, maxBytes: Int) throws(ValidationError) -> [String: JSONValue]? {
         guard let member = reader.member(key) else { return nil }

@@ -19,6 +19,15 @@ public struct LiveActivityStore: Sendable {
     /// How long an event's push may wait: a Live Activity lives at most eight hours.
     public static let pushLifetime: TimeInterval = 8 * 3600
 
+    /// Whether the app has the registered device: asked before a request's body is read, so
+    /// another app's caller learns nothing from how its body is judged.
+    public func hasDevice(appID: Int64, deviceID: Int64) async throws -> Bool {
+        try await client.query(
+            "SELECT 1 FROM devices WHERE id = \(deviceID) AND app_id = \(appID) AND unregistered_at IS NULL AND merged_into IS NULL",
+            logger: logger
+        ).count() > 0
+    }
+
     public enum Registration: Sendable, Equatable {
         case registered
         case noSuchDevice
@@ -31,6 +40,11 @@ public struct LiveActivityStore: Sendable {
         appID: Int64, deviceID: Int64, activityID: String, token: String, attributesType: String?
     ) async throws -> Registration {
         try await register(appID: appID, deviceID: deviceID) { connection in
+            // Waits for an event of the activity being accepted; an ended activity takes no new token
+            // (its end was queued to the tokens it had).
+            let state = try await connection.query(
+                "SELECT state FROM live_activities WHERE app_id = \(appID) AND activity_id = \(activityID) FOR SHARE", logger: logger)
+            for try await state in state.decode(String.self) where state == "ended" { throw ActivityEnded(activityID: activityID) }
             try await connection.query(
                 """
                 INSERT INTO live_activity_tokens (app_id, activity_id, device_id, token, attributes_type)
@@ -60,21 +74,34 @@ public struct LiveActivityStore: Sendable {
     private func register(
         appID: Int64, deviceID: Int64, _ write: @Sendable @escaping (PostgresConnection) async throws -> Void
     ) async throws -> Registration {
-        try await client.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query(
-                """
-                SELECT provider FROM devices
-                WHERE id = \(deviceID) AND app_id = \(appID) AND unregistered_at IS NULL AND merged_into IS NULL
-                FOR SHARE
-                """,
-                logger: logger
-            )
-            var provider: String?
-            for try await name in rows.decode(String.self) { provider = name }
-            guard let provider else { return .noSuchDevice }
-            guard provider == Provider.apns.rawValue else { return .notOnAPNs }
-            try await write(connection)
-            return .registered
+        try await Self.unwrapped {
+            try await client.withTransaction(logger: logger) { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT provider FROM devices
+                    WHERE id = \(deviceID) AND app_id = \(appID) AND unregistered_at IS NULL AND merged_into IS NULL
+                    FOR SHARE
+                    """,
+                    logger: logger
+                )
+                var provider: String?
+                for try await name in rows.decode(String.self) { provider = name }
+                guard let provider else { return .noSuchDevice }
+                guard provider == Provider.apns.rawValue else { return .notOnAPNs }
+                try await write(connection)
+                return .registered
+            }
+        }
+    }
+
+    /// `body`, with the errors this store throws from inside a transaction unwrapped.
+    private static func unwrapped<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PostgresTransactionError {
+            if let ended = error.closureError as? ActivityEnded { throw ended }
+            if let started = error.closureError as? ActivityStarted { throw started }
+            throw error
         }
     }
 
@@ -91,20 +118,34 @@ public struct LiveActivityStore: Sendable {
         public let activityID: String
     }
 
+    /// A start names an activity that exists already: starting it again would show a second one.
+    public struct ActivityStarted: Error, Sendable {
+        public let activityID: String
+    }
+
     /// Queues `request`'s event. Events of one activity are accepted one at a time (its row is
     /// locked), so their timestamps and delivery ids follow the order they were accepted in.
     public func send(appID: Int64, _ request: LiveActivityRequest, now: Date = Date()) async throws -> Sent {
-        do {
-            return try await queue(appID: appID, request, now: now)
-        } catch let error as PostgresTransactionError {
-            if let ended = error.closureError as? ActivityEnded { throw ended }
-            throw error
-        }
+        try await Self.unwrapped { try await queue(appID: appID, request, now: now) }
     }
 
     private func queue(appID: Int64, _ request: LiveActivityRequest, now: Date) async throws -> Sent {
         let sent = try await client.withTransaction(logger: logger) { connection -> Sent in
-            let (notificationID, lastTimestamp) = try await lockActivity(appID: appID, request: request, on: connection)
+            let (notificationID, lastTimestamp, firstDay) = try await lockActivity(appID: appID, request: request, on: connection)
+            if request.push.event == .end {
+                // A device that will get no end (its start came through push-to-start, and it never
+                // registered the activity's token) must not get a waiting start or update after it.
+                try await connection.query(
+                    """
+                    UPDATE deliveries q SET state = 'cancelled', cancelled_at = now(), reason = 'the activity ended', updated_at = now()
+                    WHERE q.notification_id = \(notificationID) AND q.kind = 'sync' AND q.day >= \(firstDay)
+                      AND q.state IN ('available', 'retrying')
+                      AND q.device_id NOT IN (
+                          SELECT device_id FROM live_activity_tokens WHERE app_id = \(appID) AND activity_id = \(request.activityID))
+                    """,
+                    logger: logger
+                )
+            }
             var push = request.push
             push.timestamp = max(Int64(now.timeIntervalSince1970.rounded(.down)), lastTimestamp)
             let expiresAt = now.addingTimeInterval(Self.pushLifetime)
@@ -136,7 +177,7 @@ public struct LiveActivityStore: Sendable {
                     WITH gone AS (
                         DELETE FROM live_activity_tokens t USING deliveries q
                         WHERE t.app_id = \(appID) AND t.activity_id = \(request.activityID)
-                          AND q.notification_id = \(notificationID) AND q.kind = 'sync' AND q.device_id = t.device_id
+                          AND q.notification_id = \(notificationID) AND q.kind = 'sync' AND q.device_id = t.device_id AND q.day >= \(firstDay)
                           AND q.push_token = t.token AND q.state = 'failed' AND q.reason LIKE \(Self.tokenGonePrefix + "%")
                         RETURNING t.device_id
                     )
@@ -179,38 +220,42 @@ public struct LiveActivityStore: Sendable {
     /// The reason the sender gives a push whose activity token APNs no longer takes.
     public static let tokenGonePrefix = "activity token gone"
 
-    /// The activity's notification and last timestamp, its row locked for this transaction; made
-    /// on its first event (an activity the app started itself is first heard of in an update).
-    private func lockActivity(appID: Int64, request: LiveActivityRequest, on connection: PostgresConnection) async throws -> (Int64, Int64) {
-        for attempt in 0..<2 {
-            let rows = try await connection.query(
-                """
-                SELECT notification_id, last_timestamp, state FROM live_activities
-                WHERE app_id = \(appID) AND activity_id = \(request.activityID) FOR UPDATE
-                """,
-                logger: logger
-            )
-            for try await (notificationID, last, state) in rows.decode((Int64, Int64, String).self) {
-                guard state == "active" else { throw ActivityEnded(activityID: request.activityID) }
-                return (notificationID, last)
-            }
-            guard attempt == 0 else { break }
-            var content = NotificationContent()
-            content.liveActivity = request.push
-            // A second request making the same activity meanwhile waits on the unique key, then finds it.
-            try await connection.query(
-                """
-                WITH made AS (
-                    INSERT INTO notifications (app_id, content, targeting, state, fanned_out_at)
-                    VALUES (\(appID), \(try StoredJSON.text(content))::jsonb, \(try StoredJSON.text(Targeting()))::jsonb, 'fanned_out', now())
-                    RETURNING id
-                )
-                INSERT INTO live_activities (app_id, activity_id, notification_id) SELECT \(appID), \(request.activityID), id FROM made
-                ON CONFLICT (app_id, activity_id) DO NOTHING
-                """,
-                logger: logger
-            )
+    /// The activity's notification, last timestamp and first delivery day, its row locked for
+    /// this transaction; made on its first event (an activity the app started itself is first
+    /// heard of in an update). A start names a new activity. Two first events of one activity
+    /// wait for each other on an advisory lock, so only one makes it.
+    private func lockActivity(
+        appID: Int64, request: LiveActivityRequest, on connection: PostgresConnection
+    ) async throws -> (notificationID: Int64, lastTimestamp: Int64, firstDay: Int32) {
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended(\(String(appID)) || '/' || \(request.activityID), 0))", logger: logger)
+        let rows = try await connection.query(
+            """
+            SELECT notification_id, last_timestamp, state, delivery_day(created_at) FROM live_activities
+            WHERE app_id = \(appID) AND activity_id = \(request.activityID) FOR UPDATE
+            """,
+            logger: logger
+        )
+        for try await (notificationID, last, state, day) in rows.decode((Int64, Int64, String, Int32).self) {
+            guard state == "active" else { throw ActivityEnded(activityID: request.activityID) }
+            guard request.push.event != .start else { throw ActivityStarted(activityID: request.activityID) }
+            return (notificationID, last, day)
         }
+        var content = NotificationContent()
+        content.liveActivity = request.push
+        let made = try await connection.query(
+            """
+            WITH made AS (
+                INSERT INTO notifications (app_id, content, targeting, state, fanned_out_at)
+                VALUES (\(appID), \(try StoredJSON.text(content))::jsonb, \(try StoredJSON.text(Targeting()))::jsonb, 'fanned_out', now())
+                RETURNING id
+            )
+            INSERT INTO live_activities (app_id, activity_id, notification_id) SELECT \(appID), \(request.activityID), id FROM made
+            RETURNING notification_id, delivery_day(created_at)
+            """,
+            logger: logger
+        )
+        for try await (notificationID, day) in made.decode((Int64, Int32).self) { return (notificationID, 0, day) }
         throw StoreError(description: "live activity \(request.activityID) of app \(appID) could not be made")
     }
 
@@ -232,7 +277,8 @@ public struct LiveActivityStore: Sendable {
             SELECT a.notification_id, a.state, a.last_timestamp, a.created_at, a.ended_at,
                    (SELECT count(*) FROM live_activity_tokens t WHERE t.app_id = a.app_id AND t.activity_id = a.activity_id),
                    COALESCE((SELECT jsonb_object_agg(s.state, s.n) FROM (
-                       SELECT q.state, count(*) AS n FROM deliveries q WHERE q.notification_id = a.notification_id AND q.kind = 'sync'
+                       SELECT q.state, count(*) AS n FROM deliveries q
+                       WHERE q.notification_id = a.notification_id AND q.kind = 'sync' AND q.day >= delivery_day(a.created_at)
                        GROUP BY q.state) s), '{}')::text
             FROM live_activities a WHERE a.app_id = \(appID) AND a.activity_id = \(activityID)
             """,

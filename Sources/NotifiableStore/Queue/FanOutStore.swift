@@ -143,7 +143,8 @@ public struct FanOutStore: Sendable {
         // Counting badges up reads each device's badge under a lock, so that two notifications
         // fanning out to it at once give it two different numbers.
         let badgeIncrement = job.badgeIncrement.map { builder.bind($0) }
-        if badgeIncrement != nil { builder.append("\n    FOR UPDATE OF d") }
+        // NO KEY: foreign keys' checks (new deliveries, tokens) need not wait for it.
+        if badgeIncrement != nil { builder.append("\n    FOR NO KEY UPDATE OF d") }
         builder.append(
             """
 
