@@ -133,6 +133,24 @@ import Testing
         }
     }
 
+    @Test func cancellingAnActivitysNotificationEndsTheActivity() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xCA1))
+            _ = try await client.signed(
+                .post, "/api/v1/device_tokens/\(device)/live_activities", body: #"{"activity_id": "c-1", "token": "\#(Pipeline.token(0xCA2))"}"#,
+                as: app.deviceCredential)
+            let first = try await Self.event(client, app.serverCredential, #"{"event": "update", "activity_id": "c-1", "content_state": {}}"#)
+            let notificationID = try #require(first.json["notification_id"]?.intValue)
+            #expect(try await client.signed(.delete, "/api/v1/notifications/\(notificationID)", as: app.serverCredential).status == .ok)
+            let summary = try await client.signed(.get, "/api/v1/live_activities/c-1", as: app.serverCredential)
+            #expect(summary.json["state"]?.stringValue == "ended")
+            #expect(summary.json["tokens"]?.intValue == 0)
+            let after = try await Self.event(client, app.serverCredential, #"{"event": "update", "activity_id": "c-1", "content_state": {}}"#)
+            #expect(after.json["error"]?["code"]?.stringValue == "activity_ended")
+        }
+    }
+
     @Test func aGoneActivityTokenFailsItsPushKeepsTheDeviceAndIsDroppedAtTheNextEvent() async throws {
         try await withFakeAPNs { gateway in
             try await withTestService(workers: true) { client, service in

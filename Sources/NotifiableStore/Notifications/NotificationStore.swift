@@ -235,6 +235,17 @@ public struct NotificationStore: Sendable {
             )
             guard try await rows.count() > 0 else { return false }
             try await WaitingDeliveries.cancel(of: .notification(id), reason: "notification cancelled", on: connection, logger: logger)
+            // A Live Activity's notification cancelled ends the activity: nothing more goes to it.
+            try await connection.query(
+                """
+                WITH ended AS (
+                    UPDATE live_activities SET state = 'ended', ended_at = COALESCE(ended_at, now())
+                    WHERE notification_id = \(id) AND app_id = \(appID) RETURNING app_id, activity_id
+                )
+                DELETE FROM live_activity_tokens t USING ended e WHERE t.app_id = e.app_id AND t.activity_id = e.activity_id
+                """,
+                logger: logger
+            )
             return true
         }
     }
