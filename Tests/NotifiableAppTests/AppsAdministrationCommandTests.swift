@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NotifiableCore
 import NotifiableTesting
@@ -49,6 +50,14 @@ import _CryptoExtras
             let restored = try await run("apps", "update", "--app", id, "--retention-days", "default")
             #expect(restored.status == 0 && restored.output.contains("the service's retention period"), "\(restored.output)")
 
+            // The default Android channel: set, shown, and removed with "none".
+            let channel = try await run("apps", "update", "--app", id, "--default-android-channel-id", "orders")
+            #expect(channel.status == 0 && channel.output.contains(#"go to "orders""#), "\(channel.output)")
+            #expect(try JSONValue.decode(Array(try await run("apps", "show", "--app", id).output.utf8))["default_android_channel_id"] == .string("orders"))
+            let noChannel = try await run("apps", "update", "--app", id, "--default-android-channel-id", "none")
+            #expect(noChannel.status == 0 && noChannel.output.contains("the app's default channel"), "\(noChannel.output)")
+            #expect(try JSONValue.decode(Array(try await run("apps", "show", "--app", id).output.utf8))["default_android_channel_id"] == .null)
+
             let rotated = try await run("apps", "rotate-credentials", "--app", id, "--role", "server", "--grace-hours", "1", "--json")
             #expect(rotated.status == 0, "\(rotated.output)")
             let rotation = try JSONValue.decode(Array(rotated.output.utf8))
@@ -71,6 +80,23 @@ import _CryptoExtras
             #expect(refused.output.contains("private_key"), "\(refused.output)")
             let set = try await run("apps", "set-fcm", "--app", id, "--service-account-file", good.path)
             #expect(set.status == 0 && set.output.contains("shop-prod"), "\(set.output)")
+
+            // APNs with a host for each environment: debug builds' devices reach the sandbox one.
+            let p8 = folder.appendingPathComponent("AuthKey.p8")
+            try P256.Signing.PrivateKey().pemRepresentation.write(to: p8, atomically: true, encoding: .utf8)
+            let apns = try await run(
+                "apps", "set-apns", "--app", id, "--key-id", "ABC123DEFG", "--team-id", "TEAM123456", "--bundle-id", "com.shop.app",
+                "--key-file", p8.path, "--endpoint", "https://127.0.0.1:2197", "--sandbox-endpoint", "https://127.0.0.1:2198")
+            #expect(apns.status == 0, "\(apns.output)")
+            let apnsShown = try JSONValue.decode(Array(try await run("apps", "show", "--app", id).output.utf8))["apns"]
+            #expect(apnsShown?["endpoint"]?.stringValue == "https://127.0.0.1:2197")
+            #expect(apnsShown?["sandbox_endpoint"]?.stringValue == "https://127.0.0.1:2198")
+            #expect(
+                try await run(
+                    "apps", "set-apns", "--app", id, "--key-id", "ABC123DEFG", "--team-id", "TEAM123456", "--bundle-id", "com.shop.app",
+                    "--key-file", p8.path, "--sandbox-endpoint", "http://plain"
+                ).status != 0)
+            #expect(try await run("apps", "remove-apns", "--app", id).status == 0)
 
             let shown = try await run("apps", "show", "--app", id)
             #expect(shown.status == 0, "\(shown.output)")

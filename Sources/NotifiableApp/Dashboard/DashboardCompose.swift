@@ -216,13 +216,8 @@ struct ComposePreview {
     /// `n_id` shows 0: the notification has no id until it is sent.
     static func payloads(_ request: NotificationRequest) -> [(locale: String, apns: String, fcm: String, fcmIOS: String)] {
         let content = request.content
-        let locales: [(String, String?, String?)] =
-            [("default", nil, nil)]
-            + content.localized.keys.sorted().prefix(4).map { key in
-                let parts = key.split(whereSeparator: { $0 == "_" || $0 == "-" }).map(String.init)
-                return (key, parts.first, parts.count > 1 ? parts[1] : nil)
-            }
-        return locales.map { label, language, country in
+        return content.localeVariants.prefix(5).map { key, language, country in
+            let label = key ?? "default"
             let apns = (try? APNsPayload.encode(content: content, language: language, country: country, notificationID: 0)).map { pretty($0) }
             func fcm(_ platform: DevicePlatform) -> String {
                 let bytes = try? FCMMessage.encode(

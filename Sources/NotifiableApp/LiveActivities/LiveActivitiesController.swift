@@ -23,10 +23,11 @@ struct LiveActivitiesController {
         let caller = try context.requireCaller()
         let deviceID = try await ownedDevice(caller, context)
         var request = request
-        let fields = try RegistrationBody(try await request.jsonBody(context: context), known: ["activity_id", "token", "attributes_type"])
-        let activityID = try fields.text("activity_id", max: LiveActivityRequest.maxActivityIDLength)
-        let token = try fields.token()
-        let attributesType = try fields.optionalText("attributes_type", max: NotificationRequest.maxShortTextLength)
+        let fields = try AdminBody(try await request.jsonBody(context: context))
+        try fields.allowOnly(["activity_id", "token", "attributes_type"])
+        let activityID = try fields.requiredText("activity_id", max: LiveActivityRequest.maxActivityIDLength)
+        let token = try fields.activityToken()
+        let attributesType = try fields.text("attributes_type", max: NotificationRequest.maxShortTextLength)
         do {
             try Self.check(
                 try await activities.registerToken(
@@ -44,9 +45,10 @@ struct LiveActivitiesController {
         let caller = try context.requireCaller()
         let deviceID = try await ownedDevice(caller, context)
         var request = request
-        let fields = try RegistrationBody(try await request.jsonBody(context: context), known: ["attributes_type", "token"])
-        let attributesType = try fields.text("attributes_type", max: NotificationRequest.maxShortTextLength)
-        let token = try fields.token()
+        let fields = try AdminBody(try await request.jsonBody(context: context))
+        try fields.allowOnly(["attributes_type", "token"])
+        let attributesType = try fields.requiredText("attributes_type", max: NotificationRequest.maxShortTextLength)
+        let token = try fields.activityToken()
         try Self.check(
             try await activities.registerPushToStart(appID: caller.appID, deviceID: deviceID, attributesType: attributesType, token: token),
             deviceID: deviceID)
@@ -111,49 +113,30 @@ struct LiveActivitiesController {
     }
 }
 
-/// The body of a token registration: its known keys only, each a string.
-private struct RegistrationBody {
-    let object: [String: JSONValue]
-
-    init(_ body: JSONValue, known: Set<String>) throws {
-        guard let object = body.objectValue else {
-            throw APIError(status: .unprocessableContent, code: "invalid_body", message: "The body must be a JSON object.")
-        }
-        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
-            throw APIError(
-                status: .unprocessableContent, code: "unknown_field",
-                message: "\(unknown) is not a field here; the fields are \(known.sorted().joined(separator: ", ")).", field: unknown)
-        }
-        self.object = object
-    }
-
-    func optionalText(_ key: String, max: Int) throws -> String? {
-        switch object[key] {
-        case nil, .null?: return nil
-        case .string(let text)? where !text.isEmpty && text.unicodeScalars.count <= max && !text.unicodeScalars.contains(where: { $0.value < 0x20 }):
-            return text
-        default:
+extension AdminBody {
+    /// A string of 1 to `max` characters without control characters; nil when absent or null.
+    func text(_ key: String, max: Int) throws -> String? {
+        guard let text = try string(key) else { return nil }
+        guard text.unicodeScalars.count <= max, !text.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
             throw APIError(
                 status: .unprocessableContent, code: "invalid_value", message: "\(key) must be a string of 1 to \(max) characters.", field: key)
         }
+        return text
     }
 
-    func text(_ key: String, max: Int) throws -> String {
-        guard let text = try optionalText(key, max: max) else {
+    /// As `text`, and required.
+    func requiredText(_ key: String, max: Int) throws -> String {
+        guard let text = try text(key, max: max) else {
             throw APIError(status: .unprocessableContent, code: "missing_field", message: "\(key) is required.", field: key)
         }
         return text
     }
 
-    /// An activity's token is an APNs token: hexadecimal, stored lower-case.
-    func token() throws -> String {
-        guard case .string(let token)? = object["token"] else {
-            throw APIError(
-                status: .unprocessableContent, code: "missing_field", message: "token is required: the activity's push token as hex.", field: "token")
-        }
+    /// A Live Activity's token is an APNs token: hexadecimal, stored lower-case.
+    func activityToken() throws -> String {
         do {
-            return try PushToken.normalized(token, provider: .apns, field: "token")
-        } catch {
+            return try PushToken.normalized(try requiredText("token", max: 4096), provider: .apns, field: "token")
+        } catch let error as ValidationError {
             throw APIError.validation(error)
         }
     }

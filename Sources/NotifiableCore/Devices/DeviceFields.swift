@@ -135,16 +135,17 @@ public struct DeviceFields: Sendable, Equatable {
 }
 
 extension DeviceFields {
-    /// `badge`: what the app's icon shows now, 0…99999; the app sends 0 when it opens, so the next
+    /// `badge`: what the app's icon shows now, within `NotificationRequest.badgeRange`; the app sends 0 when it opens, so the next
     /// `"badge": "+1"` shows 1.
     fileprivate mutating func readBadge(_ reader: DeviceFieldReader) throws(ValidationError) {
         switch reader.fields["badge"] {
         case nil, .null?: return
-        case .integer(let value)? where (0...99_999).contains(value): badge = Int(value)
+        case .integer(let value)? where NotificationRequest.badgeRange.contains(Int(clamping: value)): badge = Int(value)
         case let other?:
             throw ValidationError(
                 code: "invalid_badge",
-                message: "\(reader.path("badge")) must be the badge the app shows, a whole number from 0 to 99999, not \(other.jsonText()).",
+                message: "\(reader.path("badge")) must be the badge the app shows, a whole number from "
+                    + "\(NotificationRequest.badgeRange.lowerBound) to \(NotificationRequest.badgeRange.upperBound), not \(other.jsonText()).",
                 field: reader.path("badge")
             )
         }

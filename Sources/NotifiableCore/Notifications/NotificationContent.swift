@@ -128,6 +128,17 @@ public struct NotificationContent: Sendable, Equatable, Codable {
         )
     }
 
+    /// Each text the content can show, as a device's language and country: the default (nil, nil)
+    /// first, then each localized variant in key order (`pt-br` → `pt`, `br`). What a check or a
+    /// preview of every payload the notification can make walks through.
+    public var localeVariants: [(key: String?, language: String?, country: String?)] {
+        [(nil, nil, nil)]
+            + localized.keys.sorted().map { key in
+                let parts = key.split(separator: "-").map(String.init)
+                return (key, parts.first, parts.count > 1 ? parts[1] : nil)
+            }
+    }
+
     /// What makes a push of this notification replace an earlier one on the device: the sender's
     /// `collapse_id`, else one per notification (`n<id>`), so a push sent twice (its first answer
     /// lost with the connection) replaces itself instead of showing twice. Carried as

@@ -9,13 +9,7 @@ public enum OverrideSizeCheck {
         guard let overrides = content.overrides, !overrides.isEmpty else { return }
         // The longest id a notification can have, so a push that fits here fits with the real one.
         let id = Int64.max
-        let locales: [(String?, String?)] =
-            [(nil, nil)]
-            + content.localized.keys.sorted().map { key in
-                let parts = key.split(separator: "-").map(String.init)
-                return (parts.first, parts.count > 1 ? parts[1] : nil)
-            }
-        for (language, country) in locales {
+        for (_, language, country) in content.localeVariants {
             if !overrides.apnsPayload.isEmpty || !overrides.apnsHeaders.isEmpty {
                 do {
                     _ = try APNsPayload.encode(content: content, language: language, country: country, notificationID: id)

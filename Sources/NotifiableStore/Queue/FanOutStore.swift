@@ -104,9 +104,9 @@ public struct FanOutStore: Sendable {
     }
 
     /// The badge a new delivery carries: the device's kept badge raised by the notification's step
-    /// (at most 99999, APNs' and the API's range), or none.
+    /// (within `NotificationRequest.badgeRange`, the API's), or none.
     private func badgeSQL(_ increment: String?) -> String {
-        increment.map { "LEAST(batch.badge + \($0), 99999)" } ?? "NULL::int4"
+        increment.map { "LEAST(batch.badge + \($0), \(NotificationRequest.badgeRange.upperBound))" } ?? "NULL::int4"
     }
 
     /// Creates the next batch of deliveries and advances the cursor, in one transaction.
