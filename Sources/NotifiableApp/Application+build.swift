@@ -115,6 +115,8 @@ public func buildRouter(
         contents: NotificationContentStore(client: postgres, logger: logger), devices: devices, verifiedAliases: VerifiedAliasGate(verifier: userTokens)
     ).addRoutes(to: api, limiter: limiter)
     LiveActivitiesController(activities: LiveActivityStore(client: postgres, logger: logger)).addRoutes(to: api, limiter: limiter)
+    let personalData = PersonalData(client: postgres, keys: configuration.keys, logger: logger)
+    UsersDataController(personalData: personalData, trustedProxies: configuration.trustedProxies).addRoutes(to: api)
 
     let audit = AuditLogStore(client: postgres, logger: logger)
     let admin = router.group("admin").addIfPresent(databaseGate).add(

@@ -38,7 +38,9 @@ import Testing
             let merged = try await queries.history(deviceID: id, appID: app.app.id).map { [$0.event, $0.detail ?? ""] }
             #expect(
                 merged == [
-                    ["registered", "user alice"], ["user_changed", "alice → bob"], ["anonymised", "bob → anonymous"],
+                    // The row is anonymous now: its history names none of the users it had.
+                    ["registered", "a previous user"], ["user_changed", "a previous user → a previous user"],
+                    ["anonymised", "a previous user → anonymous"],
                     ["merged", "into device \(other)"],
                 ])
             let survivor = try await queries.history(deviceID: other, appID: app.app.id).map { [$0.event, $0.detail ?? ""] }
@@ -47,6 +49,12 @@ import Testing
                     ["registered", "user carol"], ["token_changed", "b7b7b7b7… → a7a7a7a7…"], ["unregistered", ""],
                     ["registered_again", ""], ["invalidated", "Unregistered"],
                 ])
+            // Moved to another user, the device's history names only the one it has now.
+            _ = try await Self.register(client, device, Self.tokenA, alias: "dave")
+            let moved = try await queries.history(deviceID: other, appID: app.app.id).map { [$0.event, $0.detail ?? ""] }
+            #expect(moved.first == ["registered", "a previous user"])
+            #expect(moved.contains(["user_changed", "a previous user → dave"]))
+            #expect(!moved.joined().joined().contains("carol"))
             // Another app's view of the device has no history.
             #expect(try await queries.history(deviceID: other, appID: app.app.id + 1_000_000).isEmpty)
         }

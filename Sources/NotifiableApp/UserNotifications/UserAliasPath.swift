@@ -3,14 +3,14 @@ import Hummingbird
 import NotifiableCore
 
 extension NotifiableRequestContext {
-    /// The user alias in the path, percent-decoded: 1 to 255 characters, no NUL.
+    /// The user alias in the path, percent-decoded, as `UserAlias` allows it.
     func pathUserAlias(_ name: String = "alias") throws -> String {
         let raw = parameters.get(name) ?? ""
         let alias = raw.removingPercentEncoding ?? raw
-        guard !alias.isEmpty, alias.unicodeScalars.count <= NotificationRequest.maxShortTextLength, !alias.unicodeScalars.contains("\0") else {
+        if let problem = UserAlias.problem(alias) {
             throw APIError(
                 status: .unprocessableContent, code: "invalid_user_alias",
-                message: "The user alias in the path must be 1 to \(NotificationRequest.maxShortTextLength) characters.", field: "alias"
+                message: "The user alias in the path \(problem); send 1 to \(UserAlias.maxLength) characters, percent-encoded.", field: "alias"
             )
         }
         return alias

@@ -126,6 +126,9 @@ public struct DeviceFields: Sendable, Equatable {
         if userAlias == .unchanged, let alias = try reader.nestedUserAlias() {
             userAlias = alias
         }
+        if case .set(let alias?) = userAlias, let problem = UserAlias.problem(alias) {
+            throw ValidationError(code: "invalid_user_alias", message: "user_alias \(problem).", field: reader.path("user_alias"))
+        }
         language = try reader.code("language", lengths: 2...3, standard: "an ISO 639 language code such as \"en\"")
         country = try reader.code("country", lengths: 2...2, standard: "an ISO 3166 alpha-2 country code such as \"gb\"")
         customProperties = try reader.customProperties()

@@ -7,6 +7,8 @@ public enum AuditChannel: String, Sendable, Codable {
     case console
     case adminAPI = "admin-api"
     case cli
+    /// A backend's request with the app's server credentials.
+    case api
 }
 
 /// One line of the audit log: who did what, to which app, when, from where, and how it ended.
@@ -93,6 +95,16 @@ public struct AuditLogStore: Sendable {
             guard page.count == 1000, let last = page.last?.id else { return }
             after = last
         }
+    }
+
+    /// An app's entries of `action` whose detail `key` is one of `values`, newest first.
+    public func entries(action: String, appID: Int64, detail key: String, in values: [String]) async throws -> [AuditEntry] {
+        try await entries(
+            """
+            SELECT id, at, actor, channel, action, app_id, origin, status, detail::text FROM audit_log
+            WHERE app_id = \(appID) AND action = \(action) AND detail ->> \(key) = ANY(\(values)::text[])
+            ORDER BY id DESC
+            """)
     }
 
     private func entries(_ query: PostgresQuery) async throws -> [AuditEntry] {

@@ -124,11 +124,26 @@ public struct DashboardStore: Sendable {
     public static let historyLength = 500
 
     /// What happened to a device lately, oldest first (kept by the `devices_history` trigger).
+    /// An alias the device no longer has is shown as "a previous user": whoever reads the history
+    /// of an anonymised or re-assigned device learns nothing of who held it before.
     public func history(deviceID: Int64, appID: Int64) async throws -> [(event: String, detail: String?, at: Date)] {
         let rows = try await client.query(
             """
-            SELECT event, detail, at FROM (
-                SELECT e.id, e.event, e.detail, e.at FROM device_events e JOIN devices d ON d.id = e.device_id
+            SELECT event,
+                   CASE WHEN event = 'registered'
+                        THEN CASE WHEN user_alias IS NULL THEN 'anonymous'
+                                  WHEN user_alias = current_alias THEN 'user ' || user_alias ELSE 'a previous user' END
+                        WHEN event IN ('user_changed', 'anonymised')
+                        THEN CASE WHEN previous_alias IS NULL THEN 'anonymous'
+                                  WHEN previous_alias = current_alias THEN previous_alias ELSE 'a previous user' END
+                             || ' → ' ||
+                             CASE WHEN user_alias IS NULL THEN 'anonymous'
+                                  WHEN user_alias = current_alias THEN user_alias ELSE 'a previous user' END
+                        ELSE detail END,
+                   at
+            FROM (
+                SELECT e.id, e.event, e.detail, e.at, e.user_alias, e.previous_alias, d.user_alias AS current_alias
+                FROM device_events e JOIN devices d ON d.id = e.device_id
                 WHERE e.device_id = \(deviceID) AND d.app_id = \(appID)
                 ORDER BY e.id DESC LIMIT \(Self.historyLength)
             ) AS latest

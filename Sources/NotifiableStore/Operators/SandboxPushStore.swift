@@ -70,6 +70,8 @@ public struct SandboxPushStore: Sendable {
             JOIN deliveries q ON q.id = r.id AND q.id = ANY(\(pushes.map { $0.0.deliveryID })::int8[])
                  AND q.day = ANY(\(DeliveryPartitions.days(of: pushes.map { $0.0.deliveryID }))::int4[])
                  AND q.attempts = r.attempt AND q.state = 'sent'
+            -- A push in flight while its device was erased is not kept.
+            JOIN devices d ON d.id = q.device_id AND d.erased_at IS NULL
             ON CONFLICT (delivery_id) DO NOTHING
             """,
             logger: logger
