@@ -145,7 +145,8 @@ public func buildRouter(
         queries: DashboardStore(client: reads, logger: logger), trends: TrendStore(client: reads, logger: logger),
         finder: DeviceFinder(client: reads, logger: logger),
         operators: OperatorStore(client: postgres, logger: logger), audit: audit, webhooks: webhooks, apnsSettings: apnsSettings,
-        fcmSettings: fcmSettings, credentials: credentials, contents: NotificationContentStore(client: postgres, logger: logger)
+        fcmSettings: fcmSettings, credentials: credentials, contents: NotificationContentStore(client: postgres, logger: logger),
+        personalData: personalData
     ).addRoutes(to: router)
     return router
 }

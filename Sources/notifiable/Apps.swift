@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import NotifiableApp
 import NotifiableCore
 import NotifiableStore
@@ -194,6 +195,7 @@ struct Stores: Sendable {
     let audit: AuditLogStore
     let client: Database
     let configuration: ServerConfiguration
+    let logger: Logger
 }
 
 /// What a state-changing command writes to the audit log: the command's words and its app.
@@ -260,7 +262,7 @@ func withStores<T: Sendable>(audit: CommandAudit? = nil, _ body: @Sendable (Stor
             fcm: FCMSettingsStore(client: client, keys: configuration.keys, logger: logger),
             userTokens: UserTokenSettingsStore(client: client, logger: logger),
             audit: AuditLogStore(client: client, logger: logger),
-            client: client, configuration: configuration
+            client: client, configuration: configuration, logger: logger
         )
         guard let audit else { return try await body(stores) }
         let result: T

@@ -10,7 +10,7 @@ struct Notifiable: AsyncParsableCommand {
         abstract: "NotifiableServer: a self-hosted push notification service.",
         version: BuildInfo.version,
         subcommands: [
-            Serve.self, Work.self, Migrate.self, Apps.self, Devices.self, Notifications.self, Queue.self, Retention.self,
+            Serve.self, Work.self, Migrate.self, Apps.self, Devices.self, Users.self, Notifications.self, Queue.self, Retention.self,
             Operators.self, Audit.self, Keys.self, Sign.self, Call.self, Health.self, FakeAPNs.self, FakeFCM.self,
             BenchRegistrationCeiling.self,
         ]

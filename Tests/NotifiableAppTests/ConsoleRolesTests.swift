@@ -89,6 +89,11 @@ import Testing
                     method: .post, path: "/dashboard/operators/\(targetID)", fields: ["role": "viewer", "apps": ""],
                     expected: [see, refused, refused, refused, see]),
                 Step(method: .post, path: "\(app)/notifications/\(n)/cancel", expected: [see, see, see, refused, see]),
+                Step(method: .get, path: "\(app)/people", expected: [ok, ok, refused, refused, ok]),
+                Step(method: .get, path: "/dashboard/apps/\(b.app.id)/people", expected: [ok, missing, missing, refused, ok]),
+                Step(method: .post, path: "\(app)/people/export", fields: ["alias": "nobody"], expected: [ok, ok, refused, refused, ok]),
+                Step(
+                    method: .post, path: "\(app)/people/erase", fields: ["alias": "nobody", "confirm": "nobody"], expected: [ok, ok, refused, refused, ok]),
             ]
             for step in steps {
                 for (index, role) in roles.enumerated() {

@@ -38,6 +38,8 @@ struct DashboardController {
     let credentials: CredentialCache
     /// Rich content sent with a notification composed here (a write: the primary).
     let contents: NotificationContentStore
+    /// Exports and erases a person (writes: the primary).
+    let personalData: PersonalData
 
     func addRoutes(to router: Router<NotifiableRequestContext>) {
         let open = router.group("dashboard")
@@ -80,6 +82,9 @@ struct DashboardController {
         pages.get("apps/:id/trends", use: trendsPage)
         pages.get("apps/:id/devices", use: appDevices)
         pages.get("apps/:id/devices/:device", use: device)
+        pages.get("apps/:id/people", use: peoplePage)
+        pages.post("apps/:id/people/export", use: exportPerson)
+        pages.post("apps/:id/people/erase", use: erasePerson)
         pages.get("queue", use: queuePage)
         pages.post("queue/requeue", use: requeue)
         pages.get("operators", use: operatorsPage)

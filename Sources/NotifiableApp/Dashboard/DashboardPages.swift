@@ -84,7 +84,10 @@ enum DashboardPages {
             HTML.link("/dashboard/apps/\(app.id)/devices", "Devices"), HTML.link("/dashboard/apps/\(app.id)/trends", "Trends"),
         ]
         if maySend { links.insert(HTML.link("/dashboard/apps/\(app.id)/compose", "Compose a notification"), at: 0) }
-        if mayManage { links.append(HTML.link("/dashboard/apps/\(app.id)/settings", "Settings")) }
+        if mayManage {
+            links.append(HTML.link("/dashboard/apps/\(app.id)/settings", "Settings"))
+            links.append(HTML.link("/dashboard/apps/\(app.id)/people", "A person's data"))
+        }
         return "<p class=\"menu\">" + links.joined(separator: " · ") + "</p>"
     }
 
