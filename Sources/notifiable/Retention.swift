@@ -35,6 +35,8 @@ struct Retention: AsyncParsableCommand {
             "dropped_partitions": report.droppedPartitions, "deleted_deliveries": report.deletedDeliveries,
             "deleted_notifications": report.deletedNotifications,
             "deleted_sandbox_pushes": report.deletedSandboxPushes, "purged_devices": report.purgedDevices,
+            "deleted_device_events": report.deletedDeviceEvents, "deleted_webhook_events": report.deletedWebhookEvents,
+            "deleted_activity_tokens": report.deletedActivityTokens,
             "longest_lock_ms": report.longestLock.seconds * 1000,
         ]
         let data = try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])

@@ -83,6 +83,56 @@ import Testing
         }
     }
 
+    /// What names a person outside deliveries goes by age too: history of devices that stay,
+    /// webhook events a paused webhook never sent, Live Activity tokens not renewed.
+    @Test func historyUnsentWebhookEventsAndStaleActivityTokensGoAfterThePeriod() async throws {
+        try await withTestService(isolatedDatabase: true) { _, service in
+            let app = try await service.createApp().app.id
+            try await service.insertDevices(appID: app, count: 2, tokenSeed: 0x3A1)
+            let devices = try await service.integers("SELECT id FROM devices WHERE app_id = \(app) ORDER BY id")
+            try await service.sql("UPDATE devices SET user_alias = 'old-owner' WHERE id = \(devices[0])")
+            try await service.sql("UPDATE devices SET user_alias = 'new-owner' WHERE id = \(devices[0])")
+            try await service.sql("UPDATE device_events SET at = now() - interval '40 days' WHERE device_id = \(devices[0]) AND event = 'registered'")
+            try await service.sql(
+                """
+                UPDATE device_events SET at = now() - interval '35 days'
+                WHERE device_id = \(devices[0]) AND previous_alias IS NULL AND event = 'user_changed'
+                """)
+            let webhook = try await service.integer(
+                """
+                INSERT INTO webhooks (app_id, url, events, sealed_secret, state, paused_at)
+                VALUES (\(app), 'https://example.com/h', '{sent}', '\\x00', 'paused', now()) RETURNING id
+                """)
+            try await service.sql(
+                """
+                INSERT INTO webhook_events (webhook_id, type, occurred_at, payload)
+                VALUES (\(webhook!), 'sent', now() - interval '40 days', jsonb_build_object('device_id', \(devices[0]), 'user_alias', 'old-owner')),
+                       (\(webhook!), 'sent', now(), jsonb_build_object('device_id', \(devices[1])))
+                """)
+            try await service.sql(
+                """
+                INSERT INTO live_activity_tokens (app_id, activity_id, device_id, token, updated_at)
+                VALUES (\(app), 'old', \(devices[0]), 'aa', now() - interval '40 days'), (\(app), 'new', \(devices[1]), 'bb', now())
+                """)
+            try await service.sql(
+                """
+                INSERT INTO push_to_start_tokens (device_id, attributes_type, token, updated_at)
+                VALUES (\(devices[0]), 'Old', 'cc', now() - interval '40 days'), (\(devices[1]), 'New', 'dd', now())
+                """)
+
+            let report = try await RetentionStore(client: service.postgres, logger: TestDatabase.logger, batchSize: 2).run(keepingDays: 30)
+            #expect(report.deletedDeviceEvents == 2, "\(report)")
+            #expect(report.deletedWebhookEvents == 1)
+            #expect(report.deletedActivityTokens == 2)
+            #expect(try await service.integer("SELECT count(*) FROM device_events WHERE previous_alias = 'old-owner'") == 1, "a recent change stays")
+            #expect(try await service.integer("SELECT count(*) FROM device_events WHERE device_id = \(devices[1])") == 1)
+            #expect(try await service.integer("SELECT count(*) FROM webhook_events WHERE payload ? 'user_alias'") == 0)
+            #expect(try await service.text("SELECT string_agg(token, ',' ORDER BY token) FROM live_activity_tokens WHERE app_id = \(app)") == "bb")
+            #expect(try await service.text("SELECT string_agg(token, ',' ORDER BY token) FROM push_to_start_tokens") == "dd")
+            #expect(try await service.integers("SELECT id FROM devices WHERE app_id = \(app) ORDER BY id") == devices, "devices that stay, stay")
+        }
+    }
+
     /// An app may keep fewer days than the service. Its settled deliveries past its own period go
     /// row by row, and with them its notifications, sandbox pushes and gone devices; what it still
     /// promises stays (a retry, a live stateful copy, whose counters keep their history), and

@@ -54,7 +54,9 @@ public final class DataUpkeep: Service {
                     "days": "\(retentionDays)", "dropped_partitions": "\(report.droppedPartitions.count)",
                     "deliveries": "\(report.deletedDeliveries)",
                     "notifications": "\(report.deletedNotifications)", "sandbox_pushes": "\(report.deletedSandboxPushes)",
-                    "devices": "\(report.purgedDevices)", "longest_lock_ms": "\(Int64(report.longestLock.seconds * 1000))",
+                    "devices": "\(report.purgedDevices)", "device_events": "\(report.deletedDeviceEvents)",
+                    "webhook_events": "\(report.deletedWebhookEvents)", "activity_tokens": "\(report.deletedActivityTokens)",
+                    "longest_lock_ms": "\(Int64(report.longestLock.seconds * 1000))",
                 ])
         } catch {
             logger.error("retention failed; the next round tries again", metadata: ["error": "\(databaseErrorText(error))"])

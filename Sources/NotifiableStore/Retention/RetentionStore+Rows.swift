@@ -130,6 +130,70 @@ extension RetentionStore {
         ).count()
     }
 
+    /// Device history older than the cutoff, of devices that stay: what happened to a device
+    /// (and which users it had) is kept as long as what was sent to it.
+    func deleteDeviceHistory(_ scope: RetentionScope) async throws -> Int {
+        try await client.query(
+            """
+            DELETE FROM device_events WHERE id IN (
+                SELECT e.id FROM device_events e
+                WHERE e.at < \(scope.cutoff)
+                  AND (\(scope.appID)::int8 IS NULL OR e.device_id IN (SELECT id FROM devices WHERE app_id = \(scope.appID)))
+                ORDER BY e.at LIMIT \(batchSize)
+            )
+            RETURNING id
+            """,
+            logger: logger
+        ).count()
+    }
+
+    /// Webhook events that never left (their webhook paused or failing that long): each names a
+    /// device and its user, and a receiver that has not answered for the whole period gets them no
+    /// more. Delivered ones go sooner, by the webhook worker's own period.
+    func deleteUnsentWebhookEvents(_ scope: RetentionScope) async throws -> Int {
+        try await client.query(
+            """
+            DELETE FROM webhook_events WHERE id IN (
+                SELECT e.id FROM webhook_events e
+                WHERE e.batch_id IS NULL AND e.occurred_at < \(scope.cutoff)
+                  AND (\(scope.appID)::int8 IS NULL OR e.webhook_id IN (SELECT id FROM webhooks WHERE app_id = \(scope.appID)))
+                ORDER BY e.webhook_id, e.id LIMIT \(batchSize)
+            )
+            RETURNING id
+            """,
+            logger: logger
+        ).count()
+    }
+
+    /// Live Activity and push-to-start tokens not renewed within the period: the activity has long
+    /// ended on the phone (iOS ends one after at most twelve hours, and removes it after four more).
+    func deleteStaleActivityTokens(_ scope: RetentionScope) async throws -> Int {
+        let activityTokens = try await client.query(
+            """
+            DELETE FROM live_activity_tokens WHERE ctid IN (
+                SELECT ctid FROM live_activity_tokens
+                WHERE updated_at < \(scope.cutoff) AND (\(scope.appID)::int8 IS NULL OR app_id = \(scope.appID))
+                LIMIT \(batchSize)
+            )
+            RETURNING 1
+            """,
+            logger: logger
+        ).count()
+        let startTokens = try await client.query(
+            """
+            DELETE FROM push_to_start_tokens WHERE ctid IN (
+                SELECT s.ctid FROM push_to_start_tokens s
+                WHERE s.updated_at < \(scope.cutoff)
+                  AND (\(scope.appID)::int8 IS NULL OR s.device_id IN (SELECT id FROM devices WHERE app_id = \(scope.appID)))
+                LIMIT \(batchSize)
+            )
+            RETURNING 1
+            """,
+            logger: logger
+        ).count()
+        return activityTokens + startTokens
+    }
+
     func repeatBatches(_ batch: () async throws -> Int) async throws -> Int {
         var total = 0
         while true {

@@ -13,6 +13,12 @@ public struct RetentionReport: Sendable, Equatable {
     public var deletedNotifications = 0
     public var deletedSandboxPushes = 0
     public var purgedDevices = 0
+    /// History of devices that stay, older than the period.
+    public var deletedDeviceEvents = 0
+    /// Webhook events that never left, older than the period.
+    public var deletedWebhookEvents = 0
+    /// Live Activity and push-to-start tokens not renewed within the period.
+    public var deletedActivityTokens = 0
     /// The longest a statement of the pass waited for and held a lock that stops the service's
     /// reads or writes of a table (dropping a detached day's foreign keys locks the tables they
     /// point to), an attempt that gave up included.
@@ -23,8 +29,10 @@ public struct RetentionReport: Sendable, Equatable {
 
 /// Removes what is older than the retention period, without long locks and without bloat:
 /// deliveries by whole day partitions (detached, then dropped), then in small batches the
-/// notifications whose deliveries are all gone, the sandbox's recorded pushes, and devices
-/// unregistered, invalidated or merged away that long ago.
+/// notifications whose deliveries are all gone, the sandbox's recorded pushes, devices
+/// unregistered, invalidated, merged away or erased that long ago, the history of devices that
+/// stay, webhook events that never left, and Live Activity tokens not renewed.
+/// docs/operations.md's data inventory lists every table that names a person and what removes it.
 ///
 /// An app may keep fewer days (`apps.retention_days`), never more: days are dropped for every
 /// app at once. Such an app's settled deliveries older than its period are deleted in batches,
@@ -66,6 +74,9 @@ public struct RetentionStore: Sendable {
             report.deletedNotifications += try await repeatBatches { try await deleteNotifications(scope) }
             report.deletedSandboxPushes += try await repeatBatches { try await deleteSandboxPushes(scope) }
             report.purgedDevices += try await repeatBatches { try await purgeDevices(scope) }
+            report.deletedDeviceEvents += try await repeatBatches { try await deleteDeviceHistory(scope) }
+            report.deletedWebhookEvents += try await repeatBatches { try await deleteUnsentWebhookEvents(scope) }
+            report.deletedActivityTokens += try await repeatBatches { try await deleteStaleActivityTokens(scope) }
         }
         // Trends are kept as long as the deliveries they sum up.
         try await TrendStore(client: client, logger: logger).prune(before: cutoff.time)
