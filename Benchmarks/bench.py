@@ -16,6 +16,9 @@ machine, with the service, PostgreSQL and the load generators sharing its cores.
   8. steady        60 days of sends with retention: sizes flat, the queue as fast on the last day
   9. console       every console page, search included, p99 with 1,000,000 devices and a
                    1,000,000-delivery notification in one app, beside the sign-in form's p99
+ 10. person        DELETE /api/v1/users/:alias p99 in an app of 1,000,000 devices and 10,000,000
+                   deliveries, against one scan for the alias; GET /api/v1/users/:alias/data rows per
+                   second for a heavy user, against COPY of the same rows by psql
 
 Sizes and choices come from the environment (defaults are the full sizes); see scripts/bench.
 """
@@ -53,7 +56,7 @@ def env_int(name, default):
     return int(os.environ.get(name, default))
 
 
-BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue batch push fanout import counters fairness steady console").split()
+BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue batch push fanout import counters fairness steady console person").split()
 REG_KEYSPACE = env_int("REG_KEYSPACE", 1_000_000)
 REG_SECONDS = env_int("REG_SECONDS", 10)
 REG_CONCURRENCY = [int(c) for c in os.environ.get("REG_CONCURRENCY", "8 16 32 64").split()]
@@ -68,11 +71,16 @@ FAIR_PUSHES = env_int("FAIR_PUSHES", 100)
 STEADY_DEVICES = env_int("STEADY_DEVICES", 200_000)
 STEADY_DAYS = env_int("STEADY_DAYS", 60)
 STEADY_RETENTION = env_int("STEADY_RETENTION", 30)
+PERSON_DEVICES = env_int("PERSON_DEVICES", 1_000_000)
+PERSON_NOTIFICATIONS = env_int("PERSON_NOTIFICATIONS", 10)
+PERSON_ERASURES = env_int("PERSON_ERASURES", 200)
+PERSON_EXPORT_DELIVERIES = env_int("PERSON_EXPORT_DELIVERIES", 100_000)
 TABLE_FILE = os.environ.get("BENCH_TABLE_FILE", os.path.join(WORK, "table.md"))
 
 TEAM, KEY, TOPIC = "BENCHTEAM1", "BENCHKEY01", "com.example.bench"
 rows = []  # the table: one dict per figure
 queue_rate = None  # deliveries/s the queue alone carries, when measured in this run (2.)
+API_PID = None  # the API process, once started
 LOAD_AT_START = os.getloadavg()[0]  # other work on the machine makes every figure noisier
 
 
@@ -180,9 +188,12 @@ function init(args)
   math.randomseed(os.time() * 1000 + id)
   delay_ms = tonumber(args[1] or "0")
 end
+local sent = 0
 function request()
   local n = math.random(0, keyspace - 1)
-  local body = string.format('{"device_token":{"provider":"apns","token":"%%064x","name":"Bench","user_alias":"user-%%d","language":"en","country":"gb"}}', n, n %% 100000)
+  -- Each registration differs, as each phone's does: the service refuses a request it has seen.
+  sent = sent + 1
+  local body = string.format('{"device_token":{"provider":"apns","token":"%%064x","name":"Bench %%d-%%d","user_alias":"user-%%d","language":"en","country":"gb"}}', n, id, sent, n %% 100000)
   return wrk.format(nil, nil, nil, body)
 end
 """
@@ -1099,6 +1110,101 @@ def console(api_port):
             200 / worst[2], "every page p99 < 200 ms", not slow)
 
 
+# ---------------------------------------------------------------- 10. a person's data
+
+def signed_request(api_port, app, method, path):
+    """A server-credential request; its status, body and milliseconds."""
+    credentials = app["server_credentials"]
+    connection = http.client.HTTPConnection("127.0.0.1", api_port, timeout=600)
+    headers = signed_headers(method, path, credentials["access_id"], credentials["secret_key"])
+    began = time.perf_counter()
+    connection.request(method, path, headers=headers)
+    answer = connection.getresponse()
+    body = answer.read()
+    elapsed = (time.perf_counter() - began) * 1000
+    connection.close()
+    return answer.status, body, elapsed
+
+
+def person(api_port):
+    n, k = PERSON_DEVICES, PERSON_NOTIFICATIONS
+    log(f"\n== 10. A person's data: erase and export in an app of {n:,} devices and {n * k:,} deliveries")
+    app = create_app("Person bench")
+    app_id = app["id"]
+    # Two devices per user, each sent k notifications (sent, half delivered, a tenth opened).
+    sql(f"""INSERT INTO devices (app_id, provider, token, user_alias, name, custom_properties)
+            SELECT {app_id}, 'apns', lpad(to_hex(n), 64, '0'), 'user-' || (n / 2), 'Phone ' || n,
+                   jsonb_build_object('email', 'user-' || (n / 2) || '@example.com')
+            FROM generate_series(1, {n}) AS n""")
+    notifications = [create_notification(api_port, app, {"title": f"News {i}", "message": "Hello", "all": True}) for i in range(k)]
+    sql(f"UPDATE notifications SET state = 'fanned_out', fanned_out_at = now() WHERE app_id = {app_id}")
+    began = time.monotonic()
+    for notification in notifications:
+        sql(f"""INSERT INTO deliveries (notification_id, app_id, device_id, state, attempts, sent_at, delivered_at, opened_at)
+                SELECT {notification}, {app_id}, id, 'sent', 1, now(),
+                       CASE WHEN id % 2 = 0 THEN now() END, CASE WHEN id % 10 = 0 THEN now() END
+                FROM devices WHERE app_id = {app_id}""")
+    log(f"{n * k:,} deliveries written in {time.monotonic() - began:.0f} s")
+    # A heavy user: 10 devices, each sent PERSON_EXPORT_DELIVERIES / 10 notifications of their own.
+    per_device = PERSON_EXPORT_DELIVERIES // 10
+    sql(f"""INSERT INTO devices (app_id, provider, token, user_alias, name)
+            SELECT {app_id}, 'apns', lpad(to_hex({n} + n), 64, '0'), 'heavy', 'Heavy ' || n FROM generate_series(1, 10) AS n""")
+    sql(f"""INSERT INTO notifications (app_id, content, targeting, state, fanned_out_at)
+            SELECT {app_id}, '{{"title": "Yours", "message": "Just for you"}}', '{{"user_aliases": ["heavy"]}}', 'fanned_out', now()
+            FROM generate_series(1, {per_device})""")
+    sql(f"""INSERT INTO deliveries (notification_id, app_id, device_id, state, attempts, sent_at)
+            SELECT x.id, {app_id}, d.id, 'sent', 1, now()
+            FROM notifications x, devices d
+            WHERE x.app_id = {app_id} AND x.targeting -> 'user_aliases' ? 'heavy' AND d.app_id = {app_id} AND d.user_alias = 'heavy'""")
+    sql("VACUUM ANALYZE devices, deliveries, notifications, device_events")
+    heavy_rows = int(sql(f"SELECT count(*) FROM deliveries q JOIN devices d ON d.id = q.device_id WHERE d.user_alias = 'heavy' AND d.app_id = {app_id}"))
+
+    # Baseline: one look for a person without the indexes the erasure reads through.
+    scan_ms = execution_ms(f"SELECT count(*) FROM devices WHERE custom_properties::text LIKE '%user-77@example.com%'")
+
+    # Export: the heavy user, streamed, against psql's COPY of the same delivery rows.
+    rss_before = peak_rss_mb(API_PID) if API_PID else None
+    status, body, export_ms = signed_request(api_port, app, "GET", "/api/v1/users/heavy/data")
+    if status != 200:
+        sys.exit(f"person: export answered {status}: {body[:200]!r}")
+    document = json.loads(body)
+    exported = len(document["deliveries"])
+    if exported != heavy_rows:
+        sys.exit(f"person: the export held {exported} deliveries of {heavy_rows}")
+    export_rate = exported / (export_ms / 1000)
+    began = time.perf_counter()
+    copied = subprocess.run([PSQL, DATABASE_URL, "-c",
+                             f"COPY (SELECT q.* FROM deliveries q WHERE q.device_id IN "
+                             f"(SELECT id FROM devices WHERE app_id = {app_id} AND user_alias = 'heavy')) TO STDOUT"],
+                            check=True, capture_output=True).stdout.count(b"\n")
+    copy_rate = copied / (time.perf_counter() - began)
+    rss_after = peak_rss_mb(API_PID) if API_PID else None
+    log(f"export: {exported:,} deliveries in {export_ms:.0f} ms ({export_rate:,.0f} rows/s, {len(body) / 1e6:.1f} MB); "
+        f"psql COPY {copy_rate:,.0f} rows/s; API peak RSS {rss_before} → {rss_after} MB")
+
+    # Erase: distinct users spread over the app, one at a time.
+    latencies = []
+    for i in range(PERSON_ERASURES):
+        alias = f"user-{(i * 2477) % (n // 2)}"
+        status, body, elapsed = signed_request(api_port, app, "DELETE", f"/api/v1/users/{alias}")
+        erased = json.loads(body)["erased"] if status == 200 else {}
+        if status != 200 or erased.get("devices") != 2 or erased.get("deliveries_anonymised") != 2 * k:
+            sys.exit(f"person: erasing {alias} answered {status}: {body[:300]!r}")
+        latencies.append(elapsed)
+    p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
+    left = int(sql(f"SELECT count(*) FROM devices WHERE app_id = {app_id} AND user_alias IS NOT NULL"))
+    log(f"erase: {PERSON_ERASURES} users, p50 {p50:.1f} ms, p99 {p99:.1f} ms; one scan for an alias {scan_ms:.0f} ms; "
+        f"{left:,} devices still named")
+    add_row(f"10. Erase a person ({n:,} devices, {n * k:,} deliveries; 2 devices and {2 * k} deliveries each)",
+            f"p50 {p50:.1f} ms, p99 {p99:.1f} ms over {PERSON_ERASURES} DELETE /api/v1/users/:alias",
+            f"{scan_ms:.0f} ms", "one scan of the app's devices for an e-mail address (EXPLAIN ANALYZE); ratio: scan ÷ p99",
+            scan_ms / p99, "p99 < 50 ms", p99 < 50)
+    add_row(f"10b. Export a person ({exported:,} deliveries on 10 devices)",
+            f"{export_rate:,.0f} rows/s ({export_ms:.0f} ms, {len(body) / 1e6:.1f} MB streamed)",
+            f"{copy_rate:,.0f} rows/s", "psql COPY of the same delivery rows; ratio: export ÷ COPY",
+            export_rate / copy_rate, "—", None)
+
+
 # ---------------------------------------------------------------- table
 
 def table():
@@ -1125,6 +1231,8 @@ def main():
         if "registration" in BENCHMARKS:
             registration()
         api = start(["serve", "--no-workers", "--no-migrate", "--port", str(api_port)], log_name="api.log")
+        global API_PID
+        API_PID = api.pid
         wait_until(lambda: listening(api_port), 30)
         if "queue" in BENCHMARKS:
             queue(api_port)
@@ -1145,6 +1253,8 @@ def main():
             steady()
         if "console" in BENCHMARKS:
             console(api_port)
+        if "person" in BENCHMARKS:
+            person(api_port)
     finally:
         if api:
             stop(api)

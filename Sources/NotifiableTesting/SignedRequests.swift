@@ -29,7 +29,7 @@ extension TestClientProtocol {
     @discardableResult
     public func signed(
         _ method: HTTPRequest.Method, _ uri: String, body: String? = nil, as credential: Credential,
-        date: Int64 = Int64(Date().timeIntervalSince1970), algorithm: APIAuth.Algorithm = .hmacSHA1,
+        date: Int64 = SigningDates.next(), algorithm: APIAuth.Algorithm = .hmacSHA1,
         bodyHash: SignedBody = .asClientsDo
     ) async throws -> TestResponse {
         let path = String(uri.split(separator: "?", maxSplits: 1).first ?? "")
@@ -52,7 +52,7 @@ extension TestClientProtocol {
         var headers = HTTPFields()
         for header in APIAuth.signedHeaders(
             method: method.rawValue, path: path, body: bytes, accessID: credential.accessID, secretKey: credential.secretKey,
-            date: Int64(Date().timeIntervalSince1970), bodyHash: SignedBody.asClientsDo.hash(method: method, role: credential.role),
+            date: SigningDates.next(), bodyHash: SignedBody.asClientsDo.hash(method: method, role: credential.role),
             contentType: contentType
         ) {
             headers.append(HTTPField(name: HTTPField.Name(header.name)!, value: header.value))
@@ -72,7 +72,7 @@ extension TestClientProtocol {
 
 public func signedHeaders(
     method: HTTPRequest.Method, path: String, body: String, credential: Credential,
-    date: Int64 = Int64(Date().timeIntervalSince1970), algorithm: APIAuth.Algorithm = .hmacSHA1,
+    date: Int64 = SigningDates.next(), algorithm: APIAuth.Algorithm = .hmacSHA1,
     bodyHash: SignedBody = .asClientsDo
 ) -> HTTPFields {
     var fields = HTTPFields()

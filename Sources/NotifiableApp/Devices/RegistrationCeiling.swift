@@ -21,7 +21,7 @@ public func buildRegistrationCeilingApplication(
     router.add(middleware: HTTPMetricsMiddleware(factory: metrics.factory))
     router.add(middleware: ErrorMiddleware())
     let sequence = Counter()
-    router.group("api/v1").add(middleware: APIAuthMiddleware(credentials: credentials))
+    router.group("api/v1").add(middleware: APIAuthMiddleware(credentials: credentials, seen: nil))
         .post("device_tokens") { request, context -> JSONResponse<DeviceJSON> in
             let caller = try context.requireCaller()
             var request = request

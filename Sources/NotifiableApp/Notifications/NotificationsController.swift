@@ -34,9 +34,17 @@ struct NotificationsController {
         var request = request
         let body = try await request.jsonBody(context: context)
         var parsed = try NotificationRequest.accepted(body, now: Date())
-        if parsed.idempotencyKey == nil, let header = request.headers[.idempotencyKey], !header.isEmpty {
+        if let header = request.headers[.idempotencyKey], !header.isEmpty {
             guard header.unicodeScalars.count <= 255, !header.utf8.contains(0) else {
                 throw APIError(status: .unprocessableContent, code: "too_long", message: "Idempotency-Key is at most 255 characters.", field: "Idempotency-Key")
+            }
+            // Two keys that disagree cannot both be honoured, and picking one would silently let
+            // a retry of the other create a second notification.
+            if let key = parsed.idempotencyKey, key != header {
+                throw APIError(
+                    status: .unprocessableContent, code: "idempotency_key_conflict",
+                    message: "The Idempotency-Key header (\"\(header)\") and the body's idempotency_key (\"\(key)\") differ; send one, or the same in both.",
+                    field: "Idempotency-Key")
             }
             parsed.idempotencyKey = header
         }

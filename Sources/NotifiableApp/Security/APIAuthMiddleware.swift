@@ -14,10 +14,13 @@ struct APIAuthMiddleware: RouterMiddleware {
     typealias Context = NotifiableRequestContext
 
     let credentials: CredentialCache
+    /// Where accepted requests are remembered, to refuse them again; nil checks none.
+    let seen: SeenRequestStore?
     let now: @Sendable () -> Int64
 
-    init(credentials: CredentialCache, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+    init(credentials: CredentialCache, seen: SeenRequestStore?, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.credentials = credentials
+        self.seen = seen
         self.now = now
     }
 
@@ -39,7 +42,7 @@ struct APIAuthMiddleware: RouterMiddleware {
                 "The Authorization header must be \"APIAuth <access_id>:<signature>\" or \"APIAuth-HMAC-SHA256 <access_id>:<signature>\"."
             )
         }
-        let date = try checkedDate(request.headers[.date])
+        let (date, dateSeconds) = try checkedDate(request.headers[.date])
 
         // Each body hash header present, with its value; the first stands in the signature.
         let bodyHashes = Self.bodyHashHeaders.compactMap { hash, name in request.headers[name].map { (hash, $0) } }
@@ -88,6 +91,20 @@ struct APIAuthMiddleware: RouterMiddleware {
                 hash == .md5 ? "content_md5_mismatch" : "content_hash_mismatch", "\(hash.headerName) does not match the body that arrived."
             )
         }
+        // Last, once everything else holds: a request refused above did nothing, and its sender
+        // may correct it and send it again.
+        if let seen, SignedRequestDigest.isChecked(method: request.method.rawValue, role: credential.role) {
+            let digest = SignedRequestDigest.of(
+                accessID: authorization.accessID, signature: authorization.signature, method: request.method.rawValue, target: target,
+                idempotencyKey: request.headers[.idempotencyKey], body: body.readableBytesView)
+            let until = Date(timeIntervalSince1970: TimeInterval(dateSeconds + APIAuth.allowedClockSkewSeconds))
+            guard try await seen.admit(digest, until: until) else {
+                throw APIError.unauthorized(
+                    "replayed_request",
+                    "This exact request, with this signature, was already received. To send it again, sign it again (a new Date gives a new signature)."
+                )
+            }
+        }
         context.caller = Caller(
             appID: credential.appID, role: credential.role, accessID: authorization.accessID,
             requiresVerifiedAlias: credential.requiresVerifiedAlias
@@ -97,8 +114,9 @@ struct APIAuthMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// The Date header's text, once it is known to be an RFC 1123 date within the allowed skew.
-    private func checkedDate(_ header: String?) throws -> String {
+    /// The Date header's text and its seconds since 1970, once it is known to be an RFC 1123 date
+    /// within the allowed skew.
+    private func checkedDate(_ header: String?) throws -> (String, Int64) {
         guard let header, !header.isEmpty else {
             throw APIError.unauthorized("missing_date", "Send a Date header (RFC 1123, e.g. \"\(HTTPDate.format(now()))\"); it is part of the signature.")
         }
@@ -112,6 +130,6 @@ struct APIAuthMiddleware: RouterMiddleware {
                 "The Date header is \(skew / 60) minutes from the server's clock (\(HTTPDate.format(now()))); at most \(APIAuth.allowedClockSkewSeconds / 60) are allowed. Check the client's clock."
             )
         }
-        return header
+        return (header, seconds)
     }
 }
