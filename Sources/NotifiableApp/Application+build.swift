@@ -96,7 +96,8 @@ public func buildRouter(
     // While the database is away, what needs it is answered 503 before any work.
     let databaseGate = availability.map { DatabaseAvailabilityMiddleware<NotifiableRequestContext>(availability: $0) }
     let credentials = CredentialCache(apps: apps)
-    let api = router.group("api/v1").addIfPresent(databaseGate).add(middleware: APIAuthMiddleware(credentials: credentials))
+    let api = router.group("api/v1").addIfPresent(databaseGate).add(
+        middleware: APIAuthMiddleware(credentials: credentials, seen: SeenRequestStore(client: postgres, logger: logger)))
     let limiter = RateLimiter(limits: configuration.rateLimits, share: processShare, factory: configuration.metrics.factory)
     DeviceTokensController(devices: devices, userTokens: userTokens).addRoutes(to: api, limiter: limiter)
     DeviceTagsController(devices: devices).addRoutes(to: api, limiter: limiter)
@@ -120,9 +121,9 @@ public func buildRouter(
 
     let audit = AuditLogStore(client: postgres, logger: logger)
     let admin = router.group("admin").addIfPresent(databaseGate).add(
-        middleware: BearerTokenMiddleware.admin(
-            token: configuration.adminToken, throttle: throttle, trustedProxies: configuration.trustedProxies
-        )
+        middleware: AdminAccessMiddleware(
+            adminToken: configuration.adminToken, keys: OperatorKeyStore(client: postgres, logger: logger), throttle: throttle,
+            trustedProxies: configuration.trustedProxies)
     ).add(middleware: AuditMiddleware(log: audit, channel: .adminAPI, trustedProxies: configuration.trustedProxies))
     let webhooks = WebhookStore(client: postgres, keys: configuration.keys, logger: logger)
     QueueAdminController(queue: QueueAdminStore(client: postgres, logger: logger)).addRoutes(to: admin)
@@ -146,7 +147,7 @@ public func buildRouter(
         finder: DeviceFinder(client: reads, logger: logger),
         operators: OperatorStore(client: postgres, logger: logger), audit: audit, webhooks: webhooks, apnsSettings: apnsSettings,
         fcmSettings: fcmSettings, credentials: credentials, contents: NotificationContentStore(client: postgres, logger: logger),
-        personalData: personalData
+        personalData: personalData, operatorKeys: OperatorKeyStore(client: postgres, logger: logger)
     ).addRoutes(to: router)
     return router
 }

@@ -6,7 +6,7 @@ import NotifiableStore
 struct Operators: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage the console's operators: owners, admins and editors of given apps, viewers.",
-        subcommands: [Add.self, List.self, Update.self]
+        subcommands: [Add.self, List.self, Update.self, OperatorKeys.self]
     )
 
     struct Add: AsyncParsableCommand {

@@ -78,6 +78,10 @@ import Testing
             consoleRoute("/dashboard/apps/:id/credentials/revoke", "\(base)/credentials/revoke", ["access_id": "not-one"])
             consoleRoute("/dashboard/apps/:id/gateways/:provider", "\(base)/gateways/apns", ["remove": "1"])
             consoleRoute("/dashboard/apps/:id/webhooks", "\(base)/webhooks", ["url": "https://example.com/console"])
+            consoleRoute("/dashboard/apps/:id/people/export", "\(base)/people/export", ["alias": "cat"])
+            consoleRoute("/dashboard/apps/:id/people/erase", "\(base)/people/erase", ["alias": "cat", "confirm": "cat"])
+            consoleRoute("/dashboard/keys", "/dashboard/keys", ["label": "audited"])
+            consoleRoute("/dashboard/keys/revoke", "/dashboard/keys/revoke", ["id": "999999"])
             // Signing in and out are recorded by their own handlers.
             requests.append(("POST /dashboard/login", "/dashboard/login", { try await DashboardTests.login(client, token: token) }))
             requests.append(("POST /dashboard/logout", "/dashboard/logout", { try await console.post("/dashboard/logout") }))

@@ -40,7 +40,9 @@ struct AppsAdminController {
     }
 
     @Sendable func list(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Page<AppJSON>> {
-        let listed = try await apps.list()
+        // An admin's or editor's key lists the apps it has.
+        let caller = context.consoleOperator ?? .adminToken
+        let listed = try await apps.list().filter { caller.sees(appID: $0.id) }
         let policies = try await userTokens.policies(appIDs: listed.map(\.id))
         // An app deleted between the two reads is left out rather than shown half.
         return JSONResponse(Page(data: listed.compactMap { app in policies[app.id].map { AppJSON(app, policy: $0) } }, nextCursor: nil))

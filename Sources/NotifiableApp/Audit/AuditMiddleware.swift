@@ -33,6 +33,7 @@ struct AuditMiddleware: RouterMiddleware {
         let path = request.uri.path
         var detail = notes.facts
         detail["location"] = location
+        detail["api_key"] = context.apiKeyID.map(String.init)
         let entry = AuditEntry(
             actor: context.consoleOperator?.auditName ?? ConsoleOperator.adminToken.auditName, channel: channel,
             action: "\(request.method.rawValue) \(path)", appID: Self.appID(in: path) ?? location.flatMap(Self.appID(in:)),

@@ -40,6 +40,8 @@ struct DashboardController {
     let contents: NotificationContentStore
     /// Exports and erases a person (writes: the primary).
     let personalData: PersonalData
+    /// Operators' admin API keys.
+    let operatorKeys: OperatorKeyStore
 
     func addRoutes(to router: Router<NotifiableRequestContext>) {
         let open = router.group("dashboard")
@@ -91,6 +93,9 @@ struct DashboardController {
         pages.post("operators", use: addOperator)
         pages.post("operators/:operator", use: changeOperator)
         pages.get("audit", use: auditPage)
+        pages.get("keys", use: keysPage)
+        pages.post("keys", use: createKey)
+        pages.post("keys/revoke", use: revokeKey)
         pages.get("audit.jsonl", use: auditExport)
     }
 

@@ -54,6 +54,7 @@ enum HTML {
             links.append("<a href=\"/dashboard/operators\">Operators</a>")
             links.append("<a href=\"/dashboard/audit\">Audit log</a>")
         }
+        links.append("<a href=\"/dashboard/keys\">API keys</a>")
         let who = viewer.map { "<span class=\"who\">\(escape($0.name)) · \($0.role.rawValue)</span>" } ?? ""
         return """
             <nav>\(links.joined())

@@ -23,6 +23,8 @@ public struct NotifiableRequestContext: RequestContext {
     public var user: VerifiedUser?
     /// Who is signed in to the console: set by the dashboard's session middleware.
     public var consoleOperator: ConsoleOperator?
+    /// The admin API key the request came with (its operator is `consoleOperator`).
+    public var apiKeyID: Int64?
     /// The peer's IP address, when the request came over a socket.
     public let remoteAddress: String?
     /// What the request's log line says beside its method, path and status.

@@ -77,6 +77,8 @@ struct QueueAdminController {
         default:
             throw APIError(status: .unprocessableContent, code: "invalid_type", message: "delivery_ids must be an array of numbers.", field: "delivery_ids")
         }
+        // One app's dead are its admins'; every app's, or deliveries named by id, an owner's.
+        try context.requireAdmin(appID.map { .manage(appID: $0) } ?? .administer)
         return JSONResponse(RequeueJSON(requeued: try await queue.requeueDead(appID: appID, ids: ids)))
     }
 

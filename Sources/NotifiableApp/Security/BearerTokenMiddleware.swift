@@ -1,9 +1,9 @@
 import Hummingbird
 import NotifiableCore
 
-/// Routes that take `Authorization: Bearer <token>`: the admin API (NOTIFIABLE_ADMIN_TOKEN) and,
-/// when a token is set, `/metrics` (NOTIFIABLE_METRICS_TOKEN). A client that keeps guessing is
-/// refused for a while (`SignInThrottle`), whichever token it guesses.
+/// Routes that take `Authorization: Bearer <token>`: `/metrics`, when NOTIFIABLE_METRICS_TOKEN is
+/// set (the admin API takes operators' keys too: `AdminAccessMiddleware`). A client that keeps
+/// guessing is refused for a while (`SignInThrottle`), whichever token it guesses.
 struct BearerTokenMiddleware: RouterMiddleware {
     typealias Context = NotifiableRequestContext
     /// Nil: the routes are closed (the admin API without a token).
@@ -14,10 +14,6 @@ struct BearerTokenMiddleware: RouterMiddleware {
     let purpose: String
     let throttle: SignInThrottle
     let trustedProxies: Set<String>
-
-    static func admin(token: String?, throttle: SignInThrottle, trustedProxies: Set<String>) -> Self {
-        Self(token: token, variable: "NOTIFIABLE_ADMIN_TOKEN", purpose: "admin", throttle: throttle, trustedProxies: trustedProxies)
-    }
 
     static func metrics(token: String, throttle: SignInThrottle, trustedProxies: Set<String>) -> Self {
         Self(token: token, variable: "NOTIFIABLE_METRICS_TOKEN", purpose: "metrics", throttle: throttle, trustedProxies: trustedProxies)
