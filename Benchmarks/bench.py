@@ -859,7 +859,7 @@ def fairness(api_port):
         shared = create_notification(api_port, broadcaster, {"title": "Fairness", "message": "Shared", "all": True})
         singles = []
         for _ in range(pushes):
-            singles.append(create_notification(api_port, other, {"title": "Fairness", "message": "Me", "device_ids": [device]}))
+            singles.append(create_notification(api_port, other, {"title": "Fairness", "message": f"Me {len(singles)}", "device_ids": [device]}))
             time.sleep(spacing)
         if not wait_until(lambda: count_sent(shared) == n, 900, 0.5):
             sys.exit(f"fairness: the broadcast beside the pushes was not sent; see {WORK}/fairness-worker.log")

@@ -105,6 +105,7 @@ class Load:
     def send_loop(self, index):
         client = Client(self.base_url, self.server_credential, timeout=60)
         rng = random.Random(1000 + index)
+        sent = 0
         while not self.stop.is_set():
             with self.lock:
                 known = list(self.device_ids[-2000:])
@@ -112,7 +113,9 @@ class Load:
                 time.sleep(0.05)
                 continue
             targets = sorted(set(rng.sample(known, min(20, len(known)))))
-            body = {"title": "Fault", "message": f"under restart {index}", "device_ids": targets}
+            # Each send differs, as a backend's do: the service refuses a server request it has seen.
+            sent += 1
+            body = {"title": "Fault", "message": f"under restart {index} #{sent}", "device_ids": targets}
             started = time.monotonic()
             try:
                 response = client.post("/api/v1/notifications", body)

@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdTesting
+import NIOCore
 import NotifiableCore
 import NotifiableStore
 import NotifiableTesting
@@ -41,6 +42,41 @@ import Testing
                 "SELECT count(*) FROM audit_log WHERE app_id = \(app.app.id) AND actor = \("operator:\(account.name)") AND action = 'erase user'")
             #expect(entries == 1)
             #expect(try await service.integer("SELECT count(*) FROM audit_log WHERE audit_log::text LIKE '%pat@example%'") == 0)
+        }
+    }
+}
+
+/// API keys from the console: an operator makes one (shown once) and revokes it; owners see all.
+@Suite struct ConsoleKeysTests {
+    @Test func anOperatorMakesAKeyThatActsAsThemAndRevokesIt() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp(name: "Keys")
+            let account = try await ConsoleSession.addOperator(service, .editor, apps: [app.app.id])
+            let console = try await ConsoleSession.signIn(client, service, name: account.name, password: account.password)
+            let made = try await console.post("/dashboard/keys", ["label": "deploys", "expires_in_days": "7"])
+            #expect(made.status == .ok)
+            let page = String(buffer: made.body)
+            let key = try #require(page.firstMatch(of: /nk_[A-Za-z0-9_-]{43}/).map { String($0.output) })
+            let read = try await client.execute(uri: "/admin/apps/\(app.app.id)", method: .get, headers: [.authorization: "Bearer \(key)"])
+            #expect(read.status == .ok)
+            let write = try await client.execute(
+                uri: "/admin/apps/\(app.app.id)", method: .patch, headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
+                body: ByteBuffer(string: #"{"name": "Renamed"}"#))
+            #expect(write.status == .forbidden && write.errorCode == "role_not_allowed")
+            #expect(write.json["error"]?["message"]?.stringValue?.contains("admin of the app") == true)
+            #expect(!(try await console.page("/dashboard/keys")).contains(key), "shown once")
+
+            let id = try #require(try await OperatorKeyStore(client: service.postgres, logger: TestDatabase.logger).list().first { $0.label == "deploys" }?.id)
+            // Another operator (not an owner) cannot revoke it.
+            let other = try await ConsoleSession.addOperator(service, .admin, apps: [app.app.id])
+            let otherConsole = try await ConsoleSession.signIn(client, service, name: other.name, password: other.password)
+            #expect(try await otherConsole.post("/dashboard/keys/revoke", ["id": "\(id)"]).status == .notFound)
+            #expect(try await console.post("/dashboard/keys/revoke", ["id": "\(id)"]).status == .ok)
+            let after = try await client.execute(uri: "/admin/apps/\(app.app.id)", method: .get, headers: [.authorization: "Bearer \(key)"])
+            #expect(after.errorCode == "revoked_api_key")
+            // The admin token has no account to make a key for.
+            let token = try await ConsoleSession.admin(client, service)
+            #expect(try await token.post("/dashboard/keys", ["label": "x"]).status == .unprocessableContent)
         }
     }
 }
