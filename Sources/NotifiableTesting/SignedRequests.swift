@@ -29,7 +29,7 @@ extension TestClientProtocol {
     @discardableResult
     public func signed(
         _ method: HTTPRequest.Method, _ uri: String, body: String? = nil, as credential: Credential,
-        date: Int64 = SigningDates.next(), algorithm: APIAuth.Algorithm = .hmacSHA1,
+        date: Int64? = nil, algorithm: APIAuth.Algorithm = .hmacSHA1,
         bodyHash: SignedBody = .asClientsDo
     ) async throws -> TestResponse {
         let path = String(uri.split(separator: "?", maxSplits: 1).first ?? "")
@@ -52,7 +52,8 @@ extension TestClientProtocol {
         var headers = HTTPFields()
         for header in APIAuth.signedHeaders(
             method: method.rawValue, path: path, body: bytes, accessID: credential.accessID, secretKey: credential.secretKey,
-            date: SigningDates.next(), bodyHash: SignedBody.asClientsDo.hash(method: method, role: credential.role),
+            date: SigningDates.date(accessID: credential.accessID, method: method.rawValue, path: path, body: bytes),
+            bodyHash: SignedBody.asClientsDo.hash(method: method, role: credential.role),
             contentType: contentType
         ) {
             headers.append(HTTPField(name: HTTPField.Name(header.name)!, value: header.value))
@@ -72,13 +73,15 @@ extension TestClientProtocol {
 
 public func signedHeaders(
     method: HTTPRequest.Method, path: String, body: String, credential: Credential,
-    date: Int64 = SigningDates.next(), algorithm: APIAuth.Algorithm = .hmacSHA1,
+    date: Int64? = nil, algorithm: APIAuth.Algorithm = .hmacSHA1,
     bodyHash: SignedBody = .asClientsDo
 ) -> HTTPFields {
     var fields = HTTPFields()
     for header in APIAuth.signedHeaders(
         method: method.rawValue, path: path, body: Array(body.utf8), accessID: credential.accessID,
-        secretKey: credential.secretKey, date: date, algorithm: algorithm,
+        secretKey: credential.secretKey,
+        date: date ?? SigningDates.date(accessID: credential.accessID, method: method.rawValue, path: path, body: Array(body.utf8)),
+        algorithm: algorithm,
         bodyHash: bodyHash.hash(method: method, role: credential.role)
     ) {
         fields.append(HTTPField(name: HTTPField.Name(header.name)!, value: header.value))
