@@ -1,6 +1,6 @@
--- Signed requests accepted while their signature is still good (SeenRequestStore): a second
--- request with the same signature, method, target and body is a replay and is refused. A row
--- goes a minute after its signature's Date falls out of the 15-minute window.
+-- Signed server requests accepted while their signature is still good (SeenRequestStore): a
+-- second request with the same credential and signature is a replay and is refused. A row goes a
+-- quarter of an hour after its signature's Date falls out of the 15-minute window.
 --
 -- By hand: SELECT count(*), min(until) FROM seen_requests;
 CREATE TABLE seen_requests (

@@ -20,7 +20,7 @@ struct OperatorKeys: AsyncParsableCommand {
         @Flag(help: "Print exactly one JSON object.") var json = false
 
         func validate() throws {
-            guard (1...64).contains(label.count) else { throw ValidationError("--label must be 1 to 64 characters.") }
+            if let problem = OperatorKey.labelProblem(label) { throw ValidationError("--label \(problem).") }
             if let days = expiresInDays, !(1...3650).contains(days) { throw ValidationError("--expires-in-days must be 1 to 3650.") }
         }
 

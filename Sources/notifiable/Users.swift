@@ -39,7 +39,7 @@ struct Users: AsyncParsableCommand {
             try await withStores { stores in
                 guard try await stores.apps.app(id: app) != nil else { throw CommandFailure("There is no app \(app).") }
                 let personalData = PersonalData(client: stores.client, keys: stores.configuration.keys, logger: stores.logger)
-                try await personalData.export(alias: alias, appID: app) { handle.write(Data($0.utf8)) }
+                try await personalData.export(alias: alias, appID: app, in: try personalData.reserveExport()) { handle.write(Data($0.utf8)) }
             }
             try handle.close()
         }

@@ -73,6 +73,17 @@ import Testing
                 try await client.signed(.put, "/api/v1/notifications/\(richID)/content", bytes: [1, 2, 3], contentType: "image/png", as: server).status
                     == .created)
             for id in [plain, stateful, richID] { #expect(try await Pipeline.settled(service, id)) }
+            // A tablet the person gave away: it had the alias, so it is theirs to erase, but what it
+            // holds now and what it was sent since belong to its new owner, not to the export.
+            let tabletToken = Pipeline.token(0xE9)
+            let tablet = try await register(
+                #"{"provider": "apns", "token": "\#(tabletToken)", "user_alias": "\#(Self.person)", "name": "\#(Self.names[0]) tablet"}"#)
+            let toTablet = try await Pipeline.send(client, server, #"{"title": "Before", "device_ids": [\#(tablet)]}"#)
+            #expect(try await Pipeline.settled(service, toTablet))
+            try await Task.sleep(for: .milliseconds(20))
+            _ = try await register(#"{"provider": "apns", "token": "\#(tabletToken)", "user_alias": "new-owner", "name": "New owner's tablet"}"#)
+            let toNewOwner = try await Pipeline.send(client, server, #"{"title": "After", "user_aliases": ["new-owner"]}"#)
+            #expect(try await Pipeline.settled(service, toNewOwner))
             for (id, target) in [(plain, phone), (plain, bystander), (stateful, secondHand)] {
                 let opened = try await client.signed(
                     .post, "/api/v1/notifications/\(id)/opened", body: #"{"device_token_id": "\#(target)"}"#, as: device)
@@ -100,12 +111,18 @@ import Testing
             #expect(exportedDeliveries.contains { $0["notification_id"]?.intValue == plain && $0["opened_at"]?.stringValue != nil })
             #expect(exportedDeliveries.contains { $0["notification_id"]?.intValue == richID && $0["state"]?.stringValue == "sent" })
             #expect(document["sandbox_pushes"]?.arrayValue?.isEmpty == false)
+            let exportedTablet = try #require(document["devices"]?.arrayValue?.first { $0["id"]?.intValue == tablet })
+            #expect(exportedTablet["user_alias"]?.stringValue == "another user" && exportedTablet["name"] == nil, "\(exportedTablet)")
+            #expect(exportedTablet["held_until"]?.stringValue != nil)
+            #expect(!text.contains("new-owner") && !text.contains("New owner"))
+            #expect(exportedDeliveries.contains { $0["notification_id"]?.intValue == toTablet })
+            #expect(!exportedDeliveries.contains { $0["notification_id"]?.intValue == toNewOwner }, "pushes to the new owner are theirs")
 
             let bystanderBefore = try await Self.bystanderRows(service, bystander)
             let erased = try await client.signed(.delete, "/api/v1/users/\(encoded)", as: server)
             #expect(erased.status == .ok, "\(String(buffer: erased.body))")
             let counts = try #require(erased.json["erased"])
-            #expect(counts["devices"]?.intValue == 5, "\(counts)")
+            #expect(counts["devices"]?.intValue == 6, "\(counts)")
             #expect(counts["user_notifications"]?.intValue == 1)
             #expect(counts["user_feeds"]?.intValue == 1)
             #expect(counts["notifications_retargeted"]?.intValue == 3)
@@ -113,11 +130,11 @@ import Testing
 
             let dump = try await SecretsAtRestTests.pgDump(service.configuration.databaseURL)
             #expect(dump.contains("bystander"), "the dump is not of the service's database")
-            for trace in [Self.person] + Self.names + Self.secrets + tokens + tokens.map({ "fcm-" + $0 }) {
+            for trace in [Self.person, tabletToken] + Self.names + Self.secrets + tokens + tokens.map({ "fcm-" + $0 }) {
                 #expect(!dump.contains(trace), "the database still holds \(trace)")
             }
             #expect(try await Self.bystanderRows(service, bystander) == bystanderBefore)
-            for id in [plain, stateful, richID] {
+            for id in [plain, stateful, richID, toTablet, toNewOwner] {
                 #expect(try await service.keptCounters(of: id) == service.recountedCounters(of: id), "notification \(id)")
             }
             // The bystander's counters in the shared notification still show both.

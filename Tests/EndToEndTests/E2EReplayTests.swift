@@ -57,12 +57,31 @@ import Testing
             let altered = try await client.execute(uri: path, method: .post, headers: headers, body: ByteBuffer(string: sent + " "))
             #expect(altered.errorCode == "content_hash_mismatch")
             #expect(try await client.execute(uri: path, method: .post, headers: headers, body: ByteBuffer(string: sent)).status == .accepted)
-            // Another Idempotency-Key makes it another request.
+            // What the signature does not cover cannot make a captured request new: an unsigned
+            // header, or a query added to a path-only signature.
             var keyed = headers
             keyed.append(HTTPField(name: HTTPField.Name("Idempotency-Key")!, value: "k-1"))
-            #expect(try await client.execute(uri: path, method: .post, headers: keyed, body: ByteBuffer(string: sent)).status == .accepted)
             #expect(try await client.execute(uri: path, method: .post, headers: keyed, body: ByteBuffer(string: sent)).errorCode == "replayed_request")
-            #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 2)
+            #expect(
+                try await client.execute(uri: path + "?again=1", method: .post, headers: headers, body: ByteBuffer(string: sent)).errorCode
+                    == "replayed_request")
+            #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 1)
+        }
+    }
+
+    /// An answer that asks the client to come back (429) did nothing: a retry middleware's resend
+    /// of the very same signed request is answered on its merits, not as a replay.
+    @Test func aRequestAnswered429MayBeSentAgainAsIs() async throws {
+        try await withTestService(configure: { $0.rateLimits.perCredential[.sends] = RateLimit(count: 1, periodSeconds: 3600) }) { client, service in
+            let app = try await service.createApp()
+            let path = "/api/v1/notifications"
+            #expect(try await client.signed(.post, path, body: #"{"message": "one", "all": true}"#, as: app.serverCredential).status == .accepted)
+            let body = #"{"message": "two", "all": true}"#
+            let headers = signedHeaders(method: .post, path: path, body: body, credential: app.serverCredential)
+            for _ in 0..<2 {
+                let answer = try await client.execute(uri: path, method: .post, headers: headers, body: ByteBuffer(string: body))
+                #expect(answer.status == .tooManyRequests, "\(answer.status) \(answer.errorCode ?? "")")
+            }
         }
     }
 

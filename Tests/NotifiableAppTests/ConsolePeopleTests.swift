@@ -34,7 +34,7 @@ import Testing
             let erased = try await console.post("\(page)/erase", ["alias": "pat@example.com", "confirm": "pat@example.com"])
             #expect(erased.status == .ok)
             #expect(String(buffer: erased.body).contains(#"<td data-label="What">devices</td><td data-label="Removed">1</td>"#))
-            #expect(try await service.text("SELECT token FROM devices WHERE id = \(device)") == "erased:\(device)")
+            #expect(try await service.text("SELECT token FROM devices WHERE id = \(device)") == "erased \(device)")
             #expect(try await service.text("SELECT user_alias FROM devices WHERE id = \(other)") == "quinn")
             #expect(try await console.post("\(page)/erase", ["alias": "a\u{7}b", "confirm": "a\u{7}b"]).status == .unprocessableContent)
 

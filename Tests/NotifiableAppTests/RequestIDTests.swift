@@ -3,6 +3,8 @@ import HummingbirdTesting
 import NotifiableTesting
 import Testing
 
+@testable import NotifiableApp
+
 /// Every answer carries `X-Request-Id`: the caller's when it is safe to log, otherwise a new
 /// one; the request's log line carries the same id.
 @Suite struct RequestIDTests {
@@ -45,5 +47,16 @@ import Testing
             #expect(capture.text.contains("request_id=\(echoed)"))
             #expect(!capture.text.contains(sent))
         }
+    }
+}
+
+/// The request log names a user's routes by their pattern: an alias in a path names a person, and
+/// an erasure cannot reach the log store.
+@Suite struct LoggedPathTests {
+    @Test func aUserAliasInThePathIsNotLogged() {
+        #expect(RequestLogMiddleware.loggedPath("/api/v1/users/alice%40example.com/data") == "/api/v1/users/:alias/data")
+        #expect(RequestLogMiddleware.loggedPath("/api/v1/users/alice") == "/api/v1/users/:alias")
+        #expect(RequestLogMiddleware.loggedPath("/api/v1/device_tokens/12") == "/api/v1/device_tokens/12")
+        #expect(RequestLogMiddleware.loggedPath("/api/v1/users") == "/api/v1/users")
     }
 }

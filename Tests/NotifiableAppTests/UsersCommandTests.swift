@@ -29,7 +29,7 @@ import Testing
             #expect(asked.status == 0 && asked.output.contains("by cli:"), "\(asked.output)")
             #expect(try await cli.run("users", "erased", "--app", "\(app)", "--alias", "tess").status == 1)
             let devices = try await cli.devices(app: app)
-            #expect(devices.keys.filter { !$0.hasPrefix("erased:") } == [Hex.token(0x53)], "only tess's device keeps its token")
+            #expect(devices.keys.filter { !$0.hasPrefix("erased ") } == [Hex.token(0x53)], "only tess's device keeps its token")
             #expect(devices.values.filter { $0.alias == nil }.count == 2)
 
             let empty = try await cli.run("users", "export", "--app", "\(app)", "--alias", "sam")

@@ -18,7 +18,7 @@ extension DashboardController {
             throw ConsoleRefusal.invalid("A key acts as an operator: sign in with your own name to make one (the admin token has no account).")
         }
         let label = form["label"]?.trimmingCharacters(in: .whitespaces) ?? ""
-        guard (1...64).contains(label.count) else { throw ConsoleRefusal.invalid("Give the key a label of 1 to 64 characters. No key was made.") }
+        if let problem = OperatorKey.labelProblem(label) { throw ConsoleRefusal.invalid("The label \(problem). No key was made.") }
         var expiresAt: Date?
         if let days = form["expires_in_days"], !days.isEmpty {
             guard let count = Int(days), (1...3650).contains(count) else {

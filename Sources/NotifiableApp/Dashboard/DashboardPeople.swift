@@ -15,6 +15,7 @@ extension DashboardController {
         let app = try await app(context, ConsoleAction.manage, "export a person's data")
         let alias = try Self.alias(in: try await form(of: request, "No data was exported."))
         let personalData = personalData
+        let reservation = try personalData.reserveExport()
         return Response(
             status: .ok,
             headers: [
@@ -22,7 +23,7 @@ extension DashboardController {
                 .cacheControl: "no-store",
             ],
             body: ResponseBody { writer in
-                try await personalData.export(alias: alias, appID: app.id) { try await writer.write(ByteBuffer(string: $0)) }
+                try await personalData.export(alias: alias, appID: app.id, in: reservation) { try await writer.write(ByteBuffer(string: $0)) }
                 try await writer.finish(nil)
             })
     }
@@ -42,7 +43,8 @@ extension DashboardController {
     }
 
     static func alias(in form: [String: String]) throws -> String {
-        let alias = form["alias"]?.trimmingCharacters(in: .whitespaces) ?? ""
+        // As typed: " alice" and "alice" are two users to the registry.
+        let alias = form["alias"] ?? ""
         if let problem = UserAlias.problem(alias) { throw ConsoleRefusal.invalid("The user alias \(problem).") }
         return alias
     }

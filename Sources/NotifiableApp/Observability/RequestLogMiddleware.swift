@@ -28,7 +28,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         response.headers[Self.requestIDField] = requestID
         var metadata: Logger.Metadata = [
             "method": "\(request.method)",
-            "path": "\(request.uri.path)",
+            "path": "\(Self.loggedPath(request.uri.path))",
             "status": .stringConvertible(Int(response.status.code)),
             "ms": .stringConvertible(Self.milliseconds(ContinuousClock.now - start)),
         ]
@@ -36,6 +36,15 @@ struct RequestLogMiddleware: RouterMiddleware {
         if let code = context.logFacts.errorCode { metadata["error_code"] = .string(code) }
         context.logger.info("request", metadata: metadata)
         return response
+    }
+
+    /// The path as logged: a user alias in it (`/api/v1/users/:alias/…`) names a person, and an
+    /// erasure cannot reach the log store, so it is written as `:alias`.
+    static func loggedPath(_ path: String) -> String {
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count > 4, parts[1] == "api", parts[2] == "v1", parts[3] == "users" else { return path }
+        parts[4] = ":alias"
+        return parts.joined(separator: "/")
     }
 
     /// Milliseconds with one decimal.

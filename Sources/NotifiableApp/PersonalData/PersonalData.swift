@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NotifiableCore
 import NotifiableStore
+import Synchronization
 
 /// Erasing and exporting a person: the operations the API, the console and the command line all
 /// call, so each front door only says who asked.
@@ -10,6 +11,9 @@ public struct PersonalData: Sendable {
     let exports: PersonExportStore
     let audit: AuditLogStore
     let keys: MasterKeyring
+    /// Exports under way in this process: each holds a connection and a snapshot while its reader
+    /// takes it, so a few slow readers must not take the pool.
+    private let exporting = ExportSlots(limit: 2)
 
     public init(client: Database, keys: MasterKeyring, logger: Logger) {
         self.erasures = PersonErasureStore(client: client, logger: logger)
@@ -51,7 +55,58 @@ public struct PersonalData: Sendable {
         try await audit.entries(action: Self.eraseAction, appID: appID, detail: "alias_digest", in: keys.erasedAliasDigests(alias: alias, appID: appID))
     }
 
-    public func export(alias: String, appID: Int64, write: (String) async throws -> Void) async throws {
+    /// Takes one of the process's export slots (429 when all are taken), for `export` to use.
+    public func reserveExport() throws -> ExportSlots.Reservation {
+        guard let reservation = exporting.reserve() else {
+            var error = APIError(
+                status: .tooManyRequests, code: "exports_busy",
+                message: "Other exports of a person are being written; try again in a few seconds (Retry-After).")
+            error.headers[.retryAfter] = "5"
+            throw error
+        }
+        return reservation
+    }
+
+    public func export(alias: String, appID: Int64, in reservation: ExportSlots.Reservation, write: (String) async throws -> Void) async throws {
+        defer { reservation.release() }
         try await exports.export(alias: alias, appID: appID, write: write)
+    }
+}
+
+/// A count of things under way, up to a limit.
+public final class ExportSlots: Sendable {
+    private let taken = Mutex(0)
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// A slot held until released; released once only.
+    public final class Reservation: Sendable {
+        private let slots: ExportSlots
+        private let released = Mutex(false)
+
+        init(_ slots: ExportSlots) { self.slots = slots }
+
+        // An answer whose body never ran (the client went away first) gives its slot back too.
+        deinit { release() }
+
+        public func release() {
+            guard
+                released.withLock({ was in
+                    defer { was = true }
+                    return !was
+                })
+            else { return }
+            slots.taken.withLock { $0 -= 1 }
+        }
+    }
+
+    func reserve() -> Reservation? {
+        let granted = taken.withLock { taken in
+            guard taken < limit else { return false }
+            taken += 1
+            return true
+        }
+        return granted ? Reservation(self) : nil
     }
 }

@@ -31,10 +31,12 @@ struct UsersDataController {
         let caller = try context.requireServerCaller()
         let alias = try context.pathUserAlias()
         let personalData = personalData
+        // Refused before the answer starts, while a refusal can still be a status.
+        let reservation = try personalData.reserveExport()
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
             body: ResponseBody { writer in
-                try await personalData.export(alias: alias, appID: caller.appID) { try await writer.write(ByteBuffer(string: $0)) }
+                try await personalData.export(alias: alias, appID: caller.appID, in: reservation) { try await writer.write(ByteBuffer(string: $0)) }
                 try await writer.finish(nil)
             })
     }

@@ -91,27 +91,39 @@ struct APIAuthMiddleware: RouterMiddleware {
                 hash == .md5 ? "content_md5_mismatch" : "content_hash_mismatch", "\(hash.headerName) does not match the body that arrived."
             )
         }
-        // Last, once everything else holds: a request refused above did nothing, and its sender
-        // may correct it and send it again.
-        if let seen, SignedRequestDigest.isChecked(method: request.method.rawValue, role: credential.role) {
-            let digest = SignedRequestDigest.of(
-                accessID: authorization.accessID, signature: authorization.signature, method: request.method.rawValue, target: target,
-                idempotencyKey: request.headers[.idempotencyKey], body: body.readableBytesView)
-            let until = Date(timeIntervalSince1970: TimeInterval(dateSeconds + APIAuth.allowedClockSkewSeconds))
-            guard try await seen.admit(digest, until: until) else {
-                throw APIError.unauthorized(
-                    "replayed_request",
-                    "This exact request, with this signature, was already received. To send it again, sign it again (a new Date gives a new signature)."
-                )
-            }
-        }
         context.caller = Caller(
             appID: credential.appID, role: credential.role, accessID: authorization.accessID,
             requiresVerifiedAlias: credential.requiresVerifiedAlias
         )
         context.logger[metadataKey: "app_id"] = .stringConvertible(credential.appID)
         context.logFacts.appID = credential.appID
-        return try await next(request, context)
+        // Last, once everything else holds: a request refused above did nothing, and its sender
+        // may correct it and send it again.
+        guard let seen, SignedRequestDigest.isChecked(method: request.method.rawValue, role: credential.role) else {
+            return try await next(request, context)
+        }
+        let digest = SignedRequestDigest.of(accessID: authorization.accessID, algorithm: authorization.algorithm, signature: authorization.signature)
+        let until = Date(timeIntervalSince1970: TimeInterval(dateSeconds + APIAuth.allowedClockSkewSeconds))
+        guard try await seen.admit(digest, until: until) else {
+            throw APIError.unauthorized(
+                "replayed_request",
+                "This exact request, with this signature, was already received. To send it again, sign it again (a new Date gives a new signature)."
+            )
+        }
+        // An answer that asks the client to come back (429, 5xx) did nothing it must not repeat, and
+        // a client's retry middleware may resend the very same signed request: it is forgotten.
+        do {
+            let response = try await next(request, context)
+            if Self.invitesRetry(response.status) { await seen.forget(digest, logger: context.logger) }
+            return response
+        } catch {
+            if Self.invitesRetry(ErrorMiddleware.status(of: error)) { await seen.forget(digest, logger: context.logger) }
+            throw error
+        }
+    }
+
+    static func invitesRetry(_ status: HTTPResponse.Status) -> Bool {
+        status == .tooManyRequests || status.code >= 500
     }
 
     /// The Date header's text and its seconds since 1970, once it is known to be an RFC 1123 date

@@ -45,7 +45,8 @@ struct AdminAccessMiddleware: RouterMiddleware {
         }
         let requirement = AdminAccess.requirement(
             method: request.method, endpoint: AdminAccess.routeName(context.endpointPath ?? request.uri.path),
-            pathAppID: context.parameters.get("id").flatMap { Int64($0) },
+            // Read as the handlers read it (`pathID`), so the app checked is the app served.
+            pathAppID: context.parameters.get("id") == nil ? nil : try context.pathID("id", what: "app"),
             queryAppID: request.uri.queryParameters["app_id"].flatMap { Int64(String($0)) })
         if case .action(let action) = requirement { try context.requireAdmin(action) }
         return try await next(request, context)

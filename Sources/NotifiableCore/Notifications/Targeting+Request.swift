@@ -30,11 +30,9 @@ extension Targeting {
             guard case .string(let alias) = item else {
                 throw NotificationFieldReader.typeError(itemPath, expected: "a string", got: item)
             }
-            guard !alias.isEmpty else {
-                throw ValidationError(code: "invalid_value", message: "\(itemPath) is an empty user alias.", field: itemPath)
-            }
-            guard alias.count <= NotificationRequest.maxShortTextLength else {
-                throw NotificationFieldReader.tooLong(itemPath, length: alias.count, max: NotificationRequest.maxShortTextLength)
+            // The registry's rule: an alias named here is one a device can hold and an erasure can name.
+            if let problem = UserAlias.problem(alias) {
+                throw ValidationError(code: "invalid_user_alias", message: "\(itemPath) \(problem).", field: itemPath)
             }
             if seen.insert(Array(alias.utf8)).inserted { aliases.append(alias) }
         }

@@ -20,6 +20,14 @@ public enum OperatorKey {
             && text.utf8.dropFirst(prefix.utf8.count).allSatisfy { $0.isBase64URL }
     }
 
+    /// Why `label` cannot name a key, said to the person making it; nil when it can. Counted as
+    /// PostgreSQL counts (code points).
+    public static func labelProblem(_ label: String) -> String? {
+        if label.isEmpty || label.unicodeScalars.count > 64 { return "must be 1 to 64 characters" }
+        if label.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return "may not hold control characters" }
+        return nil
+    }
+
     /// What is stored: the key's SHA-256.
     public static func digest(_ text: String) -> [UInt8] { Array(SHA256.hash(data: Data(text.utf8))) }
 }

@@ -18,15 +18,31 @@ public struct PersonErasureStore: Sendable {
     }
 
     public func erase(alias: String, appID: Int64) async throws -> ErasedData {
+        // A user marking a notification read, or a device changing, takes its rows in another order
+        // meanwhile (40P01), or a registration commits a row this one meets (23505): run it again.
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await eraseOnce(alias: alias, appID: appID)
+            } catch let error as PostgresTransactionError where attempt < 4 {
+                guard let cause = error.closureError as? PSQLError, cause.isUniqueViolation || cause.isDeadlock else { throw error }
+            }
+        }
+    }
+
+    private func eraseOnce(alias: String, appID: Int64) async throws -> ErasedData {
         try await client.withTransaction(logger: logger) { connection in
             var erased = ErasedData()
+            // The user's rows first, as the stateful notifications' writers take them (user
+            // notification, then its sync deliveries).
+            try await eraseUser(alias, appID: appID, into: &erased, on: connection)
             // A registration naming the alias may commit while this runs; a second look erases it.
             for _ in 0..<3 {
                 let ids = try await PersonalRows.devices(of: alias, appID: appID, on: connection, logger: logger)
                 guard !ids.isEmpty else { break }
                 try await erase(devices: ids, into: &erased, on: connection)
             }
-            try await eraseUser(alias, appID: appID, into: &erased, on: connection)
             return erased
         }
     }
@@ -34,12 +50,13 @@ public struct PersonErasureStore: Sendable {
     private func erase(devices ids: [Int64], into erased: inout ErasedData, on connection: PostgresConnection) async throws {
         erased.deliveriesCancelled += try await ErasedDeliveries.cancelWaiting(ofDevices: ids, on: connection, logger: logger)
         erased.deliveriesAnonymised += try await ErasedDeliveries.anonymise(ofDevices: ids, on: connection, logger: logger)
-        // The token becomes one no push service issues, so the row stays unique in its app and
-        // can never be reached; the history trigger records nothing for an erased row.
+        // The token becomes one that no registration can name (a space: PushToken refuses it for
+        // every provider), so the row stays unique in its app and nobody can take it over; the
+        // history trigger records nothing for an erased row.
         erased.devices += try await count(
             """
             WITH erased AS (
-                UPDATE devices SET token = 'erased:' || id, name = NULL, user_alias = NULL, language = NULL, country = NULL,
+                UPDATE devices SET token = 'erased ' || id, name = NULL, user_alias = NULL, language = NULL, country = NULL,
                                    custom_properties = '{}', platform_properties = '{}', tags = '{}', platform = NULL,
                                    apns_environment = NULL, badge = 0, invalidation_reason = NULL,
                                    unregistered_at = coalesce(unregistered_at, now()), erased_at = now(), updated_at = now()

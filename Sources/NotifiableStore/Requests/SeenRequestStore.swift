@@ -51,6 +51,16 @@ public final class SeenRequestStore: Sendable {
         }
     }
 
+    /// Forgets a request whose answer asked the client to come back: its exact retry is welcome.
+    public func forget(_ digest: [UInt8], logger: Logger) async {
+        do {
+            try await client.query("DELETE FROM seen_requests WHERE digest = \(ByteBuffer(bytes: digest))", logger: logger)
+        } catch {
+            logger.warning(
+                "could not forget a request answered with a retry; its exact retry will be refused", metadata: ["error": "\(databaseErrorText(error))"])
+        }
+    }
+
     private func write() async {
         while let batch = nextBatch() {
             await commit(batch)
@@ -111,7 +121,8 @@ public final class SeenRequestStore: Sendable {
         }
     }
 
-    /// Forgets requests whose signatures have expired, at most every ten seconds per process.
+    /// Forgets requests whose signatures have expired, at most every ten seconds per process: a
+    /// quarter of an hour late, so an API host whose clock is behind the database's still finds them.
     private func pruneNowAndThen() async {
         let due = state.withLock { state in
             guard ContinuousClock.now - state.lastPruned > .seconds(10) else { return false }
@@ -120,7 +131,7 @@ public final class SeenRequestStore: Sendable {
         }
         guard due else { return }
         do {
-            try await client.query("DELETE FROM seen_requests WHERE until < now() - interval '1 minute'", logger: logger)
+            try await client.query("DELETE FROM seen_requests WHERE until < now() - interval '15 minutes'", logger: logger)
         } catch {
             logger.warning("could not forget expired request signatures; the next request tries again", metadata: ["error": "\(databaseErrorText(error))"])
         }
