@@ -405,6 +405,24 @@ def http_date(now=None):
     return email.utils.formatdate(now if now is not None else time.time(), usegmt=True)
 
 
+_last_signed = {}
+_last_signed_lock = threading.Lock()
+
+
+def signing_time(key):
+    """When a client signs a request: now, unless it signed the very same request (credential,
+    method, path, body) at this second or later — then a second before that. A backend signs each
+    send as it makes it; two sends of one request within a second would sign alike, and the service
+    refuses a server request it has seen (replayed_request), so a scenario's repeated probes stand
+    for sends at distinct moments."""
+    now = int(time.time())
+    with _last_signed_lock:
+        last = _last_signed.get(key)
+        when = now if last is None else min(now, last - 1)
+        _last_signed[key] = when
+    return when
+
+
 def signed_headers(method, path, body, access_id, secret_key, content_type=CONTENT_TYPE, date=None,
                    algorithm="sha1", content_md5=False):
     """CONTRACT §2 and §6: HMAC over `METHOD,content_type,content_hash,path,date`, path without query.
@@ -479,7 +497,9 @@ class Client:
             return {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": CONTENT_TYPE}
         if self.credential is None:
             return {"Content-Type": CONTENT_TYPE}
-        return signed_headers(method, path, body, self.credential["access_id"], self.credential["secret_key"])
+        key = (self.credential["access_id"], method, path, hashlib.sha256(body or b"").hexdigest())
+        return signed_headers(method, path, body, self.credential["access_id"], self.credential["secret_key"],
+                              date=http_date(signing_time(key)))
 
     def request(self, method, path, body=None, headers=None):
         """Sends and returns a Response; connection failures raise OSError (http.client's too)."""

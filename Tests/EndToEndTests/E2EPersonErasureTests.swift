@@ -18,12 +18,8 @@ import Testing
         try await withTestService(workers: true) { client, service in
             let created = try await client.admin(.post, "/admin/apps", body: #"{"name": "Erasure", "delivery_mode": "sandbox"}"#, service: service)
             let appID = try #require(created.json["id"]?.intValue)
-            let device = Credential(
-                role: .device, accessID: created.json["device_credentials"]?["access_id"]?.stringValue ?? "",
-                secretKey: created.json["device_credentials"]?["secret_key"]?.stringValue ?? "")
-            let server = Credential(
-                role: .server, accessID: created.json["server_credentials"]?["access_id"]?.stringValue ?? "",
-                secretKey: created.json["server_credentials"]?["secret_key"]?.stringValue ?? "")
+            let device = Credential(.device, ofCreatedApp: created.json)
+            let server = Credential(.server, ofCreatedApp: created.json)
             let webhook = try await client.admin(
                 .post, "/admin/apps/\(appID)/webhooks", body: #"{"url": "http://127.0.0.1:9/hooks", "events": ["sent", "opened"]}"#, service: service)
             #expect(webhook.status == .created, "\(String(buffer: webhook.body))")

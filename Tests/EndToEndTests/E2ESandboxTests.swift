@@ -12,12 +12,8 @@ import Testing
         try await withTestService(workers: true) { client, service in
             let created = try await client.admin(.post, "/admin/apps", body: #"{"name": "Demo", "delivery_mode": "sandbox"}"#, service: service)
             let appID = try #require(created.json["id"]?.intValue)
-            let device = Credential(
-                role: .device, accessID: created.json["device_credentials"]?["access_id"]?.stringValue ?? "",
-                secretKey: created.json["device_credentials"]?["secret_key"]?.stringValue ?? "")
-            let server = Credential(
-                role: .server, accessID: created.json["server_credentials"]?["access_id"]?.stringValue ?? "",
-                secretKey: created.json["server_credentials"]?["secret_key"]?.stringValue ?? "")
+            let device = Credential(.device, ofCreatedApp: created.json)
+            let server = Credential(.server, ofCreatedApp: created.json)
             let token = String(repeating: "ab", count: 32)
             let deviceID = try await Pipeline.register(client, device, token: token, alias: "alice", language: "fr")
             let id = try await Pipeline.send(

@@ -59,12 +59,8 @@ import _CryptoExtras
 
             let created = try await admin(.post, "/admin/apps", #"{"name": "Docs", "delivery_mode": "sandbox"}"#)
             let appID = try #require(created.json["id"]?.intValue)
-            let device = Credential(
-                role: .device, accessID: created.json["device_credentials"]?["access_id"]?.stringValue ?? "",
-                secretKey: created.json["device_credentials"]?["secret_key"]?.stringValue ?? "")
-            let server = Credential(
-                role: .server, accessID: created.json["server_credentials"]?["access_id"]?.stringValue ?? "",
-                secretKey: created.json["server_credentials"]?["secret_key"]?.stringValue ?? "")
+            let device = Credential(.device, ofCreatedApp: created.json)
+            let server = Credential(.server, ofCreatedApp: created.json)
             try await admin(.post, "/admin/apps", #"{"name": ""}"#)
             try await admin(.get, "/admin/apps")
             try await admin(.get, "/admin/apps/\(appID)")
