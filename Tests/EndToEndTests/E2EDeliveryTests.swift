@@ -303,6 +303,12 @@ import Testing
             let otherKey = try await post(body, key: "retry-8")
             #expect(otherKey.status == .accepted)
             #expect(otherKey.json["id"] != first.json["id"])
+            // Two keys that disagree: neither is silently preferred.
+            let conflicting = try await post(#"{"message": "x", "all": true, "idempotency_key": "retry-9"}"#, key: "retry-10")
+            #expect(conflicting.status == .unprocessableContent && conflicting.errorCode == "idempotency_key_conflict")
+            #expect(conflicting.errorField == "Idempotency-Key")
+            let agreeing = try await post(#"{"message": "x", "all": true, "idempotency_key": "retry-7"}"#, key: "retry-7")
+            #expect(agreeing.json["id"] == first.json["id"])
             let tooLong = try await post(body, key: String(repeating: "k", count: 256))
             #expect(tooLong.status == .unprocessableContent)
             #expect(try await service.integer("SELECT count(*) FROM notifications WHERE app_id = \(app.app.id)") == 2)
