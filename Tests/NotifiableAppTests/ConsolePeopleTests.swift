@@ -80,3 +80,28 @@ import Testing
         }
     }
 }
+
+/// Exports hold a connection while their reader reads: two at a time per process, a third is told
+/// to come back, and a finished (or abandoned) one frees its place.
+@Suite struct ExportLimitTests {
+    @Test func aThirdExportAtOnceIs429UntilOneEnds() async throws {
+        try await withTestService { _, service in
+            let personalData = PersonalData(client: service.postgres, keys: service.configuration.keys, logger: TestDatabase.logger)
+            let app = try await service.createApp()
+            let first = try personalData.reserveExport()
+            var second: ExportReservation? = try personalData.reserveExport()
+            #expect(second != nil)
+            do {
+                _ = try personalData.reserveExport()
+                Issue.record("a third export was admitted")
+            } catch let error as APIError {
+                #expect(error.status == .tooManyRequests && error.code == "exports_busy" && error.headers[.retryAfter] == "5")
+            }
+            try await personalData.export(alias: "nobody", appID: app.app.id, in: first) { _ in }
+            let third = try personalData.reserveExport()
+            second = nil  // abandoned: its place comes back too
+            _ = try personalData.reserveExport()
+            withExtendedLifetime(third) {}
+        }
+    }
+}

@@ -13,7 +13,7 @@ public struct PersonalData: Sendable {
     let keys: MasterKeyring
     /// Exports under way in this process: each holds a connection and a snapshot while its reader
     /// takes it, so a few slow readers must not take the pool.
-    private let exporting = ExportSlots(limit: 2)
+    private let exporting = Permits(limit: 2)
 
     public init(client: Database, keys: MasterKeyring, logger: Logger) {
         self.erasures = PersonErasureStore(client: client, logger: logger)
@@ -56,57 +56,38 @@ public struct PersonalData: Sendable {
     }
 
     /// Takes one of the process's export slots (429 when all are taken), for `export` to use.
-    public func reserveExport() throws -> ExportSlots.Reservation {
-        guard let reservation = exporting.reserve() else {
+    public func reserveExport() throws -> ExportReservation {
+        guard exporting.tryTake() else {
             var error = APIError(
                 status: .tooManyRequests, code: "exports_busy",
                 message: "Other exports of a person are being written; try again in a few seconds (Retry-After).")
             error.headers[.retryAfter] = "5"
             throw error
         }
-        return reservation
+        return ExportReservation(exporting)
     }
 
-    public func export(alias: String, appID: Int64, in reservation: ExportSlots.Reservation, write: (String) async throws -> Void) async throws {
+    public func export(alias: String, appID: Int64, in reservation: ExportReservation, write: (String) async throws -> Void) async throws {
         defer { reservation.release() }
         try await exports.export(alias: alias, appID: appID, write: write)
     }
 }
 
-/// A count of things under way, up to a limit.
-public final class ExportSlots: Sendable {
-    private let taken = Mutex(0)
-    let limit: Int
+/// An export's permit, held from before its answer starts until its body is written; given back
+/// once, by the export or when nothing holds it any more (the client went away before the body ran).
+public final class ExportReservation: Sendable {
+    private let permits: Permits
+    private let released = Mutex(false)
 
-    init(limit: Int) { self.limit = limit }
+    init(_ permits: Permits) { self.permits = permits }
 
-    /// A slot held until released; released once only.
-    public final class Reservation: Sendable {
-        private let slots: ExportSlots
-        private let released = Mutex(false)
+    deinit { release() }
 
-        init(_ slots: ExportSlots) { self.slots = slots }
-
-        // An answer whose body never ran (the client went away first) gives its slot back too.
-        deinit { release() }
-
-        public func release() {
-            guard
-                released.withLock({ was in
-                    defer { was = true }
-                    return !was
-                })
-            else { return }
-            slots.taken.withLock { $0 -= 1 }
+    func release() {
+        let first = released.withLock { was in
+            defer { was = true }
+            return !was
         }
-    }
-
-    func reserve() -> Reservation? {
-        let granted = taken.withLock { taken in
-            guard taken < limit else { return false }
-            taken += 1
-            return true
-        }
-        return granted ? Reservation(self) : nil
+        if first { permits.release() }
     }
 }

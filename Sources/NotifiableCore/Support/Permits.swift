@@ -33,6 +33,16 @@ public final class Permits: Sendable {
         return try await operation()
     }
 
+    /// Takes a free permit without waiting, for an operation that outlives one scope (a streamed
+    /// answer); false when none is free. Whoever took it gives it back with `release()`, once.
+    public func tryTake() -> Bool {
+        state.withLock { state in
+            guard state.available > 0 else { return false }
+            state.available -= 1
+            return true
+        }
+    }
+
     /// How many wait for a permit now.
     public var waiting: Int { state.withLock { $0.waiters.count } }
 
@@ -69,7 +79,8 @@ public final class Permits: Sendable {
         }
     }
 
-    private func release() {
+    /// Gives a permit back: to the longest waiter, or to the free ones.
+    public func release() {
         let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             // A freed permit goes straight to the longest waiter.
             guard !state.waiters.isEmpty else {
