@@ -45,9 +45,7 @@ enum AdminAccess {
 
     /// Refuses `action` to `caller`: 404 for an app they do not see, 403 otherwise.
     static func require(_ action: ConsoleAction, of caller: ConsoleOperator) throws {
-        if case .view(let app) = action, !caller.sees(appID: app) { throw APIError.notFound("There is no app \(app).") }
-        if case .manage(let app) = action, !caller.sees(appID: app) { throw APIError.notFound("There is no app \(app).") }
-        if case .send(let app) = action, !caller.sees(appID: app) { throw APIError.notFound("There is no app \(app).") }
+        if let app = action.appID, !caller.sees(appID: app) { throw APIError.notFound("There is no app \(app).") }
         guard caller.may(action) else {
             throw APIError(
                 status: .forbidden, code: "role_not_allowed",

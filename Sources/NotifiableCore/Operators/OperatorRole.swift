@@ -28,6 +28,16 @@ public enum ConsoleAction: Sendable, Equatable {
     case viewService
 }
 
+extension ConsoleAction {
+    /// The app the action is on; nil for the service-wide ones.
+    public var appID: Int64? {
+        switch self {
+        case .view(let app), .send(let app), .manage(let app): app
+        case .administer, .viewService: nil
+        }
+    }
+}
+
 /// Who is signed in to the console: an operator, or whoever holds the admin token (an owner).
 public struct ConsoleOperator: Sendable, Equatable {
     /// Nil for the admin token.

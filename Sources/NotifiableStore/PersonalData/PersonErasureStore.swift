@@ -7,7 +7,7 @@ import PostgresNIO
 /// everything else that names them or their devices is deleted, in one transaction.
 ///
 /// Each statement reaches its rows through an index on the alias or the device ids: the cost grows
-/// with what the person has, not with the app (PersonalDataBench measures it on a million devices).
+/// with what the person has, not with the app (`scripts/bench` row 10 measures it on a million devices).
 public struct PersonErasureStore: Sendable {
     let client: Database
     let logger: Logger
@@ -18,17 +18,9 @@ public struct PersonErasureStore: Sendable {
     }
 
     public func erase(alias: String, appID: Int64) async throws -> ErasedData {
-        // A user marking a notification read, or a device changing, takes its rows in another order
-        // meanwhile (40P01), or a registration commits a row this one meets (23505): run it again.
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try await eraseOnce(alias: alias, appID: appID)
-            } catch let error as PostgresTransactionError where attempt < 4 {
-                guard let cause = error.closureError as? PSQLError, cause.isUniqueViolation || cause.isDeadlock else { throw error }
-            }
-        }
+        // A user marking a notification read, or a device changing, may take rows in another order
+        // meanwhile, or a registration commit a row this one meets.
+        try await retryingConflicts { try await eraseOnce(alias: alias, appID: appID) }
     }
 
     private func eraseOnce(alias: String, appID: Int64) async throws -> ErasedData {
@@ -55,68 +47,61 @@ public struct PersonErasureStore: Sendable {
         // history trigger records nothing for an erased row.
         erased.devices += try await count(
             """
-            WITH erased AS (
-                UPDATE devices SET token = 'erased ' || id, name = NULL, user_alias = NULL, language = NULL, country = NULL,
-                                   custom_properties = '{}', platform_properties = '{}', tags = '{}', platform = NULL,
-                                   apns_environment = NULL, badge = 0, invalidation_reason = NULL,
-                                   unregistered_at = coalesce(unregistered_at, now()), erased_at = now(), updated_at = now()
-                WHERE id = ANY(\(ids)::int8[]) AND erased_at IS NULL
-                RETURNING 1)
-            SELECT count(*) FROM erased
+            UPDATE devices SET token = 'erased ' || id, name = NULL, user_alias = NULL, language = NULL, country = NULL,
+                               custom_properties = '{}', platform_properties = '{}', tags = '{}', platform = NULL,
+                               apns_environment = NULL, badge = 0, invalidation_reason = NULL,
+                               unregistered_at = coalesce(unregistered_at, now()), erased_at = now(), updated_at = now()
+            WHERE id = ANY(\(ids)::int8[]) AND erased_at IS NULL
+            RETURNING 1
             """, on: connection)
         erased.deviceEvents += try await count(
-            "WITH gone AS (DELETE FROM device_events WHERE device_id = ANY(\(ids)::int8[]) RETURNING 1) SELECT count(*) FROM gone",
+            "DELETE FROM device_events WHERE device_id = ANY(\(ids)::int8[]) RETURNING 1",
             on: connection)
         erased.liveActivityTokens += try await count(
-            "WITH gone AS (DELETE FROM live_activity_tokens WHERE device_id = ANY(\(ids)::int8[]) RETURNING 1) SELECT count(*) FROM gone",
+            "DELETE FROM live_activity_tokens WHERE device_id = ANY(\(ids)::int8[]) RETURNING 1",
             on: connection)
         erased.pushToStartTokens += try await count(
-            "WITH gone AS (DELETE FROM push_to_start_tokens WHERE device_id = ANY(\(ids)::int8[]) RETURNING 1) SELECT count(*) FROM gone",
+            "DELETE FROM push_to_start_tokens WHERE device_id = ANY(\(ids)::int8[]) RETURNING 1",
             on: connection)
         erased.sandboxPushes += try await count(
-            "WITH gone AS (DELETE FROM sandbox_pushes WHERE device_id = ANY(\(ids)::int8[]) RETURNING 1) SELECT count(*) FROM gone",
+            "DELETE FROM sandbox_pushes WHERE device_id = ANY(\(ids)::int8[]) RETURNING 1",
             on: connection)
         // Events of every webhook, delivered or waiting: a waiting one would carry the alias out,
         // and a delivered one has no further use.
         erased.webhookEvents += try await count(
             """
-            WITH gone AS (
-                DELETE FROM webhook_events
-                WHERE payload ? 'device_id' AND (payload ->> 'device_id') = ANY(\(ids.map(String.init))::text[])
-                RETURNING 1)
-            SELECT count(*) FROM gone
+            DELETE FROM webhook_events
+            WHERE payload ? 'device_id' AND (payload ->> 'device_id') = ANY(\(ids.map(String.init))::text[])
+            RETURNING 1
             """, on: connection)
     }
 
     private func eraseUser(_ alias: String, appID: Int64, into erased: inout ErasedData, on connection: PostgresConnection) async throws {
         erased.userNotifications += try await count(
             """
-            WITH gone AS (DELETE FROM user_notifications WHERE app_id = \(appID) AND user_alias = \(alias) RETURNING 1)
-            SELECT count(*) FROM gone
+            DELETE FROM user_notifications WHERE app_id = \(appID) AND user_alias = \(alias) RETURNING 1
             """, on: connection)
         erased.userNotificationChanges += try await count(
             """
-            WITH gone AS (DELETE FROM user_notification_changes WHERE app_id = \(appID) AND user_alias = \(alias) RETURNING 1)
-            SELECT count(*) FROM gone
+            DELETE FROM user_notification_changes WHERE app_id = \(appID) AND user_alias = \(alias) RETURNING 1
             """, on: connection)
         erased.userFeeds += try await count(
-            "WITH gone AS (DELETE FROM user_feeds WHERE app_id = \(appID) AND user_alias = \(alias) RETURNING 1) SELECT count(*) FROM gone",
+            "DELETE FROM user_feeds WHERE app_id = \(appID) AND user_alias = \(alias) RETURNING 1",
             on: connection)
         // The expression matches notifications_user_aliases_idx.
         erased.notificationsRetargeted += try await count(
             """
-            WITH retargeted AS (
-                UPDATE notifications
-                SET targeting = jsonb_set(targeting, '{user_aliases}', coalesce(
-                        (SELECT jsonb_agg(a) FROM jsonb_array_elements(targeting -> 'user_aliases') AS a WHERE a <> to_jsonb(\(alias)::text)),
-                        '[]'::jsonb))
-                WHERE app_id = \(appID) AND (targeting -> 'user_aliases') ? \(alias)
-                RETURNING 1)
-            SELECT count(*) FROM retargeted
+            UPDATE notifications
+            SET targeting = jsonb_set(targeting, '{user_aliases}', coalesce(
+                    (SELECT jsonb_agg(a) FROM jsonb_array_elements(targeting -> 'user_aliases') AS a WHERE a <> to_jsonb(\(alias)::text)),
+                    '[]'::jsonb))
+            WHERE app_id = \(appID) AND (targeting -> 'user_aliases') ? \(alias)
+            RETURNING 1
             """, on: connection)
     }
 
+    /// Runs a statement that returns a row per row it changed; how many it changed.
     private func count(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> Int64 {
-        try await PersonalRows.count(query, on: connection, logger: logger)
+        Int64(try await connection.query(query, logger: logger).count())
     }
 }

@@ -8,14 +8,15 @@ enum ErasedDeliveries {
     /// Cancels the devices' waiting deliveries; how many were cancelled.
     static func cancelWaiting(ofDevices ids: [Int64], on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
         let floor = try await DeliveryPartitions.queueFloor(on: connection, logger: logger)
-        return try await PersonalRows.count(
-            """
-            WITH cancelled AS (
+        return Int64(
+            try await connection.query(
+                """
                 UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = 'device erased'
                 WHERE device_id = ANY(\(ids)::int8[]) AND state IN ('available', 'retrying') AND day >= \(floor)
-                RETURNING 1)
-            SELECT count(*) FROM cancelled
-            """, on: connection, logger: logger)
+                RETURNING 1
+                """,
+                logger: logger
+            ).count())
     }
 
     /// Clears what the devices' deliveries carried; how many deliveries the devices had.

@@ -60,17 +60,8 @@ public struct DeviceStore: Sendable {
     /// being updated survives (the SDK holds its id) and the other row is removed, so the
     /// token is reached through one device only.
     public func update(id: Int64, appID: Int64, fields: DeviceFields) async throws -> Device? {
-        // A registration of the same token committing meanwhile (23505), or two devices swapping
-        // tokens (40P01), makes the transaction fail; run it again on the new state.
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try await updateOnce(id: id, appID: appID, fields: fields)
-            } catch let error as PostgresTransactionError where attempt < 4 {
-                guard let cause = error.closureError as? PSQLError, cause.isUniqueViolation || cause.isDeadlock else { throw error }
-            }
-        }
+        // A registration of the same token committing meanwhile, or two devices swapping tokens.
+        try await retryingConflicts { try await updateOnce(id: id, appID: appID, fields: fields) }
     }
 
     private func updateOnce(id: Int64, appID: Int64, fields: DeviceFields) async throws -> Device? {
