@@ -18,7 +18,7 @@ public func buildApplication(_ configuration: ServerConfiguration, logger: Logge
 public func buildApplication(
     _ configuration: ServerConfiguration, postgres: Database, logger: Logger
 ) throws -> some ApplicationProtocol {
-    let availability = DatabaseAvailability(database: postgres, logger: logger)
+    let availability = DatabaseAvailability(database: postgres, logger: logger, requestDeadline: configuration.requestDeadline)
     let migrated = OneTimeSignal()
     let roster = APIProcessRoster(
         store: APIProcessStore(client: postgres, logger: logger), interval: configuration.apiBeatInterval, logger: logger
@@ -167,10 +167,12 @@ public func makeDeliveryWorker(
     let fcm = FCMSender(
         settings: { appID in try await fcmSettings.settings(appID: appID) }, logger: logger, requestTimeout: configuration.apnsRequestTimeout
     )
+    var worker = configuration.worker
+    worker.sendBudget = configuration.apnsRequestTimeout
     return DeliveryWorker(
         postgres: postgres, senders: replacingSenders ?? [.apns: apns, .fcm: fcm],
         sandbox: BuiltInSandbox(logger: logger, requestTimeout: configuration.apnsRequestTimeout),
-        configuration: configuration.worker, metrics: DeliveryMetrics(factory: configuration.metrics.factory),
+        configuration: worker, metrics: DeliveryMetrics(factory: configuration.metrics.factory),
         logger: logger, beforeStart: beforeStart
     )
 }

@@ -41,6 +41,13 @@ public struct ServerConfiguration: Sendable {
     /// requests, before it is closed: a client holding connections open cannot use up the
     /// server's descriptors.
     public var idleTimeout: Duration = .seconds(30)
+    /// How long a request may run, from its head to its answer's head, before it is answered 503:
+    /// a commit waiting on a synchronous standby that is gone, or a lock held elsewhere, must not
+    /// keep a client (and a load balancer's connection) waiting for ever.
+    public var requestDeadline: Duration = .seconds(15)
+    /// After SIGTERM, how long in-flight requests and batches may take to finish before the
+    /// process stops anyway (within a container's usual 30 s grace).
+    public var drainTime: Duration = .seconds(25)
     /// Addresses of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (the
     /// client's address for sign-in throttling, HTTPS for the session cookie's Secure attribute).
     /// Reverse proxies whose forwarding headers are believed, as `NetworkAddress.canonical` spells them.
@@ -141,6 +148,8 @@ public struct ServerConfiguration: Sendable {
         if let delay = try reader.integer("NOTIFIABLE_SYNC_SIGNAL_DELAY_MS", in: 0...60_000) { configuration.syncSignalDelay = .milliseconds(delay) }
         if let timeout = try reader.integer("NOTIFIABLE_APNS_TIMEOUT_SECONDS", in: 1...300) { configuration.apnsRequestTimeout = .seconds(timeout) }
         if let idle = try reader.integer("NOTIFIABLE_IDLE_TIMEOUT_SECONDS", in: 1...3600) { configuration.idleTimeout = .seconds(idle) }
+        if let deadline = try reader.integer("NOTIFIABLE_REQUEST_DEADLINE_SECONDS", in: 1...3600) { configuration.requestDeadline = .seconds(deadline) }
+        if let drain = try reader.integer("NOTIFIABLE_DRAIN_SECONDS", in: 1...3600) { configuration.drainTime = .seconds(drain) }
         if let publicOnly = try reader.boolean("NOTIFIABLE_WEBHOOK_PUBLIC_TARGETS_ONLY") {
             configuration.webhooks.targets = WebhookTargets(refusesInternalAddresses: publicOnly)
         }

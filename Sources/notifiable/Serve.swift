@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import NotifiableApp
+import ServiceLifecycle
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,6 +24,6 @@ struct Serve: AsyncParsableCommand {
         DescriptorLimit.raiseToHardLimit(logger: logger)
         bootstrapMetrics(configuration.metrics)
         let app = try buildApplication(configuration, logger: logger)
-        try await app.runService()
+        try await runUntilTerminated([app], drainTime: configuration.drainTime, logger: logger)
     }
 }

@@ -42,7 +42,6 @@ struct Work: AsyncParsableCommand {
         if let port = configuration.workerMetricsPort {
             services.append(buildMetricsApplication(configuration, port: port, postgres: postgres, logger: logger))
         }
-        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        try await group.run()
+        try await runUntilTerminated(services, drainTime: configuration.drainTime, logger: logger)
     }
 }

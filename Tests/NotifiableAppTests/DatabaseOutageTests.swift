@@ -37,6 +37,49 @@ import Testing
         }
     }
 
+    /// A commit that waits (on a synchronous standby that is gone, on a lock held elsewhere) must
+    /// not keep its client waiting for ever: at the request deadline the request is answered 503,
+    /// and its work, left running, may still take effect.
+    @Test func aRequestStillRunningAtItsDeadlineIsAnswered503AndMayStillTakeEffect() async throws {
+        try await withTestService(configure: { $0.requestDeadline = .seconds(1) }) { client, service in
+            let app = try await service.createApp()
+            let token = Pipeline.token(0xDEAD_11E)
+            let device = try await Pipeline.register(client, app.deviceCredential, token: token)
+            let (held, holding) = AsyncStream<Void>.makeStream()
+            let (release, releasing) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await service.postgres.withTransaction(logger: TestDatabase.logger) { connection in
+                    try await connection.query("SELECT id FROM devices WHERE id = \(device) FOR UPDATE", logger: TestDatabase.logger)
+                    holding.yield()
+                    for await _ in release { break }
+                }
+            }
+            for await _ in held { break }
+
+            let started = ContinuousClock.now
+            let body = #"{"device_token": {"provider": "apns", "token": "\#(token)", "name": "Held back"}}"#
+            let answer = try await client.signed(.post, "/api/v1/device_tokens", body: body, as: app.deviceCredential)
+            let took = ContinuousClock.now - started
+            releasing.yield()
+            releasing.finish()
+            try await holder.value
+            #expect(answer.status == .serviceUnavailable)
+            #expect(answer.errorCode == "request_deadline_exceeded")
+            #expect(answer.headers[.retryAfter] == "5")
+            #expect(took >= .seconds(1))
+            // The deadline is checked four times a second; the rest is the machine's slack.
+            #expect(took < .seconds(5), "answered \(took) after it was sent, 1 s deadline")
+
+            let deadline = ContinuousClock.now + .seconds(10)
+            var name = try await service.text("SELECT name FROM devices WHERE id = \(device)")
+            while name != "Held back", ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+                name = try await service.text("SELECT name FROM devices WHERE id = \(device)")
+            }
+            #expect(name == "Held back", "the work left running completes once the lock is released")
+        }
+    }
+
     @Test func requestsTheHTTPParserCannotReadGetJSONErrors() async throws {
         try await withTestService(.live) { client, _ in
             let port = try #require(client.port)

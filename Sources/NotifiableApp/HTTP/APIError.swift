@@ -68,6 +68,18 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         return error
     }
 
+    /// The request was still running at the request deadline (a commit waiting on a synchronous
+    /// standby that is gone, a lock held elsewhere). Its work may still complete.
+    static func requestDeadlineExceeded(_ deadline: Duration) -> APIError {
+        var error = APIError(
+            status: .serviceUnavailable, code: "request_deadline_exceeded",
+            message: "The request did not finish within \(deadline.components.seconds) s because the database is slow to commit. "
+                + "It may still take effect: retry after the seconds in Retry-After (a notification with the same Idempotency-Key)."
+        )
+        error.headers[.retryAfter] = "5"
+        return error
+    }
+
     /// The database cannot be reached for now (restarting, failing over, out of connections).
     static var databaseUnavailable: APIError {
         var error = APIError(

@@ -31,10 +31,12 @@ public final class DatabaseAvailability: Service, Sendable {
     let probeTimeout: Duration
     let strandedAfter: Duration
     let longOutage: Duration
+    /// How long a request may run before it is answered 503 (`ServerConfiguration.requestDeadline`).
+    let requestDeadline: Duration
 
     public init(
         database: Database, logger: Logger, probeInterval: Duration = .milliseconds(250), probeTimeout: Duration = .seconds(2),
-        strandedAfter: Duration = .seconds(3), longOutage: Duration = .seconds(10)
+        strandedAfter: Duration = .seconds(3), longOutage: Duration = .seconds(10), requestDeadline: Duration = .seconds(15)
     ) {
         self.database = database
         self.logger = logger
@@ -42,11 +44,20 @@ public final class DatabaseAvailability: Service, Sendable {
         self.probeTimeout = probeTimeout
         self.strandedAfter = strandedAfter
         self.longOutage = longOutage
+        self.requestDeadline = requestDeadline
     }
 
     public var isAvailable: Bool { available.load(ordering: .relaxed) }
 
     public func run() async throws {
+        // Requests past their deadline are answered while the HTTP server drains (it stops first).
+        let deadlines = Task { [self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                expireRequests(at: .now)
+            }
+        }
+        defer { deadlines.cancel() }
         try await cancelWhenGracefulShutdown { [self] in
             var attempt = 0
             var downSince: ContinuousClock.Instant?
@@ -162,21 +173,30 @@ public final class DatabaseAvailability: Service, Sendable {
 
     private struct Pending: Sendable {
         let outagesAtStart: Int
+        let due: ContinuousClock.Instant
         let strand: @Sendable () -> Void
+        let expire: @Sendable () -> Void
     }
 
-    /// Runs `work` in a task of its own and answers its result, or `stranded()` when an outage
-    /// that began after it started leaves it running (see the type's description).
+    /// Runs `work` in a task of its own and answers its result; or `stranded()` when an outage
+    /// that began after it started leaves it running (see the type's description); or
+    /// `pastDeadline()` when it is still running `requestDeadline` after it began (checked with
+    /// the probe, four times a second). Either way the task is left behind: what it awaits may
+    /// never answer.
     func guarding<T: Sendable>(
-        _ work: @escaping @Sendable () async throws -> T, stranded: @escaping @Sendable () -> T
+        _ work: @escaping @Sendable () async throws -> T, stranded: @escaping @Sendable () -> T,
+        pastDeadline: @escaping @Sendable () -> T
     ) async throws -> T {
         let answer = OneAnswer<T>()
         let outagesAtStart = outages.load(ordering: .relaxed)
+        let due = ContinuousClock.now + requestDeadline
         return try await withCheckedThrowingContinuation { continuation in
             answer.install(continuation)
             let id = inFlight.withLock { state -> UInt64 in
                 state.nextID += 1
-                state.requests[state.nextID] = Pending(outagesAtStart: outagesAtStart) { answer.preempt(.success(stranded())) }
+                state.requests[state.nextID] = Pending(
+                    outagesAtStart: outagesAtStart, due: due,
+                    strand: { answer.preempt(.success(stranded())) }, expire: { answer.preempt(.success(pastDeadline())) })
                 return state.nextID
             }
             let task = Task { [self] in
@@ -191,6 +211,15 @@ public final class DatabaseAvailability: Service, Sendable {
             }
             answer.onTimeout { task.cancel() }
         }
+    }
+
+    /// Answers the requests past their deadline.
+    private func expireRequests(at now: ContinuousClock.Instant) {
+        let expired = inFlight.withLock { state -> [Pending] in
+            let ids = state.requests.filter { $0.value.due <= now }.map(\.key)
+            return ids.compactMap { state.requests.removeValue(forKey: $0) }
+        }
+        for pending in expired { pending.expire() }
     }
 
     private func strandRequests(begunBefore outage: Int) {
