@@ -21,7 +21,7 @@ import time
 
 import harness
 from harness import expect, expect_empty, expect_equal, log, run_scenario, scaled, sql, sql_rows
-from gateways import (APNsGateway, FCMGateway, accepted_counts, backoff_violations, expect_exact_partition,
+from gateways import (APNsGateway, FCMGateway, accepted_counts, backoff_violations, expect_exact_partition, explain_duplicates,
                       insert_devices, retry_policy_minimum, send_to_all, wait_settled)
 
 FAULTS = [
@@ -112,7 +112,7 @@ def main():
     expect(apns_retry_after > 0 and fcm_retry_after > 0, "Retry-After answers were followed by retries")
 
     requests = len(apns_requests) + len(fcm_requests)
-    duplicates = apns_stats.get("duplicate_accepts", 0) + fcm_stats.get("duplicate_accepts", 0)
+    duplicates, unknown = explain_duplicates(notification, apns_stats, fcm_stats)
     outcomes = {}
     for stats in (apns_stats, fcm_stats):
         for outcome, count in stats.get("outcomes", {}).items():
@@ -126,7 +126,8 @@ def main():
             f"({len(answer_lost)} more 410s lost with dropped connections); "
             f"{requests} gateway requests, {apns_checked + fcm_checked} retries checked against the backoff "
             f"({apns_retry_after + fcm_retry_after} after Retry-After, {apns_lost + fcm_lost} more whose Retry-After was "
-            f"lost with a dropped connection), 0 too early; {duplicates} duplicate pushes")
+            f"lost with a dropped connection), 0 too early; {duplicates} duplicate pushes, each explained by its delivery's "
+            f"attempts of unknown outcome ({unknown} recorded)")
 
 
 run_scenario(main)

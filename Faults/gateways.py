@@ -233,6 +233,29 @@ def backoff_violations(requests, minimum_delay, slack=0.002):
     return violations, checked, retry_after_checked, retry_after_lost
 
 
+def explain_duplicates(notification_id, *gateway_stats):
+    """Every push a gateway accepted more than once must be explained by the worker's own record:
+    a delivery's extra accepts are at most its attempts of unknown outcome (no answer after the
+    request may have left, or a lease that ran out in a worker's hands: a killed worker's batches).
+    Fails naming the deliveries beyond that; returns (duplicates, unknown outcomes recorded)."""
+    accepted = {}
+    for stats in gateway_stats:
+        for token, count in stats.get("accepted_more_than_once", {}).items():
+            accepted[token.lower()] = accepted.get(token.lower(), 0) + int(count)
+    rows = sql_rows(f"""SELECT q.id, lower(d.token), q.unknown_outcomes FROM deliveries q JOIN devices d ON d.id = q.device_id
+                        WHERE q.notification_id = {notification_id}""")
+    unknown = {token: (int(delivery), int(count)) for delivery, token, count in rows}
+    unexplained = []
+    for token, count in sorted(accepted.items()):
+        delivery, outcomes = unknown.get(token, (None, 0))
+        if count - 1 > outcomes:
+            unexplained.append(f"delivery {delivery}: accepted {count} times, {outcomes} attempts of unknown outcome")
+    expect_empty(unexplained[:50], f"pushes accepted twice that no attempt of unknown outcome explains "
+                                   f"({len(unexplained)} deliveries)")
+    duplicates = sum(count - 1 for count in accepted.values())
+    return duplicates, sum(count for _, count in unknown.values())
+
+
 def expect_exact_partition(notification_id, targeted):
     """sent + failed + dead = targeted, nothing else (no waiting, running or cancelled delivery),
     one delivery per device; returns {state: count}."""

@@ -32,6 +32,8 @@ PGDATA = os.environ.get("PGDATA", "")
 PGPORT = int(os.environ.get("PGPORT", "5432"))
 FAULTS_DIR = os.environ.get("FAULTS_DIR") or f"/tmp/notifiable-faults-{NAME}"
 SCALE = float(os.environ.get("FAULTS_SCALE", "1"))
+# FAULTS_STARVE=1: a CPU hog runs beside the scenario (scripts/lib/starve.sh).
+STARVED = os.environ.get("FAULTS_STARVE") == "1"
 MIGRATIONS = os.path.join(REPO, "Migrations")
 CONTENT_TYPE = "application/json; charset=utf-8"
 ADMIN_TOKEN = "faults-admin-token-" + base64.b16encode(os.urandom(8)).decode().lower()
@@ -399,6 +401,12 @@ class Response:
 
     def __repr__(self):
         return f"<HTTP {self.status} {self.body[:200]!r}>"
+
+
+def when_starved(factor):
+    """The factor a scenario's timing bounds grow by in starved mode (1 otherwise). Each scenario
+    states its own; correctness assertions never use it."""
+    return float(factor) if STARVED else 1.0
 
 
 def http_date(now=None):

@@ -160,27 +160,42 @@ struct APNsClassifierCase: Sendable, CustomTestStringConvertible {
         #expect(APNsResponseClassifier.parseRetryAfter("60") == .seconds(60))
     }
 
+    /// Every transport failure is tried again. One that proves the push never left (no connection,
+    /// never written) is a plain retry; any other may have reached APNs, so its outcome is unknown.
     @Test func transportErrors() {
-        func reason(_ error: any Error) -> String? {
-            guard case .retry(let reason, let retryAfter) = APNsResponseClassifier.classify(transportError: error) else {
+        func reason(_ error: any Error, unknown: Bool) -> String? {
+            switch APNsResponseClassifier.classify(transportError: error) {
+            case .retry(let reason, let retryAfter):
+                #expect(!unknown, "\(error) may have reached APNs, yet was classified as a plain retry")
+                #expect(retryAfter == nil)
+                return reason
+            case .outcomeUnknown(let reason):
+                #expect(unknown, "\(error) cannot have reached APNs, yet was classified as of unknown outcome")
+                return reason
+            default:
                 Issue.record("\(error) was not classified as retry")
                 return nil
             }
-            #expect(retryAfter == nil)
-            return reason
         }
-        #expect(reason(HTTPClientError.readTimeout) == "read timeout")
-        #expect(reason(HTTPClientError.connectTimeout) == "connect timeout")
-        #expect(reason(HTTPClientError.deadlineExceeded) == "request deadline exceeded")
-        #expect(reason(HTTPClientError.remoteConnectionClosed) == "connection closed by APNs")
-        #expect(reason(HTTPClientError.tlsHandshakeTimeout) == "TLS handshake timeout")
-        #expect(reason(ChannelError.ioOnClosedChannel) == "connection closed")
-        #expect(reason(ChannelError.eof) == "connection closed")
-        #expect(reason(ChannelError.connectTimeout(.seconds(10))) == "connect timeout")
-        #expect(reason(CancellationError()) == "request cancelled")
-        #expect(reason(HTTPClientError.invalidURL)?.hasPrefix("HTTP client error: ") == true)
+        #expect(reason(HTTPClientError.readTimeout, unknown: true) == "read timeout")
+        #expect(reason(HTTPClientError.connectTimeout, unknown: false) == "connect timeout")
+        #expect(reason(HTTPClientError.deadlineExceeded, unknown: true) == "request deadline exceeded")
+        #expect(reason(HTTPClientError.remoteConnectionClosed, unknown: true) == "connection closed by APNs")
+        #expect(reason(HTTPClientError.tlsHandshakeTimeout, unknown: false) == "TLS handshake timeout")
+        #expect(reason(ChannelError.ioOnClosedChannel, unknown: true) == "connection closed")
+        #expect(reason(ChannelError.eof, unknown: true) == "connection closed")
+        #expect(reason(ChannelError.connectTimeout(.seconds(10)), unknown: false) == "connect timeout")
+        #expect(reason(CancellationError(), unknown: true) == "request cancelled")
+        #expect(reason(HTTPClientError.invalidURL, unknown: false)?.hasPrefix("HTTP client error: ") == true)
+        #expect(reason(HTTP2ClientError.deadlineExceeded, unknown: true) == "request deadline exceeded")
+        #expect(reason(HTTP2ClientError.connectionClosed("eof"), unknown: true) == "connection closed")
+        #expect(reason(HTTP2ClientError.streamReset("INTERNAL_ERROR"), unknown: true) == "APNs stream reset (INTERNAL_ERROR)")
+        #expect(
+            reason(HTTP2ClientError.notSent("deadline passed while waiting for a stream"), unknown: false)
+                == "not sent: deadline passed while waiting for a stream")
+        #expect(reason(HTTP2ClientError.connectTimeout, unknown: false) == "connect timeout")
         struct Weird: Error { let detail = String(repeating: "z", count: 500) }
-        let weird = reason(Weird())
+        let weird = reason(Weird(), unknown: true)
         #expect(weird?.hasPrefix("transport error: ") == true)
         #expect((weird?.count ?? 0) <= 140)
     }

@@ -158,25 +158,29 @@ struct FCMClassifierCase: Sendable, CustomTestStringConvertible {
         #expect(reason.count == "UNREGISTERED: ".count + 118)
     }
 
+    /// Tried again; of unknown outcome unless the failure proves the message never left.
     @Test func transportFailuresAreRetried() {
         #expect(
             FCMResponseClassifier.classify(transportError: HTTPClientError.remoteConnectionClosed)
-                == .retry(reason: "connection closed by FCM", retryAfter: nil))
+                == .outcomeUnknown(reason: "connection closed by FCM"))
         #expect(
             FCMResponseClassifier.classify(transportError: HTTPClientError.deadlineExceeded)
-                == .retry(reason: "request deadline exceeded", retryAfter: nil))
+                == .outcomeUnknown(reason: "request deadline exceeded"))
         // Sends go over the HTTP/2 client APNs uses; its failures do not speak of APNs.
         #expect(
             FCMResponseClassifier.classify(transportError: HTTP2ClientError.deadlineExceeded)
-                == .retry(reason: "request deadline exceeded", retryAfter: nil))
+                == .outcomeUnknown(reason: "request deadline exceeded"))
         #expect(
             FCMResponseClassifier.classify(transportError: HTTP2ClientError.connectionClosed("eof"))
-                == .retry(reason: "connection closed by FCM", retryAfter: nil))
+                == .outcomeUnknown(reason: "connection closed by FCM"))
+        #expect(
+            FCMResponseClassifier.classify(transportError: HTTP2ClientError.notSent("connection closed before the push was sent"))
+                == .retry(reason: "not sent: connection closed before the push was sent", retryAfter: nil))
         #expect(
             FCMResponseClassifier.classify(transportError: ChannelError.connectTimeout(.seconds(10)))
                 == .retry(reason: "connect timeout", retryAfter: nil))
         #expect(
             FCMResponseClassifier.classify(transportError: CancellationError())
-                == .retry(reason: "request cancelled", retryAfter: nil))
+                == .outcomeUnknown(reason: "request cancelled"))
     }
 }

@@ -67,7 +67,7 @@ import Testing
             let kept = try #require(claimed.first { $0.deviceID == first })
 
             try await Task.sleep(for: .milliseconds(500))
-            #expect(try await queue.extendLeases([kept], lease: .seconds(30)) == 1)
+            #expect(try await queue.extendLeases([kept], lease: .seconds(30)) == [kept.id])
             try await Task.sleep(for: .milliseconds(800))
             #expect(try await queue.rescueExpiredLeases(maxAttempts: 5) == 1)
             #expect(try await service.deliveries(of: id, in: "running") == 1)
@@ -75,7 +75,60 @@ import Testing
 
             // Once recorded, a delivery's lease is not renewed any more.
             try await queue.record([DeliveryResult(deliveryID: kept.id, attempt: kept.attempt, state: .sent)])
-            #expect(try await queue.extendLeases([kept], lease: .seconds(30)) == 0)
+            #expect(try await queue.extendLeases([kept], lease: .seconds(30)).isEmpty)
+        }
+    }
+
+    /// An attempt without an answer after its request may have left, and a lease that ran out in a
+    /// worker's hands, are counted on the delivery: only they can have shown a push twice.
+    @Test func attemptsOfUnknownOutcomeAreCountedOnTheDelivery() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x0DD1))
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+            try await Pipeline.fanOut(service)
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
+            @Sendable func unknownOutcomes() async throws -> Int64? {
+                try await service.integer("SELECT unknown_outcomes FROM deliveries WHERE notification_id = \(id)")
+            }
+
+            let first = try #require(try await queue.claim(limit: 10, lease: .seconds(30)).first)
+            var timedOut = DeliveryResult(deliveryID: first.id, attempt: first.attempt, state: .retrying, runAt: Date(), reason: "request deadline exceeded")
+            timedOut.outcomeUnknown = true
+            try await queue.record([timedOut])
+            #expect(try await unknownOutcomes() == 1)
+
+            // Lease ran out in a worker's hands: rescued, counted; the worker, late, still records
+            // its answer (nobody claimed the delivery since), and its Retry-After time stands.
+            let second = try #require(try await queue.claim(limit: 10, lease: .milliseconds(1)).first)
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(try await queue.rescueExpiredLeases(maxAttempts: 8) == 1)
+            #expect(try await unknownOutcomes() == 2)
+            #expect(
+                try await service.text("SELECT reason FROM deliveries WHERE notification_id = \(id)")
+                    == "\(DeliveryQueueStore.leaseRanOut) after: request deadline exceeded")
+            let retryAt = Date().addingTimeInterval(3600)
+            try await queue.record([
+                DeliveryResult(deliveryID: second.id, attempt: second.attempt, state: .retrying, runAt: retryAt, reason: "503 Retry-After: 3600")
+            ])
+            #expect(try await service.text("SELECT reason FROM deliveries WHERE notification_id = \(id)") == "503 Retry-After: 3600")
+            #expect(try await queue.claim(limit: 10, lease: .seconds(30)).isEmpty, "claimed before its Retry-After")
+
+            // Claimed again by another worker after a rescue: the first worker's late record is ignored.
+            try await service.postgres.query("UPDATE deliveries SET run_at = now() WHERE notification_id = \(id)")
+            let third = try #require(try await queue.claim(limit: 10, lease: .milliseconds(1)).first)
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(try await queue.rescueExpiredLeases(maxAttempts: 8) == 1)
+            let fourth = try #require(try await queue.claim(limit: 10, lease: .seconds(30)).first)
+            try await queue.record([DeliveryResult(deliveryID: third.id, attempt: third.attempt, state: .sent)])
+            #expect(try await service.deliveries(of: id, in: "running") == 1)
+            #expect(try await unknownOutcomes() == 3)
+
+            // Given back unsent: the attempt is not counted, and it is ready again at once.
+            try await queue.record([.givenBack(fourth, reason: "given back unsent")])
+            #expect(try await service.integer("SELECT attempts FROM deliveries WHERE notification_id = \(id)") == Int64(fourth.attempt - 1))
+            #expect(try await queue.claim(limit: 10, lease: .seconds(30)).first?.attempt == fourth.attempt)
+            #expect(try await unknownOutcomes() == 3)
         }
     }
 

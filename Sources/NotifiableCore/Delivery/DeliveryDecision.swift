@@ -43,6 +43,9 @@ public enum DeliveryDecision: Sendable, Equatable {
         case .retry(let reason, let retryAfter):
             let next = policy.nextAttempt(after: attempt, retryAfter: retryAfter, now: now, expiresAt: expiresAt, random: &random)
             return next.map { .retry(at: $0, reason: reason) } ?? .dead(reason: "gave up after \(attempt) attempts: \(reason)")
+        case .outcomeUnknown(let reason):
+            let next = policy.nextAttempt(after: attempt, retryAfter: nil, now: now, expiresAt: expiresAt, random: &random)
+            return next.map { .retry(at: $0, reason: reason) } ?? .dead(reason: "gave up after \(attempt) attempts: \(reason)")
         case .refreshCredentialsAndRetry(let reason):
             // At once with fresh credentials, still within the attempt budget and before expiry.
             let withinBudget = attempt < policy.maxAttempts && (expiresAt.map { now < $0 } ?? true)

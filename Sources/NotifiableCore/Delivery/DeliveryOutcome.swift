@@ -10,6 +10,11 @@ public enum DeliveryOutcome: Sendable, Equatable {
     /// A transient failure (429, 5xx, gateway shutting down, timeout, connection loss): try
     /// again later, no sooner than `retryAfter` when the gateway asked for a delay.
     case retry(reason: String, retryAfter: Duration?)
+    /// No answer came after the request may have reached the gateway (the deadline passed while
+    /// it was on the wire, the connection was lost under it): the gateway may have taken it. Try
+    /// again later, as for `retry`; the attempt is recorded as one of unknown outcome, the only
+    /// kind that may show a push twice.
+    case outcomeUnknown(reason: String)
     /// A permanent failure of this notification for this device (bad payload, too large, …):
     /// retrying would give the same answer.
     case failed(reason: String)
@@ -26,11 +31,16 @@ public enum DeliveryOutcome: Sendable, Equatable {
     /// nil when there is nothing new to mark (already marked, or no usable settings).
     case misconfigured(reason: String, settingsVersion: Date? = nil)
 
+    /// Whether the gateway may have taken the push although no answer said so.
+    public var isUnknown: Bool {
+        if case .outcomeUnknown = self { true } else { false }
+    }
+
     /// The reason text of any outcome but `.sent`.
     public var reason: String? {
         switch self {
         case .sent: nil
-        case .retry(let reason, _), .failed(let reason), .tokenDead(let reason, _),
+        case .retry(let reason, _), .outcomeUnknown(let reason), .failed(let reason), .tokenDead(let reason, _),
             .refreshCredentialsAndRetry(let reason), .misconfigured(let reason, _):
             reason
         }

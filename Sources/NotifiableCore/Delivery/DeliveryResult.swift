@@ -21,6 +21,19 @@ public struct DeliveryResult: Sendable, Equatable {
     public let deadToken: DeadToken?
     /// The gateway refused the app's settings: they are marked with the state.
     public let refusedSettings: RefusedSettings?
+    /// The attempt got no answer after its request may have reached the gateway: counted on the
+    /// delivery (`unknown_outcomes`), the one thing that can explain a push shown twice.
+    public var outcomeUnknown = false
+    /// The attempt was never made (its lease could not be known to outlast a send): the claim is
+    /// undone, the attempt not counted.
+    public var unsent = false
+
+    /// A claimed delivery handed back unsent, to be claimed again at once.
+    public static func givenBack(_ delivery: ClaimedDelivery, reason: String, now: Date = Date()) -> DeliveryResult {
+        var result = DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .retrying, runAt: now, reason: reason)
+        result.unsent = true
+        return result
+    }
 
     public init(
         deliveryID: Int64, attempt: Int, state: DeliveryState, runAt: Date? = nil, reason: String? = nil,

@@ -88,16 +88,18 @@ public enum APNsResponseClassifier {
         return .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 
-    /// Classifies a failure to get any answer (timeout, connection refused or lost, TLS): always
-    /// `.retry`, with a short reason.
+    /// Classifies a failure to get any answer (timeout, connection refused or lost, TLS): tried
+    /// again, as `.outcomeUnknown` when the push may have reached APNs, with a short reason.
     public static func classify(transportError error: any Error) -> DeliveryOutcome {
-        .retry(reason: transportReason(error), retryAfter: nil)
+        TransportFailure.mayHaveReachedGateway(error)
+            ? .outcomeUnknown(reason: transportReason(error)) : .retry(reason: transportReason(error), retryAfter: nil)
     }
 
     static func transportReason(_ error: any Error) -> String {
         if let error = error as? HTTP2ClientError {
             switch error {
             case .deadlineExceeded: return "request deadline exceeded"
+            case .notSent(let detail): return "not sent: \(detail)"
             case .connectTimeout: return "connect timeout"
             case .connectionClosed: return "connection closed"
             case .shutDown: return "APNs client shut down"

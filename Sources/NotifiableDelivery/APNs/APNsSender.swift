@@ -62,7 +62,7 @@ public final class APNsSender: PushSender {
         if entry == .probe {
             switch outcome {
             case .sent, .failed, .tokenDead: connection.trial.settle(confirmed: true)
-            case .retry, .refreshCredentialsAndRetry, .misconfigured: connection.trial.settle(confirmed: false)
+            case .retry, .outcomeUnknown, .refreshCredentialsAndRetry, .misconfigured: connection.trial.settle(confirmed: false)
             }
         }
         return outcome
@@ -79,7 +79,7 @@ public final class APNsSender: PushSender {
         if connection.reachesOtherEnvironment {
             let elsewhere = await attempt(delivery, payload: payload, jwt: jwt, to: environment.other, over: connection)
             switch elsewhere {
-            case .sent, .retry:
+            case .sent, .retry, .outcomeUnknown:
                 return elsewhere
             case .refreshCredentialsAndRetry(let reason):
                 // Not an answer about the token: ask both hosts again.

@@ -156,10 +156,11 @@ public enum FCMResponseClassifier {
         return String(validating: body[start..<end], as: UTF8.self)
     }
 
-    /// Classifies a failure to get any answer (timeout, connection refused or lost, TLS): always
-    /// `.retry`, with a short reason.
+    /// Classifies a failure to get any answer (timeout, connection refused or lost, TLS): tried
+    /// again, as `.outcomeUnknown` when the push may have reached FCM, with a short reason.
     public static func classify(transportError error: any Error) -> DeliveryOutcome {
-        .retry(reason: TransportFailure.reason(error, peer: "FCM"), retryAfter: nil)
+        let reason = TransportFailure.reason(error, peer: "FCM")
+        return TransportFailure.mayHaveReachedGateway(error) ? .outcomeUnknown(reason: reason) : .retry(reason: reason, retryAfter: nil)
     }
 
     /// A `Retry-After` value: delta-seconds ("120") or an HTTP-date (`Sun, 22 Nov 2026 06:01:44 GMT`,

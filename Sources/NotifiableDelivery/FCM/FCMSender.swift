@@ -50,7 +50,7 @@ public final class FCMSender: PushSender {
         let budget = requestTimeout * 2
         return await streams.withPermit {
             (try? await budgets.run(budget) { await self.sendWithoutBudget(delivery) })
-                ?? .retry(reason: "timeout: sending to FCM took more than \(budget.components.seconds) s", retryAfter: nil)
+                ?? .outcomeUnknown(reason: "timeout: sending to FCM took more than \(budget.components.seconds) s")
         }
     }
 

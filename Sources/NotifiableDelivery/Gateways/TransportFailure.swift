@@ -32,6 +32,7 @@ public enum TransportFailure {
         if let error = error as? HTTP2ClientError {
             switch error {
             case .deadlineExceeded: return "request deadline exceeded"
+            case .notSent(let detail): return "not sent: \(short(detail))"
             case .connectTimeout: return "connect timeout"
             case .connectionClosed: return "connection closed by \(peer)"
             case .shutDown: return "HTTP client shut down"
@@ -47,6 +48,28 @@ public enum TransportFailure {
         if let error = error as? IOError { return "I/O error: \(short(error.description))" }
         if error is CancellationError { return "request cancelled" }
         return "transport error: \(short(String(describing: error)))"
+    }
+
+    /// Whether a request that failed with `error` may have reached the gateway, so that it may
+    /// have taken the push although no answer said so. Only failures that prove the request never
+    /// left (never written, no connection set up, refused before sending) are known not to have;
+    /// any other is counted as an attempt of unknown outcome.
+    public static func mayHaveReachedGateway(_ error: any Error) -> Bool {
+        if let error = error as? HTTP2ClientError {
+            switch error {
+            case .notSent, .connectTimeout, .http2NotNegotiated, .invalidBaseURL, .invalidHeader, .shutDown: return false
+            case .deadlineExceeded, .connectionClosed, .streamReset, .responseTooLarge, .malformedResponse: return true
+            }
+        }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout, .alreadyShutdown, .invalidURL: return false
+            default: return true
+            }
+        }
+        if let error = error as? ChannelError, case .connectTimeout = error { return false }
+        if error is NIOSSLError || error is BoringSSLError { return false }
+        return true
     }
 
     /// At most 120 characters.

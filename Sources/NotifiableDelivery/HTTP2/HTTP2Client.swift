@@ -127,6 +127,9 @@ public enum HTTP2ClientError: Error, Sendable, Hashable, CustomStringConvertible
     case shutDown
     /// The push's deadline passed before APNs answered.
     case deadlineExceeded
+    /// The push was never written to a connection (its deadline passed while it waited for a
+    /// stream, or its connection closed first): APNs cannot have it.
+    case notSent(String)
     /// The connection closed (or failed) while the push was on it; APNs may or may not have processed it.
     case connectionClosed(String)
     /// No TLS connection with HTTP/2 could be set up in time.
@@ -147,6 +150,7 @@ public enum HTTP2ClientError: Error, Sendable, Hashable, CustomStringConvertible
         case .invalidBaseURL(let url): "invalid APNs base URL \"\(url)\": expected https://host[:port]"
         case .shutDown: "APNs client shut down"
         case .deadlineExceeded: "APNs request deadline exceeded"
+        case .notSent(let detail): "APNs push not sent (\(detail))"
         case .connectionClosed(let detail): "APNs connection closed (\(detail))"
         case .connectTimeout: "APNs connect timeout (TCP, TLS and HTTP/2 setup)"
         case .http2NotNegotiated(let chosen): "APNs server did not negotiate HTTP/2 (ALPN chose \(chosen ?? "nothing"))"

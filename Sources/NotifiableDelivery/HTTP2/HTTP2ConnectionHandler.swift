@@ -75,7 +75,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     /// Writes the push's HEADERS and DATA frames (not flushed: see ``flushIfNeeded()``).
     func open(_ request: HTTP2PendingRequest) {
         guard let context else {
-            request.fail(HTTP2ClientError.connectionClosed("closed before the push was sent"))
+            request.fail(HTTP2ClientError.notSent("connection closed before the push was sent"))
             return
         }
         let streamID = HTTP2StreamID(nextStreamID)

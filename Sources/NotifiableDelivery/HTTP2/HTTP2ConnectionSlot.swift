@@ -200,7 +200,7 @@ final class HTTP2SlotState {
             } else if request.cancelRequested {
                 request.fail(CancellationError())
             } else if request.deadline <= now {
-                request.fail(HTTP2ClientError.deadlineExceeded)
+                request.fail(HTTP2ClientError.notSent("deadline passed while waiting for a stream"))
             } else {
                 request.state = .queued
                 waiting.append(request)
@@ -394,7 +394,7 @@ final class HTTP2SlotState {
         while let request = waiting.popFirst() {
             guard case .queued = request.state else { continue }
             if request.deadline <= now {
-                request.fail(HTTP2ClientError.deadlineExceeded)
+                request.fail(HTTP2ClientError.notSent("deadline passed while waiting for a stream"))
             } else {
                 stillWaiting.append(request)
                 next = next.map { Swift.min($0, request.deadline) } ?? request.deadline

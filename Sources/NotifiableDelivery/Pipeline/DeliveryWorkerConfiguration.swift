@@ -21,6 +21,9 @@ public struct DeliveryWorkerConfiguration: Sendable {
     /// Longest wait for one database step of a loop (a claim, a record, a fan-out batch) before it is
     /// abandoned and the loop carries on (see `databaseStep`).
     public var databaseStepDeadline: Duration = .seconds(30)
+    /// How long a delivery's send takes at most (a gateway request's deadline). A send starts only
+    /// while its batch's lease is known to outlast this; renewals keep the lease beyond it after.
+    public var sendBudget: Duration = .seconds(15)
     public var retryPolicy = RetryPolicy()
 
     public init() {}

@@ -35,6 +35,8 @@ struct PushAttempt: Sendable {
         let decision = DeliveryDecision.after(
             outcome, attempt: delivery.attempt, policy: retryPolicy, now: Date(), expiresAt: delivery.expiresAt, sandbox: delivery.sandbox
         )
-        return DeliveryResult(decision, for: delivery, sentAt: now)
+        var result = DeliveryResult(decision, for: delivery, sentAt: now)
+        result.outcomeUnknown = outcome.isUnknown
+        return result
     }
 }

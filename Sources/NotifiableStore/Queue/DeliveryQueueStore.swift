@@ -74,10 +74,11 @@ public struct DeliveryQueueStore: Sendable {
 
     /// Extends the lease of deliveries a worker is still sending (those still running under the
     /// claim it made), so that a slow gateway or a busy machine does not hand them to another
-    /// worker to be pushed twice. Answers how many were extended.
+    /// worker to be pushed twice. Answers the ids extended: the worker no longer holds the others
+    /// (their lease ran out and they were rescued, or settled by someone else).
     @discardableResult
-    public func extendLeases(_ claimed: [ClaimedDelivery], lease: Duration) async throws -> Int {
-        guard !claimed.isEmpty else { return 0 }
+    public func extendLeases(_ claimed: [ClaimedDelivery], lease: Duration) async throws -> Set<Int64> {
+        guard !claimed.isEmpty else { return [] }
         let leaseSeconds = lease.seconds
         return try await client.query(
             """
@@ -89,11 +90,16 @@ public struct DeliveryQueueStore: Sendable {
             RETURNING q.id
             """,
             logger: logger
-        ).count()
+        ).decode(Int64.self).reduce(into: Set<Int64>()) { $0.insert($1) }
     }
 
+    /// The reason a delivery rescued from a lease that ran out carries (until its next attempt).
+    public static let leaseRanOut = "worker lease ran out"
+
     /// Returns deliveries whose lease ran out (their worker died or stalled) to the queue,
-    /// or to `dead` when they have had `maxAttempts` claims already.
+    /// or to `dead` when they have had `maxAttempts` claims already. Its worker may have sent it:
+    /// an attempt of unknown outcome. Should that worker record its attempt before anyone claims
+    /// the delivery again, its record stands (see `record`).
     @discardableResult
     public func rescueExpiredLeases(maxAttempts: Int) async throws -> Int {
         // Nothing runs below the floor; naming it spares planning every older day.
@@ -103,7 +109,8 @@ public struct DeliveryQueueStore: Sendable {
             UPDATE deliveries SET
                 state = CASE WHEN attempts >= \(maxAttempts) THEN 'dead' ELSE 'retrying' END,
                 dead_at = CASE WHEN attempts >= \(maxAttempts) THEN now() END,
-                reason = COALESCE(reason, 'worker lease expired'),
+                reason = \(Self.leaseRanOut) || COALESCE(' after: ' || reason, ''),
+                unknown_outcomes = unknown_outcomes + 1,
                 locked_until = NULL, run_at = now(), updated_at = now()
             WHERE day >= \(floor) AND (id, day) IN (
                 SELECT id, day FROM deliveries WHERE state = 'running' AND locked_until < now() AND day >= \(floor)
