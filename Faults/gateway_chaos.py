@@ -104,12 +104,15 @@ def main():
 
     # Every retry honoured its backoff.
     minimum = retry_policy_minimum(RETRY_BASE_MS)
-    apns_violations, apns_checked, apns_retry_after, apns_lost = backoff_violations(apns_requests, minimum)
-    fcm_violations, fcm_checked, fcm_retry_after, fcm_lost = backoff_violations(fcm_requests, minimum)
+    apns_violations, apns_checked, apns_paths = backoff_violations(apns_requests, minimum)
+    fcm_violations, fcm_checked, fcm_paths = backoff_violations(fcm_requests, minimum)
     expect_empty(apns_violations, "APNs retries sooner than the retry policy or Retry-After allows")
     expect_empty(fcm_violations, "FCM retries sooner than the retry policy or Retry-After allows")
     expect(apns_checked > 0 and fcm_checked > 0, "retries happened at both gateways")
-    expect(apns_retry_after > 0 and fcm_retry_after > 0, "Retry-After answers were followed by retries")
+    expect(apns_paths.get("answer with Retry-After", 0) > 0 and fcm_paths.get("answer with Retry-After", 0) > 0,
+           "Retry-After answers were followed by retries")
+    paths = {path: apns_paths.get(path, 0) + fcm_paths.get(path, 0) for path in set(apns_paths) | set(fcm_paths)}
+    log(f"retries by path: {dict(sorted(paths.items()))}")
 
     requests = len(apns_requests) + len(fcm_requests)
     duplicates, unknown = explain_duplicates(notification, apns_stats, fcm_stats)
@@ -124,9 +127,8 @@ def main():
     return (f"{targeted} devices in {seconds:.0f} s: sent {states.get('sent', 0)} + failed {states.get('failed', 0)} "
             f"+ dead {states.get('dead', 0)} = {targeted}; {len(dead_tokens)} dead tokens invalidated "
             f"({len(answer_lost)} more 410s lost with dropped connections); "
-            f"{requests} gateway requests, {apns_checked + fcm_checked} retries checked against the backoff "
-            f"({apns_retry_after + fcm_retry_after} after Retry-After, {apns_lost + fcm_lost} more whose Retry-After was "
-            f"lost with a dropped connection), 0 too early; {duplicates} duplicate pushes, each explained by its delivery's "
+            f"{requests} gateway requests, {apns_checked + fcm_checked} retries checked against the backoff, 0 too early "
+            f"(by path: {', '.join(f'{count} after {path}' for path, count in sorted(paths.items()))}); {duplicates} duplicate pushes, each explained by its delivery's "
             f"attempts of unknown outcome ({unknown} recorded)")
 
 

@@ -9,7 +9,7 @@ import time
 from collections import defaultdict
 
 import harness
-from harness import FAULTS_DIR, cli, expect, sql, sql_rows, wait_until
+from harness import FAULTS_DIR, cli, expect, expect_empty, sql, sql_rows, wait_until
 
 
 # ---------------------------------------------------------------- gateways
@@ -202,7 +202,10 @@ def backoff_violations(requests, minimum_delay, slack=0.002):
     fault closed the same connection between the two arrivals, the answer may have been lost with
     it (answers are flushed after the read they came in), and the worker rightly saw a lost
     connection instead. Such a retry must still keep the policy's delay.
-    Returns (violations, retries checked, Retry-After honoured count, Retry-After answers lost)."""
+    Each retry is named by the path that led to it, as the gateway saw the attempt before it:
+    an answer with Retry-After, an answer without, a Retry-After lost with a dropped connection,
+    no answer (the worker's deadline), a reset stream, a dropped connection.
+    Returns (violations, retries checked, {path: retries})."""
     by_token = defaultdict(list)
     drops = defaultdict(list)
     for record in requests:
@@ -214,7 +217,7 @@ def backoff_violations(requests, minimum_delay, slack=0.002):
     def dropped_between(connection, start, end):
         return any(start <= at <= end for at in drops.get(connection, ()))
 
-    violations, checked, retry_after_checked, retry_after_lost = [], 0, 0, 0
+    violations, checked, paths = [], 0, defaultdict(int)
     for token, records in by_token.items():
         for k, (previous, following) in enumerate(zip(records, records[1:]), start=1):
             gap = following["arrived_at"] - previous["arrived_at"]
@@ -222,15 +225,24 @@ def backoff_violations(requests, minimum_delay, slack=0.002):
             if previous["retry_after"] is not None:
                 if gap + slack < previous["retry_after"] and dropped_between(
                         previous["connection"], previous["arrived_at"], following["arrived_at"]):
-                    retry_after_lost += 1
+                    path = "Retry-After lost with a dropped connection"
                 else:
                     required = max(required, previous["retry_after"])
-                    retry_after_checked += 1
+                    path = "answer with Retry-After"
+            elif previous["outcome"] == "timeout":
+                path = "no answer (deadline)"
+            elif previous["outcome"] == "reset-stream":
+                path = "reset stream"
+            elif previous["outcome"] == "drop-connection" or previous["status"] is None:
+                path = "dropped connection"
+            else:
+                path = "answer without Retry-After"
+            paths[path] += 1
             checked += 1
             if gap + slack < required:
                 violations.append(f"{token[:16]}… attempt {k + 1} came {gap * 1000:.0f} ms after attempt {k} "
-                                  f"({previous['outcome']}), {required * 1000:.0f} ms required")
-    return violations, checked, retry_after_checked, retry_after_lost
+                                  f"({previous['outcome']}, path: {path}), {required * 1000:.0f} ms required")
+    return violations, checked, dict(paths)
 
 
 def explain_duplicates(notification_id, *gateway_stats):

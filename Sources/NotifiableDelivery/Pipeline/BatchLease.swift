@@ -8,6 +8,7 @@ final class BatchLease: Sendable {
     private struct State {
         var heldUntil: ContinuousClock.Instant
         var lost: Set<Int64> = []
+        var recording = false
     }
     private let state: Mutex<State>
     let lease: Duration
@@ -22,13 +23,19 @@ final class BatchLease: Sendable {
         state.withLock { !$0.lost.contains(id) && now + sendBudget <= $0.heldUntil }
     }
 
-    /// A renewal asked at `askedAt` extended the leases of `held` among `ids`; the others are lost.
-    /// Answers the ones newly lost and how much of the old lease was left when the renewal was asked
-    /// (negative: it ran out first).
+    /// Every send is over and the outcomes are being recorded: a delivery a renewal no longer
+    /// finds running (or finds locked) was most likely recorded, not lost.
+    func startRecording() {
+        state.withLock { $0.recording = true }
+    }
+
+    /// A renewal asked at `askedAt` extended the leases of `held` among `ids`; the others are lost
+    /// (unless the batch is being recorded). Answers the ones newly lost and how much of the old
+    /// lease was left when the renewal was asked (negative: it ran out first).
     func renewed(askedAt: ContinuousClock.Instant, held: Set<Int64>, of ids: [Int64]) -> (lost: [Int64], margin: Duration) {
         state.withLock { state in
             let margin = state.heldUntil - askedAt
-            let newlyLost = ids.filter { !held.contains($0) && !state.lost.contains($0) }
+            let newlyLost = state.recording ? [] : ids.filter { !held.contains($0) && !state.lost.contains($0) }
             state.lost.formUnion(newlyLost)
             state.heldUntil = askedAt + lease
             return (newlyLost, margin)

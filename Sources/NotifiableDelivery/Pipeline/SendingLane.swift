@@ -31,6 +31,7 @@ struct SendingLane: Sendable {
                     let heartbeat = Task { await keepLeases(of: claimed, lease, run) }
                     let attempts = await send(claimed, lease)
                     await recordings.next()
+                    lease.startRecording()
                     recordings.addTask {
                         await recorder.record(attempts, run)
                         heartbeat.cancel()
@@ -86,6 +87,7 @@ struct SendingLane: Sendable {
                 let held = try await run.step("renewing leases") { [queue, configuration] in
                     try await queue.extendLeases(claimed, lease: configuration.lease)
                 }
+                if Task.isCancelled { return }
                 let (lost, margin) = lease.renewed(askedAt: askedAt, held: held, of: ids)
                 if margin < interval {
                     logger.warning(
@@ -98,6 +100,8 @@ struct SendingLane: Sendable {
                         metadata: ["count": "\(lost.count)"])
                 }
             } catch {
+                // Cancelled: the batch is recorded, nothing to renew.
+                if Task.isCancelled { return }
                 logger.warning("could not renew a batch's lease", metadata: ["error": "\(databaseErrorText(error))"])
             }
         }

@@ -75,7 +75,9 @@ public struct DeliveryQueueStore: Sendable {
     /// Extends the lease of deliveries a worker is still sending (those still running under the
     /// claim it made), so that a slow gateway or a busy machine does not hand them to another
     /// worker to be pushed twice. Answers the ids extended: the worker no longer holds the others
-    /// (their lease ran out and they were rescued, or settled by someone else).
+    /// (their lease ran out and they were rescued, or settled by someone else). Rows another
+    /// statement holds (the batch's own record, a rescue) are skipped rather than waited for, so a
+    /// renewal never deadlocks with the record of the same batch.
     @discardableResult
     public func extendLeases(_ claimed: [ClaimedDelivery], lease: Duration) async throws -> Set<Int64> {
         guard !claimed.isEmpty else { return [] }
@@ -83,10 +85,17 @@ public struct DeliveryQueueStore: Sendable {
         return try await client.query(
             """
             UPDATE deliveries q SET locked_until = now() + make_interval(secs => \(leaseSeconds))
-            FROM unnest(\(claimed.map(\.id))::int8[], \(claimed.map { Int32($0.attempt) })::int4[]) AS r(id, attempt)
-            WHERE q.id = r.id AND q.id = ANY(\(claimed.map(\.id))::int8[])
-              AND q.day = ANY(\(DeliveryPartitions.days(of: claimed.map(\.id)))::int4[])
-              AND q.attempts = r.attempt AND q.state = 'running'
+            FROM (
+                SELECT d.id, d.day
+                FROM deliveries d
+                JOIN unnest(\(claimed.map(\.id))::int8[], \(claimed.map { Int32($0.attempt) })::int4[]) AS r(id, attempt)
+                  ON d.id = r.id AND d.attempts = r.attempt
+                WHERE d.id = ANY(\(claimed.map(\.id))::int8[])
+                  AND d.day = ANY(\(DeliveryPartitions.days(of: claimed.map(\.id)))::int4[])
+                  AND d.state = 'running'
+                FOR UPDATE OF d SKIP LOCKED
+            ) held
+            WHERE q.id = held.id AND q.day = held.day
             RETURNING q.id
             """,
             logger: logger
