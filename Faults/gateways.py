@@ -193,7 +193,7 @@ def retry_policy_minimum(base_ms, jitter=0.5, max_delay_ms=3_600_000):
     return minimum
 
 
-def backoff_violations(requests, minimum_delay, slack=0.002):
+def backoff_violations(requests, minimum_delay, slack=0.002, unknown_outcomes=None):
     """Checks every token's successive arrivals at a gateway: after its k-th request, the next one
     may come no sooner than minimum_delay(k), nor sooner than a Retry-After the k-th answer gave.
     (Gaps between arrivals bound the worker's delays from below: a delay starts when the answer
@@ -205,6 +205,11 @@ def backoff_violations(requests, minimum_delay, slack=0.002):
     Each retry is named by the path that led to it, as the gateway saw the attempt before it:
     an answer with Retry-After, an answer without, a Retry-After lost with a dropped connection,
     no answer (the worker's deadline), a reset stream, a dropped connection.
+    An answer with Retry-After may also have come after the worker's deadline for it (a gateway
+    slow to read the request): the worker then saw no answer and recorded an attempt of unknown
+    outcome. `unknown_outcomes` ({token: count}, the deliveries' own records) lets that many such
+    retries per token keep only the policy's delay, named "Retry-After answered after the
+    worker's deadline"; no retry may come sooner than the policy's delay.
     Returns (violations, retries checked, {path: retries})."""
     by_token = defaultdict(list)
     drops = defaultdict(list)
@@ -217,6 +222,7 @@ def backoff_violations(requests, minimum_delay, slack=0.002):
     def dropped_between(connection, start, end):
         return any(start <= at <= end for at in drops.get(connection, ()))
 
+    unexplained_budget = dict(unknown_outcomes or {})
     violations, checked, paths = [], 0, defaultdict(int)
     for token, records in by_token.items():
         for k, (previous, following) in enumerate(zip(records, records[1:]), start=1):
@@ -226,6 +232,10 @@ def backoff_violations(requests, minimum_delay, slack=0.002):
                 if gap + slack < previous["retry_after"] and dropped_between(
                         previous["connection"], previous["arrived_at"], following["arrived_at"]):
                     path = "Retry-After lost with a dropped connection"
+                elif gap + slack < previous["retry_after"] and gap + slack >= required \
+                        and unexplained_budget.get(token.lower(), 0) > 0:
+                    unexplained_budget[token.lower()] -= 1
+                    path = "Retry-After answered after the worker's deadline"
                 else:
                     required = max(required, previous["retry_after"])
                     path = "answer with Retry-After"
