@@ -80,4 +80,29 @@ import Testing
         #expect(capture.text.contains("token=\(gone.prefix(8))…"))
         #expect(!capture.text.contains(gone))
     }
+
+    /// A connection lost under a push: APNs may have taken it. The attempt is tried again and
+    /// counted as of unknown outcome, on the delivery and in /metrics.
+    @Test func anAttemptWithoutAnAnswerIsCountedAsOfUnknownOutcome() async throws {
+        try await withFakeAPNs { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectAPNs(appID: app.app.id, to: gateway)
+                let token = Pipeline.token(0x0DD_0C0E)
+                let device = try await Pipeline.register(client, app.deviceCredential, token: token)
+                gateway.script(token: token, [.dropConnection, .accept])
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "Hi", "device_ids": [\#(device)]}"#)
+                #expect(try await Pipeline.settled(service, id))
+
+                let story = try await service.describeDeliveries(of: id)
+                #expect(try await service.deliveries(of: id, in: "sent") == 1, "\(story)")
+                #expect(try await service.integer("SELECT unknown_outcomes FROM deliveries WHERE notification_id = \(id)") == 1, "\(story)")
+                let samples = try await Self.scrape(client)
+                #expect(samples.value("notifiable_delivery_unknown_outcomes_total", ["provider": "apns"]) == 1)
+                #expect(samples.value("notifiable_delivery_unknown_outcomes_total", ["provider": "fcm"]) == 0)
+                #expect(samples.value("notifiable_delivery_retries_total", ["provider": "apns"]) == 1)
+                #expect(samples.value("notifiable_queue_given_back_total", [:]) == 0)
+            }
+        }
+    }
 }

@@ -17,6 +17,11 @@ import Synchronization
 /// - `notifiable_queue_lease_rescues_total`, `notifiable_queue_expired_total`: deliveries the
 ///   maintenance loop returned after their worker's lease ran out, or settled dead because their
 ///   notification expired while they waited.
+/// - `notifiable_delivery_unknown_outcomes_total{provider}`: attempts with no answer after the
+///   request may have reached the gateway (the only kind that can show a push twice).
+/// - `notifiable_queue_given_back_total`: deliveries a lane handed back unsent, their lease not
+///   known to outlast a send; `notifiable_queue_late_renewals_total`: lease renewals asked with
+///   less than a third of the lease left. Both say the process is starved of CPU.
 public struct DeliveryMetrics: Sendable {
     public enum Outcome: String, Sendable, CaseIterable {
         case sent, retrying, failed, dead
@@ -49,6 +54,9 @@ public struct DeliveryMetrics: Sendable {
     private let gatewayDurations: [DurationKey: CoreMetrics.Timer]
     private let leaseRescues: CoreMetrics.Counter
     private let expired: CoreMetrics.Counter
+    private let unknownOutcomes: [Provider: CoreMetrics.Counter]
+    private let givenBack: CoreMetrics.Counter
+    private let lateRenewals: CoreMetrics.Counter
 
     /// Every series is made up front, so each shows (as 0) from the first scrape and `rate()`
     /// sees its first increase.
@@ -57,8 +65,11 @@ public struct DeliveryMetrics: Sendable {
         var retries: [Provider: CoreMetrics.Counter] = [:]
         var invalidations: [Provider: CoreMetrics.Counter] = [:]
         var gatewayDurations: [DurationKey: CoreMetrics.Timer] = [:]
+        var unknownOutcomes: [Provider: CoreMetrics.Counter] = [:]
         for provider in Provider.allCases {
             let name = provider.rawValue
+            unknownOutcomes[provider] = CoreMetrics.Counter(
+                label: "notifiable_delivery_unknown_outcomes_total", dimensions: [("provider", name)], factory: factory)
             retries[provider] = CoreMetrics.Counter(label: "notifiable_delivery_retries_total", dimensions: [("provider", name)], factory: factory)
             invalidations[provider] = CoreMetrics.Counter(label: "notifiable_token_invalidations_total", dimensions: [("provider", name)], factory: factory)
             for sandbox in [false, true] {
@@ -72,14 +83,20 @@ public struct DeliveryMetrics: Sendable {
         self.gatewayDurations = gatewayDurations
         self.leaseRescues = CoreMetrics.Counter(label: "notifiable_queue_lease_rescues_total", factory: factory)
         self.expired = CoreMetrics.Counter(label: "notifiable_queue_expired_total", factory: factory)
+        self.unknownOutcomes = unknownOutcomes
+        self.givenBack = CoreMetrics.Counter(label: "notifiable_queue_given_back_total", factory: factory)
+        self.lateRenewals = CoreMetrics.Counter(label: "notifiable_queue_late_renewals_total", factory: factory)
     }
 
     /// Counts nothing.
     public static var disabled: DeliveryMetrics { DeliveryMetrics(factory: NOOPMetricsHandler.instance) }
 
-    /// Counts a recorded batch's attempts: how many under each key, and how many per provider
-    /// were retries. One lock per batch, not per delivery.
-    func attempted(_ outcomes: [OutcomeKey: Int], retries: [Provider: Int]) {
+    /// Counts a recorded batch's attempts: how many under each key, how many per provider were
+    /// retries and of unknown outcome, and how many deliveries were given back unsent. One lock
+    /// per batch, not per delivery.
+    func attempted(_ outcomes: [OutcomeKey: Int], retries: [Provider: Int], unknown: [Provider: Int] = [:], givenBack: Int = 0) {
+        for (provider, count) in unknown where count > 0 { unknownOutcomes[provider]?.increment(by: count) }
+        if givenBack > 0 { self.givenBack.increment(by: givenBack) }
         let counters = self.outcomes.counters.withLock { counters in
             outcomes.map { key, count in (counter(key, in: &counters), count) }
         }
@@ -109,6 +126,10 @@ public struct DeliveryMetrics: Sendable {
 
     func tokenInvalidated(provider: Provider) {
         invalidations[provider]?.increment()
+    }
+
+    func renewedLate() {
+        lateRenewals.increment()
     }
 
     func maintained(rescued: Int, expired: Int) {

@@ -55,7 +55,15 @@ struct Recorder: Sendable {
         var counted = Set<Int64>()
         var outcomes: [DeliveryMetrics.OutcomeKey: Int] = [:]
         var retries: [Provider: Int] = [:]
+        var unknown: [Provider: Int] = [:]
+        var givenBack = 0
         for (delivery, result) in attempts {
+            // Given back unsent: no attempt was made.
+            if result.unsent {
+                givenBack += 1
+                continue
+            }
+            if result.outcomeUnknown { unknown[delivery.provider, default: 0] += 1 }
             var outcome: DeliveryMetrics.Outcome =
                 switch result.state {
                 case .sent: .sent
@@ -76,7 +84,7 @@ struct Recorder: Sendable {
             outcomes[DeliveryMetrics.OutcomeKey(appID: delivery.appID, provider: delivery.provider, outcome: outcome), default: 0] += 1
             if delivery.attempt > 1 { retries[delivery.provider, default: 0] += 1 }
         }
-        metrics.attempted(outcomes, retries: retries)
+        metrics.attempted(outcomes, retries: retries, unknown: unknown, givenBack: givenBack)
         for refused in effects.newlyRefusedSettings {
             // Once per app, not once per delivery: a big notification would flood the log.
             logger.warning(

@@ -90,6 +90,7 @@ struct SendingLane: Sendable {
                 if Task.isCancelled { return }
                 let (lost, margin) = lease.renewed(askedAt: askedAt, held: held, of: ids)
                 if margin < interval {
+                    recorder.metrics.renewedLate()
                     logger.warning(
                         "a batch's lease was renewed late; the process may be starved of CPU",
                         metadata: ["left_of_lease": "\(margin)", "lease": "\(configuration.lease)"])

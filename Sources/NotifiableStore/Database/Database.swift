@@ -174,6 +174,46 @@ public final class Database: Service, Sendable {
         }
     }
 
+    /// Runs one writing statement and answers its rows once it has committed. PostgreSQL sends an
+    /// autocommit statement's rows and CommandComplete before it commits (the extended protocol
+    /// commits at Sync), and PostgresNIO answers then: a commit that fails afterwards (a primary
+    /// lost while its synchronous standby confirms) would go unseen, and what was answered or
+    /// acted on would not be in the database. Here rows come back only after COMMIT has returned.
+    public func committing(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
+        try await committing(logger: logger) { connection in
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
+
+    /// Runs `body` in a transaction and answers its result once COMMIT has returned (see
+    /// `committing(_:logger:)`). The statement's own error is thrown as it is. A failed
+    /// transaction is rolled back within two seconds or its connection closed: on a connection
+    /// the server has just ended, postgres-nio 1.33 would wait for ever for the ROLLBACK's answer.
+    public func committing<Result: Sendable>(
+        logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await withConnection { (connection: PostgresConnection) async throws -> Result in
+            try await connection.query("BEGIN", logger: logger)
+            let result: Result
+            do {
+                result = try await body(connection)
+            } catch {
+                if !connection.isClosed {
+                    do {
+                        try await withDeadline(.seconds(2)) { _ = try await connection.query("ROLLBACK", logger: logger) }
+                    } catch {
+                        try? await connection.close()
+                    }
+                }
+                throw error
+            }
+            try await connection.query("COMMIT", logger: logger)
+            return result
+        }
+    }
+
     private func onCurrentPool<T>(_ statement: (PostgresClient) async throws -> T) async throws -> T {
         let pool = self.pool
         pool.enter()

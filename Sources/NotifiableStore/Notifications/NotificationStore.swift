@@ -259,7 +259,8 @@ public struct NotificationStore: Sendable {
     ) async throws -> Bool? {
         let opened = event == .opened
         let days = try await DeliveryPartitions.pushDays(ofNotifications: [notificationID], on: client, logger: logger)
-        let rows = try await client.query(
+        // Committed before the SDK is told so: it does not report an event twice.
+        let rows = try await client.committing(
             """
             UPDATE deliveries q SET
                 delivered_at = COALESCE(q.delivered_at, now()),
@@ -273,8 +274,7 @@ public struct NotificationStore: Sendable {
             """,
             logger: logger
         )
-        for try await stateful in rows.decode(Bool.self) { return stateful }
-        return nil
+        return try rows.first?.decode(Bool.self)
     }
 
     private static func first(_ rows: PostgresRowSequence) async throws -> StoredNotification? {

@@ -18,7 +18,8 @@ extension DeliveryQueueStore {
         let refused = Array(Set(results.compactMap(\.refusedSettings)))
         let sandboxed = results.filter { $0.sandboxPush != nil }
         guard !deadTokens.isEmpty || !refused.isEmpty || !sandboxed.isEmpty else {
-            try await client.query(Self.recordQuery(results), logger: logger)
+            // Once committed, so the batch's lease is renewed until it is.
+            _ = try await client.committing(Self.recordQuery(results), logger: logger)
             return RecordedEffects()
         }
         return try await client.withTransaction(logger: logger) { connection in

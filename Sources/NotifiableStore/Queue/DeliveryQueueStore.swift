@@ -23,7 +23,9 @@ public struct DeliveryQueueStore: Sendable {
     public func claim(limit: Int, lease: Duration) async throws -> [ClaimedDelivery] {
         let leaseSeconds = lease.seconds
         // The statement lives in Migrations/0024 (its fairness explained in 0016_fair_claim.sql).
-        let rows = try await client.query(
+        // Acted on only once committed: a claim the database then loses (a primary dying while
+        // its synchronous standby confirms) must not be sent, or another worker sends it again.
+        let rows = try await client.committing(
             """
             SELECT id, state, notification_id, app_id, device_id, attempts, provider, token, language, country,
                    expires_at, sandbox, kind, platform, apns_environment, badge, content
@@ -34,7 +36,7 @@ public struct DeliveryQueueStore: Sendable {
         var claimed: [ClaimedDelivery] = []
         var unreadable: [DeliveryResult] = []
         var contents: [Int64: (NotificationContent, RenderedPayloads)] = [:]
-        for try await row in rows {
+        for row in rows {
             // The content, last, is read only for the first row of each notification.
             let (
                 id, state, notificationID, appID, deviceID, attempt, provider, token, language, country, expiresAt, sandbox, kind, platform, environment, badge

@@ -137,12 +137,15 @@ final class RegistrationBatcher: Sendable {
         let client = client
         let logger = logger
         do {
+            // Answered only once committed (on a synchronous standby too).
             return try await withDeadline(statementDeadline) {
-                var devices: [TokenKey: Device] = [:]
-                for try await device in try await client.execute(DeviceUpsert(registrations: registrations), logger: logger) {
-                    devices[TokenKey(appID: device.appID, token: device.token)] = device
+                try await client.committing(logger: logger) { connection in
+                    var devices: [TokenKey: Device] = [:]
+                    for try await device in try await connection.execute(DeviceUpsert(registrations: registrations), logger: logger) {
+                        devices[TokenKey(appID: device.appID, token: device.token)] = device
+                    }
+                    return devices
                 }
-                return devices
             }
         } catch is DeadlineExceeded {
             throw DatabaseDidNotAnswer(after: statementDeadline)
