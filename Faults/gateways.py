@@ -9,7 +9,7 @@ import time
 from collections import defaultdict
 
 import harness
-from harness import FAULTS_DIR, cli, expect, expect_empty, sql, sql_rows, wait_until
+from harness import FAULTS_DIR, cli, expect, expect_empty, log, sql, sql_rows, wait_until
 
 
 # ---------------------------------------------------------------- gateways
@@ -255,7 +255,7 @@ def backoff_violations(requests, minimum_delay, slack=0.002, unknown_outcomes=No
     return violations, checked, dict(paths)
 
 
-def explain_duplicates(notification_id, *gateway_stats):
+def explain_duplicates(notification_id, *gateway_stats, requests=()):
     """Every push a gateway accepted more than once must be explained by the worker's own record:
     a delivery's extra accepts are at most its attempts of unknown outcome (no answer after the
     request may have left, or a lease that ran out in a worker's hands: a killed worker's batches).
@@ -272,6 +272,18 @@ def explain_duplicates(notification_id, *gateway_stats):
         delivery, outcomes = unknown.get(token, (None, 0))
         if count - 1 > outcomes:
             unexplained.append(f"delivery {delivery}: accepted {count} times, {outcomes} attempts of unknown outcome")
+    if unexplained:
+        # The evidence for the first few: the delivery as stored, and every arrival of its token.
+        arrivals = defaultdict(list)
+        for record in requests:
+            arrivals[record["token"].lower()].append(record)
+        for line in unexplained[:3]:
+            delivery = line.split(":")[0].split()[-1]
+            log(f"{line}; stored: " + sql(f"""SELECT row_to_json(q) FROM (SELECT id, state, attempts, unknown_outcomes, reason,
+                                              claimed_at, sent_at, updated_at FROM deliveries WHERE id = {delivery}) q"""))
+            token = next((t for t, (d, _) in unknown.items() if str(d) == delivery), None)
+            for record in arrivals.get(token, []):
+                log(f"    arrived {record['arrived_at']:.3f} {record['outcome']} status {record['status']} connection {record['connection']}")
     expect_empty(unexplained[:50], f"pushes accepted twice that no attempt of unknown outcome explains "
                                    f"({len(unexplained)} deliveries)")
     duplicates = sum(count - 1 for count in accepted.values())

@@ -64,7 +64,7 @@ def main():
 
     stats = gateway.stop()
     expect_equal(stats.get("tokens_accepted"), devices, "devices the gateway accepted a push for")
-    duplicates, unknown = explain_duplicates(notification, stats)
+    duplicates, unknown = explain_duplicates(notification, stats, requests=gateway.requests())
     window = 2 * LANES * BATCH
     expect_at_most(duplicates, sum(leased_at_kills), "pushes accepted twice vs deliveries leased at the kills")
     expect_at_most(duplicates, 2 * window, "pushes accepted twice vs two in-flight windows")

@@ -287,6 +287,29 @@ import Testing
         try await server.channel.close()
     }
 
+    /// A GOAWAY with an error and last stream 0, as swift-nio-http2's server sends a peer it calls
+    /// misbehaving after its application took the streams: nothing is sent again on its word; the
+    /// push fails with the connection, an attempt of unknown outcome.
+    @Test func aGoAwayWithAnErrorDoesNotResendWhatTheServerMayHaveTaken() async throws {
+        let server = try await ScriptedHTTP2Server.start(calmDown: true)
+        let client = try HTTP2Client(
+            baseURL: "https://127.0.0.1:\(server.port)", trustedCAPEM: server.certificatePEM, connections: 1,
+            logger: Logger(label: "test.apns-h2")
+        )
+        do {
+            _ = try await client.send(Self.push(token: Self.token(1), jwt: "x"), deadline: .seconds(10))
+            Issue.record("a push on a connection the server ended with ENHANCE_YOUR_CALM succeeded")
+        } catch {
+            guard case .outcomeUnknown = APNsResponseClassifier.classify(transportError: error) else {
+                Issue.record("not an attempt of unknown outcome: \(String(reflecting: error))")
+                return
+            }
+        }
+        #expect(server.answered == 1, "the server took it once, and it was not sent again")
+        await client.shutdown()
+        try await server.channel.close()
+    }
+
     @Test func aRefusedStreamIsSentAgain() async throws {
         let server = try await ScriptedHTTP2Server.start(refuseFirst: true)
         let client = try HTTP2Client(
@@ -472,7 +495,9 @@ final class ScriptedHTTP2Server: Sendable {
         self.counter = counter
     }
 
-    static func start(answersPerConnection: Int = .max, refuseFirst: Bool = false) async throws -> ScriptedHTTP2Server {
+    /// `calmDown`: on the first request, count it taken, then send GOAWAY(0, ENHANCE_YOUR_CALM) and close, as
+    /// swift-nio-http2's server does to a peer it calls misbehaving.
+    static func start(answersPerConnection: Int = .max, refuseFirst: Bool = false, calmDown: Bool = false) async throws -> ScriptedHTTP2Server {
         let certificate = try await SelfSignedCertificate.make(extraHosts: ["127.0.0.1"])
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificate.certificatePEM.utf8)).map { .certificate($0) },
@@ -487,7 +512,7 @@ final class ScriptedHTTP2Server: Sendable {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
                     try pipeline.addHandler(NIOHTTP2Handler(mode: .server))
-                    try pipeline.addHandler(Handler(answers: answersPerConnection, refuseFirst: refuseFirst, counter: counter))
+                    try pipeline.addHandler(Handler(answers: answersPerConnection, refuseFirst: refuseFirst, calmDown: calmDown, counter: counter))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -507,15 +532,17 @@ final class ScriptedHTTP2Server: Sendable {
 
         let answers: Int
         var refuseFirst: Bool
+        let calmDown: Bool
         let counter: Counter
         var started = 0
         var lastAccepted: HTTP2StreamID?
         var sentGoAway = false
         var ended: [HTTP2StreamID] = []
 
-        init(answers: Int, refuseFirst: Bool, counter: Counter) {
+        init(answers: Int, refuseFirst: Bool, calmDown: Bool, counter: Counter) {
             self.answers = answers
             self.refuseFirst = refuseFirst
+            self.calmDown = calmDown
             self.counter = counter
         }
 
@@ -535,6 +562,16 @@ final class ScriptedHTTP2Server: Sendable {
         }
 
         func channelReadComplete(context: ChannelHandlerContext) {
+            if calmDown, !ended.isEmpty {
+                counter.value.withLock { $0 += ended.count }
+                ended.removeAll()
+                context.writeAndFlush(
+                    wrapOutboundOut(
+                        HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .rootStream, errorCode: .enhanceYourCalm, opaqueData: nil))),
+                    promise: nil)
+                context.close(promise: nil)
+                return
+            }
             // GOAWAY once the read's frames have gone through NIO (it treats later frames on the streams it
             // drops as errors); then answer what was accepted.
             if let lastAccepted, !sentGoAway {

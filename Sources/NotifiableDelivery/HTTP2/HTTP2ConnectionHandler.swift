@@ -333,8 +333,12 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
         if case .connecting = state { state = .goingAway }
         closeWhenDrained = true
         // Streams above lastStreamID were not processed: they go out again on another connection.
+        // Only a graceful GOAWAY is believed. One with an error may name less than the server took:
+        // swift-nio-http2's server names stream 0 to a peer it calls misbehaving (too many resets,
+        // as a starved client's deadlines make) after its application handled the streams. Those
+        // fail with the connection instead, as attempts of unknown outcome.
         var unprocessed: [(HTTP2StreamID, HTTP2PendingRequest)] = []
-        for (streamID, request) in streams where streamID > lastStreamID {
+        for (streamID, request) in streams where streamID > lastStreamID && errorCode == .noError {
             if case .inFlight = request.state { unprocessed.append((streamID, request)) }
         }
         unprocessed.sort { $0.0 < $1.0 }
