@@ -118,9 +118,8 @@ import Testing
                 _ = try await client.post(post.url, headers: post.headers, body: [], deadline: .milliseconds(300))
                 Issue.record("answered after its deadline")
             } catch {
-                #expect(
-                    FCMResponseClassifier.classify(transportError: error)
-                        == .retry(reason: "request deadline exceeded", retryAfter: nil))
+                // The request was on the wire: FCM may have taken it.
+                #expect(FCMResponseClassifier.classify(transportError: error) == .outcomeUnknown(reason: "request deadline exceeded"))
             }
             // Well before the answer would come, even on a busy machine.
             #expect(started.duration(to: .now) < .seconds(10))

@@ -16,6 +16,10 @@ enum MetricHelp {
         "notifiable_queue_oldest_ready_age_seconds": "Age of the oldest delivery ready to send, sampled from the database.",
         "notifiable_queue_sample_failures_total": "Queue samples that could not be read from the database.",
         "notifiable_queue_lease_rescues_total": "Deliveries returned to the queue after their worker's lease ran out.",
+        "notifiable_delivery_unknown_outcomes_total":
+            "Attempts with no answer after the request may have reached the gateway; the only ones that can show a push twice.",
+        "notifiable_queue_given_back_total": "Deliveries handed back unsent because their lease was not known to outlast a send.",
+        "notifiable_queue_late_renewals_total": "Lease renewals asked with less than a third of the lease left (a starved process).",
         "notifiable_queue_expired_total": "Deliveries settled dead because their notification expired while they waited.",
         "notifiable_apps_misconfigured": "Apps whose gateway settings a gateway refused, by provider, sampled from the database.",
         "notifiable_webhook_batches_total": "Webhook POSTs by outcome (delivered, failed).",
