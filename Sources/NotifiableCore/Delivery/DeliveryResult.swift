@@ -24,8 +24,9 @@ public struct DeliveryResult: Sendable, Equatable {
     /// The attempt got no answer after its request may have reached the gateway: counted on the
     /// delivery (`unknown_outcomes`), the one thing that can explain a push shown twice.
     public var outcomeUnknown = false
-    /// The attempt was never made (its lease could not be known to outlast a send): the claim is
-    /// undone, the attempt not counted.
+    /// The attempt was never made (its lease could not be known to outlast a send): the delivery
+    /// is ready again at once. Its claim still counts among the attempts, so that a record of it
+    /// applied twice (a retry after a commit whose answer was lost) can never match a later claim.
     public var unsent = false
 
     /// A claimed delivery handed back unsent, to be claimed again at once.

@@ -8,9 +8,11 @@ extension DeliveryQueueStore {
     /// states; the devices whose tokens the gateways called dead, invalidated (and their waiting
     /// deliveries cancelled); the settings the gateways refused, marked; the sandbox pushes, listed
     /// exactly when their delivery is recorded sent. A batch with none of those is one statement.
-    /// A result whose attempt no longer matches its row (the lease expired and another worker
-    /// claimed it) is ignored; one whose lease ran out but which nobody claimed since is still
-    /// recorded, so that a late "sent" is not sent again and a late retry keeps its time.
+    /// A result whose row is no longer running under its attempt (the lease ran out and the
+    /// delivery was rescued, perhaps claimed again) is ignored: the rescue counted the attempt as
+    /// one of unknown outcome. (Recording it anyway when nobody claimed the row since would keep a
+    /// late "sent" or Retry-After, but the condition's OR halved the queue's throughput: 11,574
+    /// against 25,419 deliveries/s, PostgreSQL's CPU per delivery 153 against 60 µs.)
     @discardableResult
     public func record(_ results: [DeliveryResult]) async throws -> RecordedEffects {
         guard !results.isEmpty else { return RecordedEffects() }
@@ -51,19 +53,18 @@ extension DeliveryQueueStore {
             sent_at = CASE WHEN r.state = 'sent' THEN clock_timestamp() ELSE q.sent_at END,
             failed_at = CASE WHEN r.state = 'failed' THEN now() ELSE q.failed_at END,
             dead_at = CASE WHEN r.state = 'dead' THEN now() ELSE q.dead_at END,
-            unknown_outcomes = q.unknown_outcomes + r.unknown::int,
-            attempts = q.attempts - r.unsent::int
+            unknown_outcomes = q.unknown_outcomes + r.unknown::int
         FROM unnest(\(results.map(\.deliveryID))::int8[], \(results.map { Int32($0.attempt) })::int4[],
                     \(results.map(\.state.rawValue))::text[],
                     \(results.map { $0.runAt?.timeIntervalSince1970 ?? -1 })::float8[],
                     \(results.map { $0.reason ?? "" })::text[], \(results.map { Int32($0.gatewayStatus ?? 0) })::int4[],
                     \(results.map { $0.gatewayID ?? "" })::text[], \(results.map(\.sandbox))::bool[],
-                    \(results.map(\.outcomeUnknown))::bool[], \(results.map(\.unsent))::bool[])
-             AS r(id, attempt, state, run_at, reason, gateway_status, gateway_id, sandbox, unknown, unsent)
+                    \(results.map(\.outcomeUnknown))::bool[])
+             AS r(id, attempt, state, run_at, reason, gateway_status, gateway_id, sandbox, unknown)
         WHERE q.id = r.id AND q.id = ANY(\(results.map(\.deliveryID))::int8[])
           AND q.day = ANY(\(DeliveryPartitions.days(of: results.map(\.deliveryID)))::int4[])
           AND q.attempts = r.attempt
-          AND (q.state = 'running' OR (q.state = 'retrying' AND q.reason LIKE \(DeliveryQueueStore.leaseRanOut + "%")))
+          AND q.state = 'running'
         """
     }
 

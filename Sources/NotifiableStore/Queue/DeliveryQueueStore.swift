@@ -109,8 +109,7 @@ public struct DeliveryQueueStore: Sendable {
 
     /// Returns deliveries whose lease ran out (their worker died or stalled) to the queue,
     /// or to `dead` when they have had `maxAttempts` claims already. Its worker may have sent it:
-    /// an attempt of unknown outcome. Should that worker record its attempt before anyone claims
-    /// the delivery again, its record stands (see `record`).
+    /// an attempt of unknown outcome; that worker's record, should it come late, is ignored.
     @discardableResult
     public func rescueExpiredLeases(maxAttempts: Int) async throws -> Int {
         // Nothing runs below the floor; naming it spares planning every older day.
