@@ -84,7 +84,8 @@ public struct DeliveryQueueStore: Sendable {
     public func extendLeases(_ claimed: [ClaimedDelivery], lease: Duration) async throws -> Set<Int64> {
         guard !claimed.isEmpty else { return [] }
         let leaseSeconds = lease.seconds
-        return try await client.query(
+        // Believed once committed, like a claim: a renewal a failover loses must not extend a lease.
+        let rows = try await client.committing(
             """
             UPDATE deliveries q SET locked_until = now() + make_interval(secs => \(leaseSeconds))
             FROM (
@@ -101,7 +102,8 @@ public struct DeliveryQueueStore: Sendable {
             RETURNING q.id
             """,
             logger: logger
-        ).decode(Int64.self).reduce(into: Set<Int64>()) { $0.insert($1) }
+        )
+        return Set(try rows.map { try $0.decode(Int64.self) })
     }
 
     /// The reason a delivery rescued from a lease that ran out carries (until its next attempt).
