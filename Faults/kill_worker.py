@@ -9,7 +9,7 @@ attempts the workers recorded as of unknown outcome. The RESULT gives duplicates
 import time
 
 import harness
-from harness import expect, expect_at_most, expect_equal, log, run_scenario, scaled, sql, wait_until
+from harness import expect, expect_equal, log, run_scenario, scaled, sql, wait_until
 from gateways import APNsGateway, delivery_states, explain_duplicates, insert_devices, leased, send_to_all, wait_settled
 
 LANES, BATCH = 4, 200

@@ -31,6 +31,17 @@ public enum Pipeline {
         return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
     }
 
+    /// Registers one APNs device, sends it a notification with `message` and fans it out by hand:
+    /// one delivery ready to claim. Answers the device's and the notification's ids.
+    public static func queuedPush(
+        _ client: some TestClientProtocol, _ service: TestService, _ app: AppStore.CreatedApp, token: String, message: String = "x"
+    ) async throws -> (device: Int64, notification: Int64) {
+        let device = try await register(client, app.deviceCredential, token: token)
+        let id = try await send(client, app.serverCredential, #"{"message": "\#(message)", "device_ids": [\#(device)]}"#)
+        try await fanOut(service)
+        return (device, id)
+    }
+
     /// Sends a notification (expects 202); answers its id.
     public static func send(_ client: some TestClientProtocol, _ credential: Credential, _ body: String) async throws -> Int64 {
         let response = try await client.signed(.post, "/api/v1/notifications", body: body, as: credential)

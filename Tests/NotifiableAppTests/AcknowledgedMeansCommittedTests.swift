@@ -46,9 +46,7 @@ import Testing
     @Test func aClaimWhoseCommitFailsHandsOutNothing() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xC0_4418))
-            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
-            try await Pipeline.fanOut(service)
+            let (_, id) = try await Pipeline.queuedPush(client, service, app, token: Pipeline.token(0xC0_4418))
             try await Self.failCommits(of: "deliveries", where: "NEW.state = 'running'", on: service)
             let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
             await #expect(throws: (any Error).self) { try await queue.claim(limit: 10, lease: .seconds(30)) }

@@ -84,9 +84,7 @@ import Testing
     @Test func aRolledBackStatementAndADeletedNotificationLeaveNothingCounted() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xC10))
-            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "gone", "device_ids": [\#(device)]}"#)
-            try await Pipeline.fanOut(service)
+            let (_, id) = try await Pipeline.queuedPush(client, service, app, token: Pipeline.token(0xC10), message: "gone")
             let counterStore = NotificationCounterStore(client: service.postgres, logger: TestDatabase.logger)
             _ = try await counterStore.fold()
 

@@ -10,9 +10,7 @@ import Testing
     @Test func aDeliveryWhoseDeviceWentAwayWhileItWasInFlightIsNotSentAgain() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x60E))
-            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
-            try await Pipeline.fanOut(service)
+            let (device, id) = try await Pipeline.queuedPush(client, service, app, token: Pipeline.token(0x60E))
             let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
             let claimed = try await queue.claim(limit: 10, lease: .seconds(30))
             #expect(claimed.count == 1)
@@ -84,9 +82,7 @@ import Testing
     @Test func attemptsOfUnknownOutcomeAreCountedOnTheDelivery() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x0DD1))
-            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
-            try await Pipeline.fanOut(service)
+            let (_, id) = try await Pipeline.queuedPush(client, service, app, token: Pipeline.token(0x0DD1))
             let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
             @Sendable func unknownOutcomes() async throws -> Int64? {
                 try await service.integer("SELECT unknown_outcomes FROM deliveries WHERE notification_id = \(id)")
@@ -127,9 +123,7 @@ import Testing
     @Test func aCancelledNotificationsRetryingDeliveriesAreNotSentAgain() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
-            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xCA1))
-            let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
-            try await Pipeline.fanOut(service)
+            let (_, id) = try await Pipeline.queuedPush(client, service, app, token: Pipeline.token(0xCA1))
             let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
             let delivery = try #require(try await queue.claim(limit: 10, lease: .seconds(30)).first)
             _ = try await client.signed(.delete, "/api/v1/notifications/\(id)", as: app.serverCredential)
