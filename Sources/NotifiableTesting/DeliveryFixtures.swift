@@ -68,7 +68,7 @@ extension TestService {
 
     /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
     public func eventually(
-        timeout: Duration = .seconds(20), every interval: Duration = .milliseconds(50),
+        timeout: Duration = .seconds(60), every interval: Duration = .milliseconds(50),
         _ condition: @Sendable () async throws -> Bool
     ) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout

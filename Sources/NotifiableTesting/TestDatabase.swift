@@ -30,9 +30,12 @@ public enum TestDatabase {
         configuration.worker.maintenanceInterval = .milliseconds(200)
         configuration.worker.retryPolicy.baseDelay = .milliseconds(50)
         configuration.worker.retryPolicy.maxDelay = .seconds(1)
-        configuration.worker.lease = .seconds(20)
+        // A push that times out is sent again (its outcome is unknown), which would break the exact
+        // counts tests assert; so the timeout is long enough for a starved machine, and the lease
+        // holds several sends of it. No test waits for either to run out.
+        configuration.worker.lease = .seconds(45)
         configuration.syncSignalDelay = .milliseconds(300)
-        configuration.apnsRequestTimeout = .seconds(5)
+        configuration.apnsRequestTimeout = .seconds(15)
         configuration.webhooks.pollInterval = .milliseconds(50)
         configuration.webhooks.retryPolicy.baseDelay = .milliseconds(50)
         configuration.webhooks.retryPolicy.maxDelay = .milliseconds(400)

@@ -97,7 +97,7 @@ import Testing
 
     @Test func eachNotificationOfABatchCountsAgainstTheSendLimit() async throws {
         let configure: (inout ServerConfiguration) -> Void = { configuration in
-            configuration.rateLimits = RateLimits(perCredential: [:], perApp: [.sends: RateLimit(count: 10, periodSeconds: 60)])
+            configuration.rateLimits = RateLimits(perCredential: [:], perApp: [.sends: RateLimit(count: 10, periodSeconds: 3600)])
         }
         try await withTestService(isolatedDatabase: true, configure: configure) { client, service in
             let app = try await service.createApp()

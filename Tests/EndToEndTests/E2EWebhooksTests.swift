@@ -161,7 +161,9 @@ import Testing
     @Test func aReceiverDownForAWhileGetsTheBacklogInOrderWhenItReturns() async throws {
         try await Self.withReceiver { receiver in
             try await withFakeAPNs { gateway in
-                try await Self.withService { client, service in
+                // Not paused while down: a starved machine may take long to settle the 250 pushes,
+                // and a pause is another test's subject.
+                try await Self.withService(pauseAfter: 10_000) { client, service in
                     let app = try await service.createApp()
                     try await service.connectAPNs(appID: app.app.id, to: gateway)
                     receiver.answer(503, retryAfter: "0")
@@ -257,10 +259,12 @@ import Testing
     @Test func aReceiverThatDoesNotAnswerInTimeCountsAsAFailure() async throws {
         try await Self.withReceiver { receiver in
             try await withFakeAPNs { gateway in
-                try await Self.withService(requestTimeout: .milliseconds(300)) { client, service in
+                // The deadline is short, but long enough that the answer afterwards arrives within it
+                // on a starved machine; the first answer comes far past it.
+                try await Self.withService(requestTimeout: .seconds(2)) { client, service in
                     let app = try await service.createApp()
                     try await service.connectAPNs(appID: app.app.id, to: gateway)
-                    receiver.answer(200, after: .seconds(3))
+                    receiver.answer(200, after: .seconds(10))
                     let webhook = try await Self.register(client, service, appID: app.app.id, url: receiver.url, events: #"["sent"]"#)
                     let device = try await Pipeline.register(client, app.deviceCredential, token: Self.token(0xF0))
                     let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
@@ -283,13 +287,17 @@ import Testing
         }
     }
 
+    private static let trickleDeadline: Double = 15
+
     /// A receiver that sends its answer's head and then trickles the body: the deadline covers the
     /// whole exchange, and another app's webhook is served meanwhile, not after.
     @Test func aReceiverTricklingItsAnswerHoldsOnlyItsOwnBatchAndOnlyUntilTheDeadline() async throws {
         try await Self.withReceiver { slow in
             try await Self.withReceiver { prompt in
                 try await withFakeAPNs { gateway in
-                    try await Self.withService(requestTimeout: .seconds(3)) { client, service in
+                    // Long enough for the prompt app's whole chain (register, send, push, webhook) on a
+                    // starved machine; the trickled answer would last hours without it.
+                    try await Self.withService(requestTimeout: .seconds(Self.trickleDeadline)) { client, service in
                         slow.trickle(byteEvery: .milliseconds(200))
                         let slowApp = try await service.createApp(name: "Slow receiver")
                         let promptApp = try await service.createApp(name: "Prompt receiver")
@@ -309,7 +317,7 @@ import Testing
                         #expect(try await Pipeline.settled(service, promptID))
                         #expect(try await service.eventually { !Self.acceptedEvents(prompt, secret: promptHook.secret, webhookID: promptHook.id).isEmpty })
                         // Served while the slow one was still within its deadline, not after its round.
-                        #expect(Date().timeIntervalSince(trickleStarted) < 3, "the prompt receiver waited for the slow one")
+                        #expect(Date().timeIntervalSince(trickleStarted) < Self.trickleDeadline, "the prompt receiver waited for the slow one")
 
                         // The slow attempt ends at its deadline, as a failure to retry.
                         let batches = "/admin/apps/\(slowApp.app.id)/webhooks/\(slowHook.id)/batches"
@@ -319,7 +327,7 @@ import Testing
                         }
                         let listed = String(buffer: try await client.admin(.get, batches, service: service).body)
                         #expect(failed, "\(listed)")
-                        #expect(Date().timeIntervalSince(trickleStarted) < 3 + 5, "the attempt outlived its deadline")
+                        #expect(Date().timeIntervalSince(trickleStarted) < Self.trickleDeadline * 2, "the attempt outlived its deadline")
                     }
                 }
             }

@@ -51,7 +51,7 @@ import Testing
                 )
 
                 let first = try NotifiableProcess(["work"], environment: Self.workerEnvironment(url))
-                let midway = try await service.eventually(timeout: .seconds(60), every: .milliseconds(20)) {
+                let midway = try await service.eventually(timeout: .seconds(300), every: .milliseconds(20)) {
                     try await service.deliveries(of: notification.id, in: "sent") >= Int64(devices / 5)
                 }
                 #expect(midway)
@@ -60,7 +60,7 @@ import Testing
                 let leasedAtKill = try await service.deliveries(of: notification.id, in: "running")
 
                 let second = try NotifiableProcess(["work"], environment: Self.workerEnvironment(url))
-                let finished = try await service.eventually(timeout: .seconds(120), every: .milliseconds(100)) {
+                let finished = try await service.eventually(timeout: .seconds(300), every: .milliseconds(100)) {
                     try await service.deliveries(of: notification.id, in: "sent") == Int64(devices)
                 }
                 await second.terminate()
@@ -111,7 +111,7 @@ import Testing
             // A fan-out-only worker: no sending lanes.
             let worker = try NotifiableProcess(["work"], environment: Self.workerEnvironment(url, ["NOTIFIABLE_WORKER_LANES": "0"]))
             let start = ContinuousClock.now
-            let fannedOut = try await service.eventually(timeout: .seconds(180), every: .milliseconds(100)) {
+            let fannedOut = try await service.eventually(timeout: .seconds(600), every: .milliseconds(100)) {
                 try await service.integer("SELECT count(*) FROM notifications WHERE id = \(notification.id) AND state = 'fanned_out'") == 1
             }
             let elapsed = ContinuousClock.now - start

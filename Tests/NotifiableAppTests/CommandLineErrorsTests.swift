@@ -75,7 +75,8 @@ import Testing
         try await silent.stop()
         #expect(hung.status == 1, "\(hung.output)")
         #expect(hung.output.contains("Cannot reach the database at 127.0.0.1:\(silent.port)/none (DATABASE_URL)"), "\(hung.output)")
-        #expect(elapsed > 4 && elapsed < 15, "gave up after \(elapsed) s")
+        // The command's 5 s connect timeout, not the pool's minute; the rest is a starved machine's slack.
+        #expect(elapsed > 4 && elapsed < 40, "gave up after \(elapsed) s")
     }
 
     @Test func callPrintsTheAnswerAloneOnStandardOutput() async throws {

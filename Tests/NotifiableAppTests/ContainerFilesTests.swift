@@ -68,9 +68,9 @@ import Testing
     @Test func healthExitsZeroForAServerThatAnswersAndOneOtherwise() async throws {
         try await withTestService(.live) { client, _ in
             let port = try #require(client.port)
-            let up = try await NotifiableProcess.run(["health", "--url", "http://127.0.0.1:\(port)"])
+            let up = try await NotifiableProcess.run(["health", "--url", "http://127.0.0.1:\(port)", "--timeout", "30"])
             #expect(up.status == 0, "\(up.output)")
-            let ready = try await NotifiableProcess.run(["health", "--ready", "--url", "http://127.0.0.1:\(port)"])
+            let ready = try await NotifiableProcess.run(["health", "--ready", "--url", "http://127.0.0.1:\(port)", "--timeout", "30"])
             #expect(ready.status == 0, "\(ready.output)")
         }
         let down = try await NotifiableProcess.run(["health", "--url", "http://127.0.0.1:9", "--timeout", "2"])

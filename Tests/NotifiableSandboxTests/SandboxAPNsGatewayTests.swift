@@ -202,10 +202,12 @@ struct SandboxAPNsGatewayTests {
             #expect(try await harness.send(refused).reason == "MissingTopic")
             #expect(clock.now - start >= .milliseconds(500))
 
+            // Cleared from a latency far beyond any delay of a loaded machine's own.
+            harness.gateway.setLatency(.seconds(30))
             harness.gateway.setLatency(.zero)
             start = clock.now
             #expect(try await harness.send(try harness.validPush(to: token)).status == 200)
-            #expect(clock.now - start < .milliseconds(500))
+            #expect(clock.now - start < .seconds(10))
         }
     }
 
@@ -314,14 +316,14 @@ struct SandboxAPNsGatewayTests {
 
             harness.gateway.setRecording(true)
             harness.gateway.script(token: deviceToken(0), [.badDeviceToken])
-            harness.gateway.setLatency(.seconds(5))
+            harness.gateway.setLatency(.seconds(30))
             harness.gateway.reset()
             #expect(harness.gateway.acceptedCount == 0)
             #expect(harness.gateway.requestCount == 0)
             let clock = ContinuousClock()
             let start = clock.now
             #expect(try await harness.send(try harness.validPush(to: deviceToken(0))).status == 200)
-            #expect(clock.now - start < .seconds(5))
+            #expect(clock.now - start < .seconds(10))
             #expect(harness.gateway.acceptedPushes.count == 1)
         }
     }

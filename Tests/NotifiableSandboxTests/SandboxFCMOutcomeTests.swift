@@ -69,7 +69,7 @@ struct SandboxFCMOutcomeTests {
             #expect(clock.now - start >= .milliseconds(300))
 
             // Long enough that a loaded machine's own delays cannot be mistaken for it.
-            let latency = Duration.milliseconds(1500)
+            let latency = Duration.seconds(4)
             harness.gateway.setLatency(latency)
             start = clock.now
             #expect(try await harness.send(messageBody(to: token), bearer: nil).status == 401)
@@ -174,8 +174,8 @@ struct SandboxFCMOutcomeTests {
             #expect(try await harness.send(messageBody(to: token), bearer: accessToken).status == 200)
             harness.gateway.script(token: token, [.unregistered])
             harness.gateway.setRandomFailures(rate: 1, seed: 3)
-            harness.gateway.setLatency(.seconds(5))
-            harness.gateway.setTokenLatency(.seconds(5))
+            harness.gateway.setLatency(.seconds(30))
+            harness.gateway.setTokenLatency(.seconds(30))
             harness.gateway.setAccessTokenLifetime(seconds: 10)
             harness.gateway.reset()
             #expect(harness.gateway.acceptedMessages.isEmpty)
@@ -189,7 +189,7 @@ struct SandboxFCMOutcomeTests {
             #expect(try await harness.send(messageBody(to: token), bearer: accessToken).status == 200)
             let exchange = try await harness.exchange(assertion: try harness.account.assertion())
             #expect(exchange.expiresIn == 3599)
-            #expect(clock.now - start < .seconds(5))
+            #expect(clock.now - start < .seconds(20))
             #expect(harness.gateway.acceptedMessages.count == 1)
         }
     }

@@ -43,7 +43,7 @@ struct SandboxGatewayFaultInjectionTests {
                 await #expect(throws: (any Error).self, "\(fault)") {
                     // Silence is waited out; a reset or a drop fails at once. Silence's deadline still leaves a loaded
                     // machine time to get the request to the gateway, which counts it.
-                    _ = try await harness.send(try harness.validPush(), timeoutSeconds: fault == "timeout" ? 4 : 15)
+                    _ = try await harness.send(try harness.validPush(), timeoutSeconds: fault == "timeout" ? 8 : 15)
                 }
                 harness.gateway.setFaults(nil)
                 // The client may not have noticed the dropped connection yet: its first try can fail on it.
@@ -135,7 +135,7 @@ struct SandboxGatewayFaultInjectionTests {
                 await #expect(throws: (any Error).self, "\(fault)") {
                     _ = try await harness.request(
                         "POST", harness.sendPath(), headers: [("authorization", "Bearer \(accessToken)")],
-                        body: messageBody(to: token), timeoutSeconds: fault == "timeout" ? 4 : 15
+                        body: messageBody(to: token), timeoutSeconds: fault == "timeout" ? 8 : 15
                     )
                 }
             }

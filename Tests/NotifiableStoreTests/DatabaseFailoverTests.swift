@@ -21,7 +21,7 @@ import Testing
                     let servers = try [first, second].map { try DatabaseURL.servers(from: $0).servers[0] }
                     let database = Database(
                         servers: servers, target: .readWrite, logger: TestDatabase.logger, checkInterval: .milliseconds(100),
-                        checkTimeout: .seconds(2))
+                        checkTimeout: .seconds(10))
                     let running = Task { try await database.run() }
                     defer { running.cancel() }
 
@@ -108,23 +108,25 @@ import Testing
         return nil
     }
 
-    /// Whether `condition` holds within 10 s; an attempt that does not answer within 2 s counts as
-    /// not holding, so a statement stuck on a pool being moved cannot stall the test.
+    /// Whether `condition` holds within 60 s; an attempt that does not answer within 10 s counts as
+    /// not holding, so a statement stuck on a pool being moved cannot stall the test. Both are
+    /// patience for a starved machine: a pool that never moves fails either way.
     static func eventually(_ condition: @escaping @Sendable () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            if (try? await withDeadline(.seconds(2), condition)) == true { return true }
+            if (try? await withDeadline(.seconds(10), condition)) == true { return true }
             try await Task.sleep(for: .milliseconds(100))
         }
         return false
     }
 
-    /// `operation`'s answer, or a failure naming `what` when it gives none within 10 s.
+    /// `operation`'s answer, or a failure naming `what` when it gives none within 60 s (a
+    /// statement stranded on a closed connection would wait for ever).
     static func within<T: Sendable>(_ what: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         do {
-            return try await withDeadline(.seconds(10), operation)
+            return try await withDeadline(.seconds(60), operation)
         } catch is DeadlineExceeded {
-            Issue.record("\(what) gave no answer within 10 s")
+            Issue.record("\(what) gave no answer within 60 s")
             throw DeadlineExceeded()
         }
     }

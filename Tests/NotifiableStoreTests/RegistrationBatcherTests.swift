@@ -206,7 +206,7 @@ import Testing
                 }
                 // The four wait behind the second row's lock in one statement; the server ends its connection,
                 // as a restart or an administrator would (57P01).
-                let deadline = ContinuousClock.now + .seconds(20)
+                let deadline = ContinuousClock.now + .seconds(90)
                 var terminated = false
                 while !terminated, ContinuousClock.now < deadline {
                     terminated =
@@ -229,7 +229,8 @@ import Testing
                 }
                 #expect(isDatabaseUnavailable(error), "\(String(reflecting: error))")
             }
-            #expect(outcomes.1 < .seconds(5))
+            // Promptly rather than at the statement deadline (120 s), however slow the machine.
+            #expect(outcomes.1 < .seconds(60))
             #expect(batcher.statementsRun == statementsBefore + 2, "the held one, then the ended batch, and no statement per row")
         }
     }

@@ -57,6 +57,7 @@ public final class HTTP2Client: HTTP2Transport {
 
     /// Connections opened so far (for tests).
     var connectionsOpened: Int { stats.connectionsOpened.load(ordering: .relaxed) }
+    var connectionsClosed: Int { stats.connectionsClosed.load(ordering: .relaxed) }
 
     init(
         baseURL: String, trustedCAPEM: String?, connections: Int, eventLoopGroup: any EventLoopGroup,
@@ -229,6 +230,7 @@ struct HTTP2Endpoint: Sendable {
 /// Counters for tests.
 final class HTTP2ClientStats: Sendable {
     let connectionsOpened = Atomic<Int>(0)
+    let connectionsClosed = Atomic<Int>(0)
 }
 
 /// What every connection slot of one client shares.

@@ -359,6 +359,7 @@ final class HTTP2SlotState {
 
     /// The channel closed; the handler has already failed its streams.
     func handlerClosed(_ handler: HTTP2ConnectionHandler, error: (any Error)?) {
+        configuration.stats.connectionsClosed.add(1, ordering: .relaxed)
         switch phase {
         case .connecting(let current, _, _) where current === handler:
             connectionFailed(
