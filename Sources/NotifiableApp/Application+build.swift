@@ -24,15 +24,17 @@ public func buildApplication(
         store: APIProcessStore(client: postgres, logger: logger), interval: configuration.apiBeatInterval, logger: logger
     ) { try await migrated.wait() }
     let reads = try makeReadDatabase(configuration, logger: logger)
+    let sessions = try makeSessionDatabase(configuration, logger: logger)
     let router = buildRouter(configuration, postgres: postgres, reads: reads, logger: logger, availability: availability) { roster.share }
     let upkeep = DataUpkeep(
-        postgres: postgres, retentionDays: configuration.runsWorkers ? configuration.retentionDays : nil,
+        postgres: postgres, sessions: sessions, retentionDays: configuration.runsWorkers ? configuration.retentionDays : nil,
         interval: configuration.upkeepInterval, logger: logger
     ) { try await migrated.wait() }
     var services: [any Service] = [postgres, availability, roster, upkeep]
     if let reads { services.append(reads) }
+    if let sessions { services.append(sessions) }
     if configuration.runsWorkers {
-        services.append(makeDeliveryWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })
+        services.append(makeDeliveryWorker(configuration, postgres: postgres, sessions: sessions, logger: logger) { try await migrated.wait() })
         services.append(makeWebhookWorker(configuration, postgres: postgres, logger: logger) { try await migrated.wait() })
     }
 
@@ -155,7 +157,7 @@ public func buildRouter(
 /// The delivery worker of a process, with a sender for each provider it can reach
 /// (`replacingSenders` instead, for the queue benchmark).
 public func makeDeliveryWorker(
-    _ configuration: ServerConfiguration, postgres: Database, logger: Logger,
+    _ configuration: ServerConfiguration, postgres: Database, sessions: Database? = nil, logger: Logger,
     replacingSenders: [Provider: any PushSender]? = nil,
     beforeStart: @escaping @Sendable () async throws -> Void = {}
 ) -> DeliveryWorker {
@@ -170,7 +172,7 @@ public func makeDeliveryWorker(
     var worker = configuration.worker
     worker.sendBudget = configuration.apnsRequestTimeout
     return DeliveryWorker(
-        postgres: postgres, senders: replacingSenders ?? [.apns: apns, .fcm: fcm],
+        postgres: postgres, sessions: sessions, senders: replacingSenders ?? [.apns: apns, .fcm: fcm],
         sandbox: BuiltInSandbox(logger: logger, requestTimeout: configuration.apnsRequestTimeout),
         configuration: worker, metrics: DeliveryMetrics(factory: configuration.metrics.factory),
         logger: logger, beforeStart: beforeStart
@@ -198,7 +200,17 @@ public func migrate(_ configuration: ServerConfiguration, postgres: Database, lo
 
 /// The service's database: the servers of DATABASE_URL, each pooled up to the configured size.
 public func makeDatabase(_ configuration: ServerConfiguration, logger: Logger) throws -> Database {
-    try Database(url: configuration.databaseURL, poolSize: configuration.databasePoolSize, applicationName: "notifiable", logger: logger)
+    try Database(
+        url: configuration.databaseURL, poolSize: configuration.databasePoolSize, applicationName: "notifiable",
+        preparesStatements: configuration.databasePoolMode == .session, logger: logger)
+}
+
+/// Where a session is kept for as long as it is needed (LISTEN, retention's locked pass):
+/// NOTIFIABLE_SESSION_DATABASE_URL's servers, a few connections; nil to use DATABASE_URL's pool.
+public func makeSessionDatabase(_ configuration: ServerConfiguration, logger: Logger) throws -> Database? {
+    try configuration.sessionDatabaseURL.map {
+        try Database(url: $0, poolSize: 4, applicationName: "notifiable-session", logger: logger)
+    }
 }
 
 /// Where operators' reads go: NOTIFIABLE_READ_DATABASE_URL's servers (a standby), or nil to read

@@ -31,6 +31,11 @@ public struct ServerConfiguration: Sendable {
     public var databasePoolSize: Int = 20
     /// NOTIFIABLE_READ_DATABASE_URL: where operators' reads go (a standby); nil reads the primary.
     public var readDatabaseURL: String?
+    /// NOTIFIABLE_DATABASE_POOL_MODE: what DATABASE_URL leads to, as far as a session's state goes.
+    public var databasePoolMode = DatabasePoolMode.session
+    /// NOTIFIABLE_SESSION_DATABASE_URL: a few connections that keep their session, for what a
+    /// pooler in transaction mode cannot carry (LISTEN, retention's lock); DATABASE_URL when nil.
+    public var sessionDatabaseURL: String?
     /// Whether this process runs delivery workers beside (or, with `notifiable work`, instead
     /// of) the API.
     public var runsWorkers: Bool = true
@@ -110,6 +115,30 @@ public struct ServerConfiguration: Sendable {
                 throw ConfigurationError(variable: "NOTIFIABLE_READ_DATABASE_URL", problem: "\(error)")
             }
             configuration.readDatabaseURL = readURL
+        }
+        if let mode = reader.optional("NOTIFIABLE_DATABASE_POOL_MODE") {
+            guard let parsed = DatabasePoolMode(rawValue: mode.lowercased()) else {
+                throw ConfigurationError(
+                    variable: "NOTIFIABLE_DATABASE_POOL_MODE",
+                    problem:
+                        "is \"\(mode)\"; use session (a direct connection, or a pooler in session mode) or transaction (PgBouncer's pool_mode = transaction)")
+            }
+            configuration.databasePoolMode = parsed
+        }
+        if let sessionURL = reader.optional("NOTIFIABLE_SESSION_DATABASE_URL") {
+            do {
+                _ = try DatabaseURL.servers(from: sessionURL)
+            } catch {
+                throw ConfigurationError(variable: "NOTIFIABLE_SESSION_DATABASE_URL", problem: "\(error)")
+            }
+            configuration.sessionDatabaseURL = sessionURL
+        }
+        if configuration.databasePoolMode == .transaction, configuration.sessionDatabaseURL == nil {
+            throw ConfigurationError(
+                variable: "NOTIFIABLE_SESSION_DATABASE_URL",
+                problem:
+                    "must be set with NOTIFIABLE_DATABASE_POOL_MODE=transaction: LISTEN and retention's lock need a session that a transaction pooler does not keep (point it at PostgreSQL, or at a PgBouncer database in pool_mode=session)"
+            )
         }
         configuration.migrateOnStart = try reader.boolean("NOTIFIABLE_MIGRATE_ON_START") ?? true
         if let token = reader.optional("NOTIFIABLE_ADMIN_TOKEN") {
@@ -243,4 +272,15 @@ struct EnvironmentReader {
         default: throw ConfigurationError(variable: name, problem: "is \"\(text)\"; use true or false")
         }
     }
+}
+
+/// What DATABASE_URL leads to, as far as a session's state goes.
+public enum DatabasePoolMode: String, Sendable {
+    /// PostgreSQL itself, or a pooler that gives a client one server connection while it stays
+    /// connected: everything works.
+    case session
+    /// A pooler that gives a client a server connection for one transaction at a time (PgBouncer's
+    /// `pool_mode = transaction`): statements are not prepared by name, and LISTEN and retention's
+    /// lock use NOTIFIABLE_SESSION_DATABASE_URL.
+    case transaction
 }

@@ -94,11 +94,13 @@ public func withTestService<T: Sendable>(
     onDatabase databaseURL: String,
     workers: Bool = false,
     logger: Logger = TestDatabase.logger,
+    configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
 ) async throws -> T {
     var configuration = try TestDatabase.serverConfiguration()
     configuration.runsWorkers = workers
     configuration.databaseURL = databaseURL
+    configure(&configuration)
     return try await runTestService(configuration, .router, logger, body)
 }
 

@@ -21,8 +21,15 @@ struct Migrate: AsyncParsableCommand {
                 throw ValidationError("Cannot find the Migrations folder; pass --directory or set NOTIFIABLE_MIGRATIONS_DIR.")
             }()
         let migrations = try Migrator.load(from: folder)
-        let applied = try await withDatabase(url: url, logger: logger) { client in
-            try await Migrator(client: client, logger: logger).migrate(migrations)
+        let applied: [Migration]
+        do {
+            applied = try await withDatabase(url: url, logger: logger) { client in
+                try await Migrator(client: client, logger: logger).migrate(migrations)
+            }
+        } catch let error as MigrationError {
+            throw error
+        } catch {
+            throw CommandFailure("Migrating \(DatabaseURL.redacted(url)) (DATABASE_URL) failed: \(databaseErrorText(error))")
         }
         print(
             applied.isEmpty

@@ -34,11 +34,14 @@ struct Work: AsyncParsableCommand {
             logger.critical("BENCHMARK MODE: every delivery this worker claims is marked sent and NOTHING IS SENT. Never run this against real data.")
             senders = [.apns: InstantPushSender(), .fcm: InstantPushSender()]
         }
-        let worker = makeDeliveryWorker(configuration, postgres: postgres, logger: logger, replacingSenders: senders)
+        let sessions = try makeSessionDatabase(configuration, logger: logger)
+        let worker = makeDeliveryWorker(configuration, postgres: postgres, sessions: sessions, logger: logger, replacingSenders: senders)
         let upkeep = DataUpkeep(
-            postgres: postgres, retentionDays: configuration.retentionDays, interval: configuration.upkeepInterval, logger: logger
+            postgres: postgres, sessions: sessions, retentionDays: configuration.retentionDays, interval: configuration.upkeepInterval,
+            logger: logger
         )
         var services: [any Service] = [postgres, worker, makeWebhookWorker(configuration, postgres: postgres, logger: logger), upkeep]
+        if let sessions { services.append(sessions) }
         if let port = configuration.workerMetricsPort {
             services.append(buildMetricsApplication(configuration, port: port, postgres: postgres, logger: logger))
         }

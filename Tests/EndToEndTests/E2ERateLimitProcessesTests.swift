@@ -9,23 +9,6 @@ import Testing
 /// Two API processes keep one limit between them: each holds half of it once they know of each
 /// other, so a client spreading its requests over both gets the limit, not twice the limit.
 @Suite struct E2ERateLimitProcessesTests {
-    /// A port nothing listens on now: bound, read back, released.
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                _ = bind(fd, pointer, length)
-                return getsockname(fd, pointer, &length)
-            }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// The status of a signed POST sent to the process on `port`.
     static func post(port: Int, path: String, body: String, as credential: Credential) async -> Int? {
         let headers = signedHeaders(method: .post, path: path, body: body, credential: credential)
@@ -46,7 +29,7 @@ import Testing
             // The app is made by a test service that then stops, so that only the two processes beat.
             let app = try await withTestService(onDatabase: url) { _, service in try await service.createApp() }
             try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { postgres in
-                let ports = [Self.freePort(), Self.freePort()]
+                let ports = [freeLoopbackPort(), freeLoopbackPort()]
                 let processes = try ports.map { port in
                     try NotifiableProcess(
                         ["serve", "--no-workers"],

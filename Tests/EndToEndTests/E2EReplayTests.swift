@@ -88,7 +88,7 @@ import Testing
     @Test func aReplayToAnotherAPIProcessIsRefusedToo() async throws {
         try await TestDatabase.withFreshDatabase { url in
             let app = try await withTestService(onDatabase: url) { _, service in try await service.createApp() }
-            let ports = [E2ERateLimitProcessesTests.freePort(), E2ERateLimitProcessesTests.freePort()]
+            let ports = [freeLoopbackPort(), freeLoopbackPort()]
             let processes = try ports.map { port in
                 try NotifiableProcess(
                     ["serve", "--no-workers"],

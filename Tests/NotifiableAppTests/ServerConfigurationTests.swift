@@ -1,3 +1,4 @@
+import Logging
 import NotifiableApp
 import NotifiableCore
 import Testing
@@ -37,6 +38,34 @@ import Testing
         #expect(configured.queueMetricsInterval == .zero)
     }
 
+    static func refusal(_ environment: [String: String]) -> ConfigurationError? {
+        do {
+            _ = try ServerConfiguration.fromEnvironment(environment)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Behind a transaction pooler, statements are not prepared by name, and what needs a session
+    /// has a URL of its own; without one the service refuses to start and says which to set.
+    @Test func aTransactionPoolerNeedsASessionURL() throws {
+        let defaults = try ServerConfiguration.fromEnvironment(Self.valid)
+        #expect(defaults.databasePoolMode == .session)
+        #expect(defaults.sessionDatabaseURL == nil)
+        var environment = Self.valid
+        environment["NOTIFIABLE_DATABASE_POOL_MODE"] = "transaction"
+        let refusal = Self.refusal(environment)
+        #expect(refusal?.variable == "NOTIFIABLE_SESSION_DATABASE_URL")
+        #expect(refusal?.problem.contains("NOTIFIABLE_DATABASE_POOL_MODE=transaction") == true, "\(String(describing: refusal))")
+        environment["NOTIFIABLE_SESSION_DATABASE_URL"] = "postgres://notifiable@127.0.0.1:6432/notifiable_session"
+        let pooled = try ServerConfiguration.fromEnvironment(environment)
+        #expect(pooled.databasePoolMode == .transaction)
+        #expect(pooled.sessionDatabaseURL == "postgres://notifiable@127.0.0.1:6432/notifiable_session")
+        #expect(try makeDatabase(pooled, logger: .init(label: "test")).preparesStatements == false)
+        #expect(try makeDatabase(defaults, logger: .init(label: "test")).preparesStatements)
+    }
+
     @Test(
         arguments: [
             ("DATABASE_URL", nil),
@@ -52,6 +81,8 @@ import Testing
             ("NOTIFIABLE_MIGRATE_ON_START", "maybe"),
             ("NOTIFIABLE_LEASE_SECONDS", "20"),
             ("NOTIFIABLE_TRUSTED_PROXIES", "10.0.0.2, proxy.internal"),
+            ("NOTIFIABLE_DATABASE_POOL_MODE", "statement"),
+            ("NOTIFIABLE_SESSION_DATABASE_URL", "mysql://localhost/db"),
         ] as [(String, String?)])
     func aBadVariableIsNamedInTheError(variable: String, value: String?) {
         var environment = Self.valid

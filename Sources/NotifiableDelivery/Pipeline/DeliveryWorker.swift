@@ -24,8 +24,9 @@ public final class DeliveryWorker: Service {
     /// Awaited before any work: the schema must be migrated first.
     private let beforeStart: @Sendable () async throws -> Void
 
+    /// `sessions` carries the LISTEN for work (`WakeListener`); nil is `postgres`.
     public init(
-        postgres: Database, senders: [Provider: any PushSender], sandbox: (any SandboxDelivery)? = nil,
+        postgres: Database, sessions: Database? = nil, senders: [Provider: any PushSender], sandbox: (any SandboxDelivery)? = nil,
         configuration: DeliveryWorkerConfiguration, metrics: DeliveryMetrics = .disabled, logger: Logger,
         beforeStart: @escaping @Sendable () async throws -> Void = {}
     ) {
@@ -49,7 +50,7 @@ public final class DeliveryWorker: Service {
             counters: NotificationCounterStore(client: postgres, logger: logger), trends: TrendStore(client: postgres, logger: logger),
             deviceCounts: DeviceCountStore(client: postgres, logger: logger), configuration: configuration, metrics: metrics, logger: logger
         )
-        listener = WakeListener(postgres: postgres, logger: logger)
+        listener = WakeListener(postgres: sessions ?? postgres, logger: logger)
     }
 
     public func run() async throws {

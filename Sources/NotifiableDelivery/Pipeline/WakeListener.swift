@@ -5,6 +5,8 @@ import PostgresNIO
 /// LISTENs on the channel the API and fan-out NOTIFY, and rings the worker's bell, so idle lanes
 /// start at once instead of at their next poll.
 struct WakeListener: Sendable {
+    /// A connection that keeps its session while it listens: not a pooler's in transaction mode,
+    /// which would hand the server connection (and its LISTEN) to other clients between statements.
     let postgres: Database
     let logger: Logger
 

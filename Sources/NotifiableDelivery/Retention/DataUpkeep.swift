@@ -18,12 +18,13 @@ public final class DataUpkeep: Service {
     private let logger: Logger
     private let beforeStart: @Sendable () async throws -> Void
 
+    /// `sessions` holds retention's pass of dropping days (`RetentionStore.sessions`); nil is `postgres`.
     public init(
-        postgres: Database, retentionDays: Int?, interval: Duration, logger: Logger,
+        postgres: Database, sessions: Database? = nil, retentionDays: Int?, interval: Duration, logger: Logger,
         beforeStart: @escaping @Sendable () async throws -> Void = {}
     ) {
         client = postgres
-        retention = RetentionStore(client: postgres, logger: logger)
+        retention = RetentionStore(client: postgres, sessions: sessions, logger: logger)
         self.retentionDays = retentionDays
         self.interval = interval
         self.logger = logger

@@ -23,6 +23,10 @@ public final class Database: Service, Sendable {
     let checkInterval: Duration
     /// How long one question may take, connecting included, before the server counts as not answering.
     let checkTimeout: Duration
+    /// Whether statements may be prepared by name on a connection and run again later: not behind
+    /// a pooler in transaction mode (`NOTIFIABLE_DATABASE_POOL_MODE=transaction`), which may run
+    /// the next statement on a server connection that never prepared it.
+    public let preparesStatements: Bool
     private let state: Mutex<State>
 
     /// How long a pool moved away from may finish the statements under way on it before it stops.
@@ -55,8 +59,8 @@ public final class Database: Service, Sendable {
 
     /// The servers of `url` (`DATABASE_URL`), each pool at most `poolSize` connections.
     public convenience init(
-        url: String, poolSize: Int? = nil, connectTimeout: Duration? = nil, applicationName: String? = nil, logger: Logger,
-        checkInterval: Duration = .milliseconds(500), checkTimeout: Duration = .seconds(2)
+        url: String, poolSize: Int? = nil, connectTimeout: Duration? = nil, applicationName: String? = nil, preparesStatements: Bool = true,
+        logger: Logger, checkInterval: Duration = .milliseconds(500), checkTimeout: Duration = .seconds(2)
     ) throws {
         var (servers, target) = try DatabaseURL.servers(from: url)
         for index in servers.indices {
@@ -65,7 +69,9 @@ public final class Database: Service, Sendable {
             // Shown in pg_stat_activity, so an operator sees which pool a session belongs to.
             if let applicationName { servers[index].client.options.additionalStartupParameters.append(("application_name", applicationName)) }
         }
-        self.init(servers: servers, target: target, logger: logger, checkInterval: checkInterval, checkTimeout: checkTimeout)
+        self.init(
+            servers: servers, target: target, preparesStatements: preparesStatements, logger: logger, checkInterval: checkInterval,
+            checkTimeout: checkTimeout)
     }
 
     /// One server, used whatever its role (never asked it): a pool and nothing more.
@@ -79,12 +85,13 @@ public final class Database: Service, Sendable {
     }
 
     public init(
-        servers: [DatabaseServer], target: TargetSessionAttributes, logger: Logger, checkInterval: Duration = .milliseconds(500),
-        checkTimeout: Duration = .seconds(2)
+        servers: [DatabaseServer], target: TargetSessionAttributes, preparesStatements: Bool = true, logger: Logger,
+        checkInterval: Duration = .milliseconds(500), checkTimeout: Duration = .seconds(2)
     ) {
         precondition(!servers.isEmpty, "a database needs a server")
         self.servers = servers
         self.target = target
+        self.preparesStatements = preparesStatements
         self.logger = logger
         self.checkInterval = checkInterval
         self.checkTimeout = checkTimeout

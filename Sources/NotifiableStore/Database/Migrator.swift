@@ -31,6 +31,13 @@ public struct MigrationError: Error, CustomStringConvertible {
 
 /// Applies migrations in order, each once, each in its own transaction, under an advisory
 /// lock so that processes starting together wait for one another instead of racing.
+///
+/// The lock is a transaction's (`pg_advisory_xact_lock`), taken again by each migration's own
+/// transaction, which then looks once more whether another process applied it meanwhile. A
+/// session's lock would be held across transactions, and behind a pooler in transaction mode
+/// (PgBouncer's `pool_mode = transaction`) consecutive transactions of one client may run on
+/// different server connections: the unlock would miss, or the lock would stay with a connection
+/// that serves someone else.
 public struct Migrator: Sendable {
     /// Arbitrary but fixed: every NotifiableServer process agrees on it.
     static let advisoryLockKey: Int64 = 0x4E6F_7469_6669_6162  // "Notifiab"
@@ -85,73 +92,99 @@ public struct Migrator: Sendable {
     /// Applies what has not been applied yet; returns the migrations it applied.
     @discardableResult
     public func migrate(_ migrations: [Migration]) async throws -> [Migration] {
-        try await client.withConnection { connection in
-            try await connection.query("SELECT pg_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
-            do {
-                let applied = try await applyPending(migrations, on: connection)
-                try await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
-                return applied
-            } catch {
-                // The connection goes back to the pool: it must not keep the lock.
-                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))", logger: logger)
-                throw error
+        let recorded = try await Self.unwrapped {
+            try await client.withConnection { connection in
+                try await connection.withTransaction(logger: logger) { connection in
+                    try await lock(connection)
+                    try await connection.query(
+                        """
+                        CREATE TABLE IF NOT EXISTS schema_migrations (
+                            version     text PRIMARY KEY,
+                            file_name   text NOT NULL,
+                            checksum    text NOT NULL,
+                            applied_at  timestamptz NOT NULL DEFAULT now()
+                        )
+                        """,
+                        logger: logger
+                    )
+                    return try await recordedChecksums(connection)
+                }
             }
         }
-    }
-
-    private func applyPending(_ migrations: [Migration], on connection: PostgresConnection) async throws -> [Migration] {
-        try await connection.query(
-            """
-            CREATE TABLE IF NOT EXISTS schema_migrations (
-                version     text PRIMARY KEY,
-                file_name   text NOT NULL,
-                checksum    text NOT NULL,
-                applied_at  timestamptz NOT NULL DEFAULT now()
-            )
-            """,
-            logger: logger
-        )
-        var recorded: [String: String] = [:]
-        for try await (version, checksum) in try await connection.query(
-            "SELECT version, checksum FROM schema_migrations", logger: logger
-        ).decode((String, String).self) {
-            recorded[version] = checksum
-        }
-
         var applied: [Migration] = []
         for migration in migrations {
             if let checksum = recorded[migration.version] {
-                guard checksum == migration.checksum else {
-                    throw MigrationError(
-                        description: "\(migration.fileName) changed after it was applied; migrations are append-only, so put the change in a new file"
-                    )
-                }
+                try Self.check(migration, recordedChecksum: checksum)
                 continue
             }
-            try await apply(migration, on: connection)
-            applied.append(migration)
-            logger.info("applied migration", metadata: ["migration": "\(migration.fileName)"])
+            if try await apply(migration) {
+                applied.append(migration)
+                logger.info("applied migration", metadata: ["migration": "\(migration.fileName)"])
+            }
         }
         return applied
     }
 
-    private func apply(_ migration: Migration, on connection: PostgresConnection) async throws {
+    /// What went wrong inside a transaction, rather than the transaction's wrapper of it.
+    private static func unwrapped<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PostgresTransactionError {
+            throw error.closureError ?? error.beginError ?? error.commitError ?? error
+        }
+    }
+
+    private func lock(_ connection: PostgresConnection) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
+    }
+
+    private func recordedChecksums(_ connection: PostgresConnection, version: String? = nil) async throws -> [String: String] {
+        var recorded: [String: String] = [:]
+        for try await (version, checksum) in try await connection.query(
+            "SELECT version, checksum FROM schema_migrations WHERE \(version)::text IS NULL OR version = \(version)::text", logger: logger
+        ).decode((String, String).self) {
+            recorded[version] = checksum
+        }
+        return recorded
+    }
+
+    private static func check(_ migration: Migration, recordedChecksum: String) throws {
+        guard recordedChecksum == migration.checksum else {
+            throw MigrationError(
+                description: "\(migration.fileName) changed after it was applied; migrations are append-only, so put the change in a new file"
+            )
+        }
+    }
+
+    /// Applies `migration` unless another process did first; whether this call applied it.
+    private func apply(_ migration: Migration) async throws -> Bool {
         let statements = SQLScript.statements(in: migration.sql)
         do {
-            try await connection.withTransaction(logger: logger) { connection in
-                for statement in statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            return try await client.withConnection { connection in
+                try await connection.withTransaction(logger: logger) { connection in
+                    try await lock(connection)
+                    if let checksum = try await recordedChecksums(connection, version: migration.version)[migration.version] {
+                        try Self.check(migration, recordedChecksum: checksum)
+                        return false
+                    }
+                    for statement in statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query(
+                        """
+                        INSERT INTO schema_migrations (version, file_name, checksum)
+                        VALUES (\(migration.version), \(migration.fileName), \(migration.checksum))
+                        """,
+                        logger: logger
+                    )
+                    return true
                 }
-                try await connection.query(
-                    """
-                    INSERT INTO schema_migrations (version, file_name, checksum)
-                    VALUES (\(migration.version), \(migration.fileName), \(migration.checksum))
-                    """,
-                    logger: logger
-                )
             }
+        } catch let error as MigrationError {
+            throw error
         } catch {
             let cause = (error as? PostgresTransactionError)?.closureError ?? error
+            if let refusal = cause as? MigrationError { throw refusal }
             throw MigrationError(
                 description: "\(migration.fileName) failed and was rolled back, leaving the schema as it was: \(databaseErrorText(cause))"
             )

@@ -1,3 +1,4 @@
+import Logging
 import NotifiableCore
 import PostgresNIO
 
@@ -60,6 +61,21 @@ struct DeviceUpsert: PostgresPreparedStatement {
 
     func decodeRow(_ row: PostgresRow) throws -> Device {
         try DeviceStore.device(from: row)
+    }
+
+    /// The stored devices, from the named statement, or from the same SQL sent unnamed where a
+    /// pooler in transaction mode may run each statement on another server connection (one that
+    /// never prepared it).
+    func run(on connection: PostgresConnection, prepared: Bool, logger: Logger) async throws -> [Device] {
+        var devices: [Device] = []
+        if prepared {
+            for try await device in try await connection.execute(self, logger: logger) { devices.append(device) }
+        } else {
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: Self.sql, binds: try makeBindings()), logger: logger) {
+                devices.append(try decodeRow(row))
+            }
+        }
+        return devices
     }
 }
 

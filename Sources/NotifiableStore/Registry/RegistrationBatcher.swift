@@ -141,7 +141,8 @@ final class RegistrationBatcher: Sendable {
             return try await withDeadline(statementDeadline) {
                 try await client.committing(logger: logger) { connection in
                     var devices: [TokenKey: Device] = [:]
-                    for try await device in try await connection.execute(DeviceUpsert(registrations: registrations), logger: logger) {
+                    for device in try await DeviceUpsert(registrations: registrations).run(on: connection, prepared: client.preparesStatements, logger: logger)
+                    {
                         devices[TokenKey(appID: device.appID, token: device.token)] = device
                     }
                     return devices

@@ -46,14 +46,20 @@ public struct RetentionReport: Sendable, Equatable {
 /// shorter periods (`WebhookWorkerConfiguration.retention`, `UserNotificationStore`).
 public struct RetentionStore: Sendable {
     let client: Database
+    /// Where the days are dropped: a connection that keeps its session for the whole pass (its
+    /// advisory lock and lock_timeout), which a pooler in transaction mode does not give.
+    let sessions: Database
     let logger: Logger
     /// Rows removed per statement: each batch is a short transaction.
     let batchSize: Int
     /// How long dropping a day waits for each lock it needs on a table the service uses.
     let lockTimeout: Duration
 
-    public init(client: Database, logger: Logger, batchSize: Int = 1000, lockTimeout: Duration = .milliseconds(200)) {
+    public init(
+        client: Database, sessions: Database? = nil, logger: Logger, batchSize: Int = 1000, lockTimeout: Duration = .milliseconds(200)
+    ) {
         self.client = client
+        self.sessions = sessions ?? client
         self.logger = logger
         self.batchSize = batchSize
         self.lockTimeout = lockTimeout
@@ -63,7 +69,7 @@ public struct RetentionStore: Sendable {
     /// nil is the database's own.
     public func run(keepingDays days: Int, now: Date? = nil) async throws -> RetentionReport {
         let cutoff = try await cutoff(keepingDays: days, now: now)
-        var report = try await client.withConnection { connection in
+        var report = try await sessions.withConnection { connection in
             try await dropPastDays(before: cutoff, on: connection)
         }
         let shorter = try await appsKeepingFewer(than: days, now: now)
