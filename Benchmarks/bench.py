@@ -56,7 +56,7 @@ def env_int(name, default):
     return int(os.environ.get(name, default))
 
 
-BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue batch push fanout import counters fairness steady console person").split()
+BENCHMARKS = os.environ.get("BENCHMARKS", "registration queue pgbouncer batch push fanout import counters fairness steady console person").split()
 REG_KEYSPACE = env_int("REG_KEYSPACE", 1_000_000)
 REG_SECONDS = env_int("REG_SECONDS", 10)
 REG_CONCURRENCY = [int(c) for c in os.environ.get("REG_CONCURRENCY", "8 16 32 64").split()]
@@ -322,18 +322,7 @@ def registration():
     # the table's growth and the machine's drift fall on both alike, each in a fresh process warmed
     # the same way: checking a limit must cost under 5 % of the rate.
     off = {"NOTIFIABLE_RATE_LIMIT_REGISTRATIONS": "off", "NOTIFIABLE_RATE_LIMIT_REGISTRATIONS_PER_APP": "off"}
-    samples = {"off": [], "on": []}
-    for label, extra in [("off", off), ("on", {}), ("off", off), ("on", {})]:
-        port = free_port()
-        process = start(["serve", "--no-workers", "--no-migrate", "--port", str(port)], extra, log_name=f"api-limits-{label}.log")
-        try:
-            wait_until(lambda: listening(port), 30)
-            wrk(port, 16, max(2, REG_SECONDS // 2), script)
-            run = wrk(port, best_c, REG_SECONDS, script)
-        finally:
-            stop(process)
-        samples[label].append(run)
-        log(f"limits {label:<3}        c={best_c:<3} {run['rate']:>9,.0f} req/s  non-2xx {run['non2xx']}")
+    samples = alternating_peaks(script, best_c, {"off": off, "on": {}}, "limits")
     limit_runs = {label: {"rate": sum(r["rate"] for r in runs) / len(runs), "non2xx": sum(r["non2xx"] for r in runs)}
                   for label, runs in samples.items()}
     stored = int(sql(f"SELECT count(*) FROM devices WHERE app_id = {app['id']}"))
@@ -354,6 +343,26 @@ def registration():
             f"{limit_runs['on']['rate']:,.0f} req/s at c={best_c}, mean of 2 runs (non-2xx {limit_runs['on']['non2xx']})",
             f"{limit_runs['off']['rate']:,.0f} req/s", "mean of 2 runs with NOTIFIABLE_RATE_LIMIT_REGISTRATIONS(_PER_APP)=off, alternating with the 2 on",
             kept, "≥ 0.95", kept >= 0.95 and limit_runs["on"]["non2xx"] == 0)
+
+
+def alternating_peaks(script, connections, variants, what):
+    """The registration peak of each variant (label: extra environment), twice each and
+    alternating, every run in a fresh `serve` warmed the same way, so that the table's growth and
+    the machine's drift fall on all alike; {label: [wrk runs]}."""
+    samples = {label: [] for label in variants}
+    for label in list(variants) * 2:
+        port = free_port()
+        process = start(["serve", "--no-workers", "--no-migrate", "--port", str(port)], variants[label],
+                        log_name=f"api-{what}-{label}.log")
+        try:
+            wait_until(lambda: listening(port), 30)
+            wrk(port, 16, max(2, REG_SECONDS // 2), script)
+            run = wrk(port, connections, REG_SECONDS, script)
+        finally:
+            stop(process)
+        samples[label].append(run)
+        log(f"{what} {label:<10} c={connections:<3} {run['rate']:>9,.0f} req/s  p99 {run['p99']} ms  non-2xx {run['non2xx']}")
+    return samples
 
 
 # ---------------------------------------------------------------- 2. queue
@@ -507,17 +516,23 @@ def log_statement_costs(n, top=8):
         log(f"  {execution:>6} {planning:>5} {calls:>7}  {query}")
 
 
-def queue(api_port):
-    n = QUEUE_DELIVERIES
-    log(f"\n== 2. Queue: {n:,} ready deliveries, sender answering at once")
-    app = create_app("Queue bench")
+def ready_deliveries(api_port, app_name, n):
+    """A new app's notification with n deliveries ready to claim and no worker running yet: marked
+    fanned out, its deliveries written by SQL. Returns the notification's id."""
+    app = create_app(app_name)
     notification = create_notification(api_port, app, {"title": "Queue", "message": "Hello", "all": True})
-    # No worker runs yet: the notification is marked fanned out and its deliveries written by SQL.
     sql(f"UPDATE notifications SET state = 'fanned_out', fanned_out_at = now() WHERE id = {notification}")
     insert_devices(app["id"], n)
     sql(f"""INSERT INTO deliveries (notification_id, app_id, device_id)
             SELECT {notification}, {app['id']}, id FROM devices WHERE app_id = {app['id']}""")
     sql("VACUUM ANALYZE deliveries")
+    return notification
+
+
+def queue(api_port):
+    n = QUEUE_DELIVERIES
+    log(f"\n== 2. Queue: {n:,} ready deliveries, sender answering at once")
+    notification = ready_deliveries(api_port, "Queue bench", n)
     sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
     sql("SELECT pg_stat_statements_reset()")
     # PostgreSQL's CPU per delivery is what the queue's design costs; measured around the drain,
@@ -537,6 +552,85 @@ def queue(api_port):
             f"{rate:,.0f} deliveries/s; drained in {drain:.1f} s (first claim → last record; {wall:.1f} s from process start); "
             f"CPU per delivery: PostgreSQL {postgres_per_delivery:.1f} µs, worker {worker_cpu / n * 1e6:.1f} µs",
             "", "— (the database is the limit; no separate ceiling)", None, "> 10,000/s", rate > 10_000)
+
+
+# ---------------------------------------------------------------- 2b. through PgBouncer
+
+def start_pgbouncer():
+    """A PgBouncer (Debian's 1.18) in transaction pooling in front of this run's PostgreSQL, as
+    deploy/pgbouncer/pgbouncer.ini sets it up; returns (process, its DATABASE_URL)."""
+    folder = os.path.join(WORK, "pgbouncer")
+    os.makedirs(folder, exist_ok=True)
+    os.chmod(folder, 0o777)
+    url = urllib.parse.urlparse(DATABASE_URL)
+    port = free_port()
+    with open(os.path.join(folder, "userlist.txt"), "w") as f:
+        f.write(f'"{url.username}" ""\n')
+    with open(os.path.join(folder, "pgbouncer.ini"), "w") as f:
+        f.write(f"""[databases]
+* = host={url.hostname} port={url.port}
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = {port}
+unix_socket_dir =
+auth_type = trust
+auth_file = {folder}/userlist.txt
+pool_mode = transaction
+default_pool_size = 40
+max_client_conn = 2000
+logfile = {folder}/pgbouncer.log
+pidfile = {folder}/pgbouncer.pid
+""")
+    for name in ("userlist.txt", "pgbouncer.ini"):
+        os.chmod(os.path.join(folder, name), 0o644)
+    command = ["/usr/sbin/pgbouncer", os.path.join(folder, "pgbouncer.ini")]
+    if os.geteuid() == 0:
+        command = ["runuser", "-u", "postgres", "--"] + command
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    wait_until(lambda: listening(port), 30)
+    return process, url._replace(netloc=f"{url.username}@127.0.0.1:{port}").geturl()
+
+
+def pgbouncer(api_port):
+    """Registrations and the queue, directly and through PgBouncer in transaction pooling,
+    alternating in the same run: what the pooler costs."""
+    log("\n== 2b. Through PgBouncer (transaction pooling) against direct")
+    bouncer, pooled_url = start_pgbouncer()
+    through = {"DATABASE_URL": pooled_url, "NOTIFIABLE_DATABASE_POOL_MODE": "transaction",
+               "NOTIFIABLE_SESSION_DATABASE_URL": DATABASE_URL}
+    try:
+        app = create_app("PgBouncer registration bench")
+        credentials = app["device_credentials"]
+        script, _ = wrk_scripts(credentials["access_id"], credentials["secret_key"])
+        concurrency = max(REG_CONCURRENCY)
+        samples = alternating_peaks(script, concurrency, {"direct": {}, "pgbouncer": through}, "registration")
+        registration = {label: sum(r["rate"] for r in runs) / len(runs) for label, runs in samples.items()}
+        failures = sum(r["non2xx"] for runs in samples.values() for r in runs)
+
+        n = QUEUE_DELIVERIES // 2
+        drains = {}
+        for label, extra in [("direct", {}), ("pgbouncer", through)]:
+            notification = ready_deliveries(api_port, f"PgBouncer queue bench {label}", n)
+            worker = start(["work", "--no-migrate", "--instant-sender-for-benchmarks"], extra, log_name=f"{label}-queue-worker.log")
+            try:
+                if not wait_until(lambda: count_sent(notification) == n, 600, 0.5):
+                    sys.exit(f"queue through {label}: only {count_sent(notification)} of {n} sent; see {WORK}/{label}-queue-worker.log")
+            finally:
+                stop(worker)
+            drains[label] = n / delivery_timing(notification)[0]
+            log(f"queue {label:<9} {drains[label]:>9,.0f} deliveries/s ({n:,})")
+    finally:
+        stop(bouncer)
+    ratio = registration["pgbouncer"] / registration["direct"]
+    add_row("2b. Registration through PgBouncer (transaction pooling)",
+            f"{registration['pgbouncer']:,.0f} req/s at c={concurrency}, mean of 2 runs; non-2xx {failures}",
+            f"{registration['direct']:,.0f} req/s", "the same directly, alternating (direct, PgBouncer, direct, PgBouncer)",
+            ratio, "—", failures == 0)
+    queue_ratio = drains["pgbouncer"] / drains["direct"]
+    add_row("2c. Queue through PgBouncer (transaction pooling)",
+            f"{drains['pgbouncer']:,.0f} deliveries/s ({n:,} ready, instant sender)",
+            f"{drains['direct']:,.0f} deliveries/s", "the same number drained directly, just before",
+            queue_ratio, "—", True)
 
 
 # ---------------------------------------------------------------- 3. push
@@ -1238,6 +1332,8 @@ def main():
         wait_until(lambda: listening(api_port), 30)
         if "queue" in BENCHMARKS:
             queue(api_port)
+        if "pgbouncer" in BENCHMARKS:
+            pgbouncer(api_port)
         if "batch" in BENCHMARKS:
             batch()
         if "push" in BENCHMARKS:

@@ -38,7 +38,7 @@ import time
 import harness
 from harness import (Client, apns_token, http_request, expect, expect_at_least, expect_at_most, expect_empty, expect_equal, log,
                      run_scenario, scaled, sql, sql_rows, wait_until)
-from gateways import APNsGateway, delivery_states, explain_duplicates, insert_devices, leased, send_to_all, wait_settled
+from gateways import APNsGateway, delivery_states, expect_sent_once, insert_devices, leased, send_to_all
 from load import Registrations
 
 # Timing bounds double with a CPU hog beside the processes (FAULTS_STARVE=1).
@@ -233,22 +233,11 @@ def run_failover(recipe, primary, standby, devices):
     log(f"the standby on port {standby.port} is promoted ({promoted_at - killed_at:.1f} s after the kill)")
     time.sleep(RECOVERY_BOUND + 5)
     rate_after = load.rate(promoted_at + RECOVERY_BOUND, promoted_at + RECOVERY_BOUND + 5)
-    load.stop.set()
-    for thread in threads:
-        thread.join(timeout=90)
+    load.finish(threads)
     expect(api.alive(), f"the API process after the failover: {api.exit_report()}")
     expect(worker.alive(), f"the worker process after the failover: {worker.exit_report()}")
-    expect_empty(load.transport_errors, "registrations that got no HTTP answer at all")
-
+    statuses = load.judge()
     answers = load.answers
-    statuses = {}
-    for answer in answers:
-        statuses[answer[2]] = statuses.get(answer[2], 0) + 1
-    log(f"answers by status: {dict(sorted(statuses.items()))}")
-    expect_empty([(a[2], a[5]) for a in answers if a[2] >= 500 and a[2] != 503], "5xx answers other than 503")
-    expect_empty([a[5] for a in answers if a[2] == 503 and not a[3]], "503 answers without Retry-After")
-    expect_empty([(a[2], a[5]) for a in answers if a[2] >= 400 and not a[4]], "error answers that are not CONTRACT §4 JSON")
-    expect_empty([(a[2], a[5]) for a in answers if 400 <= a[2] < 500], "4xx answers (the load sends only valid requests)")
     after = sorted((a for a in answers if a[0] >= promoted_at and 200 <= a[2] < 300), key=lambda a: a[1])
     expect(after, "no registration succeeded after the promotion")
     recovery = after[0][1] - promoted_at
@@ -260,23 +249,10 @@ def run_failover(recipe, primary, standby, devices):
     unavailable = statuses.get(503, 0)
 
     # What was acknowledged is on the new primary (sql() follows target_session_attrs there too).
-    rows = sql_rows(f"SELECT token, id, name, user_alias FROM devices WHERE app_id = {registry['id']}")
-    stored = {row[0].lower(): row for row in rows}
-    wrong = []
-    for token, (fields, device_id) in load.registered.items():
-        row = stored.get(token.lower())
-        if row is None or (row[1], row[2], row[3]) != (str(device_id), fields["name"], fields["user_alias"]):
-            wrong.append((token, row))
-    expect_empty(wrong, "registrations answered 2xx that are not on the new primary as sent")
+    load.check_kept(registry["id"])
     expect_equal(sql("SELECT pg_is_in_recovery()", standby.url("faults_failover")), "f", "the promoted standby's recovery")
 
-    states = wait_settled(notification, devices, 300)
-    expect_equal(states, {"sent": devices}, "deliveries by state")
-    distinct = int(sql(f"SELECT count(DISTINCT device_id) FROM deliveries WHERE notification_id = {notification}"))
-    expect_equal(distinct, devices, "devices with a delivery")
-    stats = gateway.stop()
-    expect_equal(stats.get("tokens_accepted"), devices, "devices the gateway accepted a push for")
-    duplicates, unknown = explain_duplicates(notification, stats)
+    duplicates, unknown = expect_sent_once(notification, devices, gateway, 300)
     counters = harness.check_counters()
     log(f"{len(load.registered)} registrations acknowledged, all on the new primary; {counters}")
     rejoined = rejoin(recipe, primary, standby, api, registry)

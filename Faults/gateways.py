@@ -9,7 +9,7 @@ import time
 from collections import defaultdict
 
 import harness
-from harness import FAULTS_DIR, cli, expect, expect_empty, log, sql, sql_rows, wait_until
+from harness import FAULTS_DIR, cli, expect, expect_empty, expect_equal, log, sql, sql_rows, wait_until
 
 
 # ---------------------------------------------------------------- gateways
@@ -288,6 +288,19 @@ def explain_duplicates(notification_id, *gateway_stats, requests=()):
                                    f"({len(unexplained)} deliveries)")
     duplicates = sum(count - 1 for count in accepted.values())
     return duplicates, sum(count for _, count in unknown.values())
+
+
+def expect_sent_once(notification_id, devices, gateway, timeout):
+    """The notification ends with each of its `devices` deliveries `sent`, one per device, the
+    gateway accepted a push for every device, and every push it accepted twice is explained
+    (`explain_duplicates`); stops the gateway. Returns (duplicate pushes, unknown outcomes recorded)."""
+    states = wait_settled(notification_id, devices, timeout)
+    expect_equal(states, {"sent": devices}, "deliveries by state")
+    distinct = int(sql(f"SELECT count(DISTINCT device_id) FROM deliveries WHERE notification_id = {notification_id}"))
+    expect_equal(distinct, devices, "devices with a delivery")
+    stats = gateway.stop()
+    expect_equal(stats.get("tokens_accepted"), devices, "devices the gateway accepted a push for")
+    return explain_duplicates(notification_id, stats)
 
 
 def expect_exact_partition(notification_id, targeted):

@@ -31,6 +31,14 @@ def _ports_free(base, count=100):
     return True
 
 
+def process_alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False
+
+
 class Topology:
     def __init__(self, api=3, workers=2):
         self.dir = os.path.join(harness.FAULTS_DIR, "topology")
@@ -72,9 +80,12 @@ class Topology:
         logs = os.path.join(self.dir, "logs")
         if os.path.isdir(logs):
             shutil.copytree(logs, os.path.join(harness.FAULTS_DIR, "topology-logs"), dirs_exist_ok=True)
+        # The service's processes do not name the folder in their command lines: known by pid.
+        service = self.service_pids() if os.path.isdir(os.path.join(self.dir, "pids")) else {}
         seconds = self.script("down", timeout=300)
         left = subprocess.run(["pgrep", "-af", self.dir], capture_output=True, text=True).stdout.strip()
-        expect(not left, f"processes left running after scripts/topology down:\n{left}")
+        left += "".join(f"\n{name} (pid {pid})" for name, pid in service.items() if process_alive(pid))
+        expect(not left.strip(), f"processes left running after scripts/topology down:\n{left}")
         return seconds
 
     def start(self, name):
@@ -127,6 +138,16 @@ class Topology:
         # Its PostgreSQL children (backends, the WAL sender) die with the postmaster.
         wait_until(lambda: subprocess.run(["pgrep", "-f", os.path.join(self.dir, "data", f"pg{node}")],
                                           capture_output=True).returncode != 0, 30, f"pg{node}'s processes gone")
+
+    def error_lines(self, limit=20):
+        """The service processes' log lines at level error or above, for a failure's message."""
+        lines = []
+        logs = os.path.join(self.dir, "logs")
+        for name in sorted(os.listdir(logs)) if os.path.isdir(logs) else []:
+            if name.startswith(("api", "work")):
+                with open(os.path.join(logs, name), errors="replace") as f:
+                    lines += [f"{name}: {line.rstrip()}" for line in f if " error " in line or " critical " in line]
+        return "\n".join(lines[-limit:]) or "(none)"
 
     def describe(self):
         try:

@@ -19,14 +19,13 @@ Nobody runs a command during a round, and no service process is restarted. Asser
   - the five service processes are the ones started at the beginning, all alive;
   - `scripts/topology down` leaves nothing running.
 """
-import os
 import time
 
 import harness
-from harness import expect, expect_at_most, expect_empty, expect_equal, log, run_scenario, scaled, sql, sql_rows, wait_until
-from gateways import APNsGateway, delivery_states, explain_duplicates, insert_devices, send_to_all, wait_settled
+from harness import expect, expect_at_most, expect_empty, expect_equal, log, run_scenario, scaled, sql, wait_until
+from gateways import APNsGateway, delivery_states, expect_sent_once, insert_devices, send_to_all
 from load import Registrations
-from topology import Topology
+from topology import Topology, process_alive
 
 # Timing bounds double with a CPU hog beside the processes (FAULTS_STARVE=1).
 SLOWER = harness.when_starved(2)
@@ -75,20 +74,13 @@ def run(topology):
         log(f"pg{leader} rejoined as the synchronous standby in {time.monotonic() - started:.1f} s: {topology.describe()}")
 
     time.sleep(2)
-    load.stop.set()
-    for thread in threads:
-        thread.join(timeout=90)
-    expect_empty(load.transport_errors, "registrations that got no HTTP answer at all")
-
+    load.finish(threads)
+    try:
+        statuses = load.judge()
+    except harness.ScenarioFailure:
+        log(f"the service's errors:\n{topology.error_lines()}")
+        raise
     answers = load.answers
-    statuses = {}
-    for answer in answers:
-        statuses[answer[2]] = statuses.get(answer[2], 0) + 1
-    log(f"answers by status: {dict(sorted(statuses.items()))}")
-    expect_empty([(a[2], a[5]) for a in answers if a[2] >= 500 and a[2] != 503], "5xx answers other than 503")
-    expect_empty([a[5] for a in answers if a[2] == 503 and not a[3]], "503 answers without Retry-After")
-    expect_empty([(a[2], a[5]) for a in answers if a[2] >= 400 and not a[4]], "error answers that are not CONTRACT §4 JSON")
-    expect_empty([(a[2], a[5]) for a in answers if 400 <= a[2] < 500], "4xx answers (the load sends only valid requests)")
     ends = [killed_at for _, _, killed_at in rounds[1:]] + [float("inf")]
     for (what, node, killed_at), until in zip(rounds, ends):
         after = sorted((a for a in answers if a[0] >= killed_at and 200 <= a[2] < 300), key=lambda a: a[1])
@@ -97,24 +89,13 @@ def run(topology):
         late = [(a[2], a[5]) for a in answers if killed_at + WRITES_BACK <= a[0] and a[1] < until and not 200 <= a[2] < 300]
         expect_empty(late, f"registrations started {WRITES_BACK:g} s or more after the {what} kill of pg{node} that failed")
 
-    rows = sql_rows(f"SELECT token, id, name, user_alias FROM devices WHERE app_id = {registry['id']}")
-    stored = {row[0].lower(): row for row in rows}
-    wrong = [(token, stored.get(token.lower())) for token, (fields, device_id) in load.registered.items()
-             if stored.get(token.lower()) is None
-             or tuple(stored[token.lower()][1:]) != (str(device_id), fields["name"], fields["user_alias"])]
-    expect_empty(wrong, "registrations answered 2xx that are not in the database as sent")
+    load.check_kept(registry["id"])
 
-    states = wait_settled(notification, devices, 600)
-    expect_equal(states, {"sent": devices}, "deliveries by state")
-    distinct = int(sql(f"SELECT count(DISTINCT device_id) FROM deliveries WHERE notification_id = {notification}"))
-    expect_equal(distinct, devices, "devices with a delivery")
-    stats = gateway.stop()
-    expect_equal(stats.get("tokens_accepted"), devices, "devices the gateway accepted a push for")
-    duplicates, unknown = explain_duplicates(notification, stats)
+    duplicates, unknown = expect_sent_once(notification, devices, gateway, 600)
     counters = harness.check_counters()
     now = topology.service_pids()
     expect_equal(now, processes, "the service's processes (none restarted)")
-    dead = [name for name, pid in now.items() if not alive(pid)]
+    dead = [name for name, pid in now.items() if not process_alive(pid)]
     expect_empty(dead, "service processes that died")
 
     figures = "; ".join(f"{what} kill of pg{node}: first success {first:.1f} s after" for what, node, _, first in
@@ -145,14 +126,6 @@ def first_success(answers, since):
     """Seconds from `since` to the end of the first registration started after it and answered 2xx."""
     ends = [a[1] for a in list(answers) if a[0] >= since and 200 <= a[2] < 300]
     return min(ends) - since if ends else None
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-        return True
-    except OSError:
-        return False
 
 
 run_scenario(main)

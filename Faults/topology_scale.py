@@ -5,6 +5,9 @@ process and a worker are killed (kill -9) mid-run and started again. Then a clie
 notifications over the three API processes against a send limit they keep together.
 
 Asserted, in both:
+  - every `sent` event of the broadcast reaches the app's webhook (signed, in batches in the order
+    of their event ids), whichever worker sends it, at least once; a batch sent twice only when
+    a worker died holding it;
   - no answer is a 500; the only 5xx are HAProxy's 502 for requests cut off in the killed process
     (no more than the clients, one request each) and 503 with Retry-After;
   - every registration answered 2xx is in the database as sent;
@@ -13,14 +16,18 @@ Asserted, in both:
 and that the three API processes together admit the configured send rate within 10 %. Figures:
 registrations per second and their p99, pushes per second, for each.
 """
+import hashlib
+import hmac
+import http.server
+import json
 import os
 import statistics
 import threading
 import time
 
 import harness
-from harness import Client, expect, expect_at_most, expect_empty, expect_equal, log, run_scenario, scaled, sql, sql_rows
-from gateways import APNsGateway, delivery_states, explain_duplicates, insert_devices, send_to_all, wait_settled
+from harness import Client, expect, expect_equal, log, run_scenario, scaled, sql
+from gateways import APNsGateway, expect_sent_once, insert_devices, send_to_all
 from load import Registrations
 from topology import Topology
 
@@ -40,7 +47,8 @@ def main():
             f"{large['cut_off']} requests cut off by the kill; send limit {SEND_LIMIT_PER_SECOND}/s across 3 API processes "
             f"admitted {large['admitted']} of {large['allowed']:.0f} allowed in {SEND_LIMIT_SECONDS} s; "
             f"every registration kept and every device sent exactly once in both ({small['duplicates']} and "
-            f"{large['duplicates']} duplicate pushes, each explained)")
+            f"{large['duplicates']} duplicate pushes, each explained); every sent event at the webhook in order in both "
+            f"({large['resent_batches']} batches sent again after the kill)")
 
 
 def phase(api, workers, kill):
@@ -58,6 +66,63 @@ def phase(api, workers, kill):
         topology.down()
 
 
+class WebhookReceiver:
+    """An app's webhook endpoint: checks each batch's signature and keeps its event ids in the
+    order the batches came."""
+
+    def __init__(self):
+        self.batches = []          # (batch id, [event ids])
+        self.bad_signatures = 0
+        self.lock = threading.Lock()
+        self.secret = None
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                parts = dict(p.split("=", 1) for p in self.headers.get("X-Notifiable-Signature", "").split(",") if "=" in p)
+                expected = hmac.new(receiver.secret.encode(), f"{parts.get('t', '')}.".encode() + body, hashlib.sha256).hexdigest()
+                with receiver.lock:
+                    if not hmac.compare_digest(expected, parts.get("sha256", "")):
+                        receiver.bad_signatures += 1
+                    receiver.batches.append((self.headers.get("X-Notifiable-Batch-Id"),
+                                             [e["event_id"] for e in json.loads(body)["events"]]))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def event_ids(self):
+        with self.lock:
+            return [event for _, events in self.batches for event in events]
+
+    def check(self, expected_events, kill):
+        """Every expected event came, signed, batches in event-id order; a batch came twice only
+        after a killed worker. Returns the number of batches sent twice."""
+        with self.lock:
+            batches = list(self.batches)
+        expect_equal(self.bad_signatures, 0, "webhook batches with a wrong signature")
+        seen = {event for _, events in batches for event in events}
+        expect_equal(len(seen), expected_events, "distinct sent events the webhook received")
+        repeated = len(batches) - len({batch for batch, _ in batches})
+        expect(repeated == 0 or kill, f"{repeated} webhook batches sent twice with no worker killed")
+        first_time = {}
+        for batch, events in batches:
+            first_time.setdefault(batch, events)
+        order = [events[0] for events in first_time.values()]
+        expect(order == sorted(order), "webhook batches came in the order of their event ids")
+        return repeated
+
+    def stop(self):
+        self.server.shutdown()
+
+
 def run(topology, kill):
     devices = scaled(20_000, 400)
     label = f"{len(topology.api_ports)} API"
@@ -66,6 +131,13 @@ def run(topology, kill):
     gateway.configure(app)
     registry = harness.create_app(f"Scale {label} registrations")
     insert_devices(app["id"], "apns", devices)
+    # Each worker listens for work over the session-pooled database: a LISTEN each on the leader.
+    workers = len([name for name in topology.service_pids() if name.startswith("work")])
+    harness.wait_until(lambda: int(sql("SELECT count(*) FROM pg_stat_activity WHERE query ILIKE 'LISTEN%'")) >= workers, 60,
+                       f"{workers} workers listening for work through PgBouncer's session pool")
+    receiver = WebhookReceiver()
+    hook = json.loads(harness.cli("apps", "webhooks", "add", "--app", app["id"], "--url", receiver.url, "--event", "sent", "--json"))
+    receiver.secret = hook["secret"]
 
     load = Registrations(topology.api_url, registry["device_credentials"])
     started = time.monotonic()
@@ -81,39 +153,28 @@ def run(topology, kill):
         for name in killed:
             topology.start(name)
     time.sleep(max(0.0, started + LOAD_SECONDS - time.monotonic()))
-    load.stop.set()
-    for thread in threads:
-        thread.join(timeout=90)
+    load.finish(threads)
     ended = time.monotonic()
-    states = wait_settled(notification, devices, 600)
+    duplicates, _ = expect_sent_once(notification, devices, gateway, 600)
     sent_at = float(sql(f"SELECT extract(epoch FROM max(sent_at) - min(sent_at)) FROM deliveries WHERE notification_id = {notification}"))
 
     answers = load.answers
-    statuses = {}
-    for answer in answers:
-        statuses[answer[2]] = statuses.get(answer[2], 0) + 1
-    log(f"{label}: answers by status {dict(sorted(statuses.items()))}; transport errors {len(load.transport_errors)}")
+    # A request under way in the killed process is cut off: HAProxy's 502, or no answer; one per client at most.
+    statuses = load.judge(cut_off_allowed=REGISTRATION_CLIENTS if kill else 0, gateway_errors=(502,) if kill else ())
     cut_off = statuses.get(502, 0) + len(load.transport_errors)
-    expect_empty([(a[2], a[5]) for a in answers if a[2] >= 500 and a[2] not in (502, 503)], "5xx answers other than 502 and 503")
-    expect_at_most(cut_off, REGISTRATION_CLIENTS if kill else 0, "requests cut off (502 or no answer): one per client at the kill at most")
-    expect_empty([a[5] for a in answers if a[2] == 503 and not a[3]], "503 answers without Retry-After")
-    expect_empty([(a[2], a[5]) for a in answers if 400 <= a[2] < 500], "4xx answers (the load sends only valid requests)")
-    rows = sql_rows(f"SELECT token, id, name, user_alias FROM devices WHERE app_id = {registry['id']}")
-    stored = {row[0].lower(): row for row in rows}
-    wrong = [token for token, (fields, device_id) in load.registered.items()
-             if stored.get(token.lower()) is None
-             or tuple(stored[token.lower()][1:]) != (str(device_id), fields["name"], fields["user_alias"])]
-    expect_empty(wrong, "registrations answered 2xx that are not in the database as sent")
+    if load.transport_errors:
+        log(f"{label}: cut off without an answer: {load.transport_errors[:4]}")
+    load.check_kept(registry["id"])
 
-    expect_equal(states, {"sent": devices}, "deliveries by state")
-    stats = gateway.stop()
-    expect_equal(stats.get("tokens_accepted"), devices, "devices the gateway accepted a push for")
-    duplicates, _ = explain_duplicates(notification, stats)
+    harness.wait_until(lambda: len(set(receiver.event_ids())) >= devices, 300, "every sent event at the webhook")
+    resent_batches = receiver.check(devices, kill)
+    receiver.stop()
+    log(f"{label}: the webhook received all {devices} sent events in {len(receiver.batches)} batches, {resent_batches} sent again")
 
     ok = sorted(a[1] - a[0] for a in answers if 200 <= a[2] < 300)
     p99 = ok[int(len(ok) * 0.99) - 1] if ok else float("nan")
     figures = {"registrations": len(ok) / (ended - started), "p99": p99, "pushes": devices / max(sent_at, 0.001),
-               "duplicates": duplicates, "cut_off": cut_off}
+               "duplicates": duplicates, "cut_off": cut_off, "resent_batches": resent_batches}
     log(f"{label}: {figures['registrations']:.0f} registrations/s, p99 {p99 * 1000:.0f} ms (median "
         f"{statistics.median(ok) * 1000:.0f} ms); {figures['pushes']:.0f} pushes/s; {duplicates} duplicate pushes")
     return figures
