@@ -123,8 +123,13 @@ def kill_round(topology, load, what, node, kill):
 
 
 def first_success(answers, since):
-    """Seconds from `since` to the end of the first registration started after it and answered 2xx."""
-    ends = [a[1] for a in list(answers) if a[0] >= since and 200 <= a[2] < 300]
+    """Seconds from `since` (a kill) to the end of the first registration answered 2xx once the
+    outage was seen: started after the first failure that followed the kill (a request already
+    committing at the kill may still succeed a moment after it). None before any such success."""
+    answers = list(answers)
+    failures = [a[0] for a in answers if a[0] >= since and not 200 <= a[2] < 300]
+    seen = min(failures) if failures else since
+    ends = [a[1] for a in answers if a[0] >= seen and 200 <= a[2] < 300]
     return min(ends) - since if ends else None
 
 
