@@ -80,12 +80,8 @@ public struct ServerConfiguration: Sendable {
     /// Reads the variables the README's configuration table lists.
     public static func fromEnvironment(_ environment: [String: String]) throws(ConfigurationError) -> ServerConfiguration {
         let reader = EnvironmentReader(environment: environment)
-        let databaseURL = try reader.required("DATABASE_URL", example: "postgres://user:password@127.0.0.1:5432/notifiable")
-        do {
-            _ = try DatabaseURL.servers(from: databaseURL)
-        } catch {
-            throw ConfigurationError(variable: "DATABASE_URL", problem: "\(error)")
-        }
+        let databaseURL = try reader.checkedDatabaseURL(
+            "DATABASE_URL", reader.required("DATABASE_URL", example: "postgres://user:password@127.0.0.1:5432/notifiable"))
         let keyText = try reader.required("NOTIFIABLE_MASTER_KEY", example: "the base64 of 32 random bytes (openssl rand -base64 32)")
         guard let masterKey = MasterKey(base64: keyText) else {
             throw ConfigurationError(
@@ -108,13 +104,8 @@ public struct ServerConfiguration: Sendable {
         configuration.host = reader.optional("HOST") ?? configuration.host
         configuration.port = try reader.integer("PORT", in: 1...65535) ?? configuration.port
         configuration.databasePoolSize = try reader.integer("NOTIFIABLE_DATABASE_POOL_SIZE", in: 1...1000) ?? configuration.databasePoolSize
-        if let readURL = reader.optional("NOTIFIABLE_READ_DATABASE_URL") {
-            do {
-                _ = try DatabaseURL.servers(from: readURL)
-            } catch {
-                throw ConfigurationError(variable: "NOTIFIABLE_READ_DATABASE_URL", problem: "\(error)")
-            }
-            configuration.readDatabaseURL = readURL
+        if let url = reader.optional("NOTIFIABLE_READ_DATABASE_URL") {
+            configuration.readDatabaseURL = try reader.checkedDatabaseURL("NOTIFIABLE_READ_DATABASE_URL", url)
         }
         if let mode = reader.optional("NOTIFIABLE_DATABASE_POOL_MODE") {
             guard let parsed = DatabasePoolMode(rawValue: mode.lowercased()) else {
@@ -125,13 +116,8 @@ public struct ServerConfiguration: Sendable {
             }
             configuration.databasePoolMode = parsed
         }
-        if let sessionURL = reader.optional("NOTIFIABLE_SESSION_DATABASE_URL") {
-            do {
-                _ = try DatabaseURL.servers(from: sessionURL)
-            } catch {
-                throw ConfigurationError(variable: "NOTIFIABLE_SESSION_DATABASE_URL", problem: "\(error)")
-            }
-            configuration.sessionDatabaseURL = sessionURL
+        if let url = reader.optional("NOTIFIABLE_SESSION_DATABASE_URL") {
+            configuration.sessionDatabaseURL = try reader.checkedDatabaseURL("NOTIFIABLE_SESSION_DATABASE_URL", url)
         }
         if configuration.databasePoolMode == .transaction, configuration.sessionDatabaseURL == nil {
             throw ConfigurationError(
@@ -247,6 +233,16 @@ struct EnvironmentReader {
     func optional(_ name: String) -> String? {
         guard let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
         return value
+    }
+
+    /// `url`, the value of `name`, once it reads as a database URL.
+    func checkedDatabaseURL(_ name: String, _ url: String) throws(ConfigurationError) -> String {
+        do {
+            _ = try DatabaseURL.servers(from: url)
+        } catch {
+            throw ConfigurationError(variable: name, problem: "\(error)")
+        }
+        return url
     }
 
     func required(_ name: String, example: String) throws(ConfigurationError) -> String {
