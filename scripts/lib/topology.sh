@@ -84,7 +84,7 @@ topology_wait() {
   local deadline=$((SECONDS + seconds))
   until "$@" >/dev/null 2>&1; do
     if [ $SECONDS -ge $deadline ]; then
-      echo "topology: $what did not happen within $seconds s; logs in $TOPOLOGY_DIR/logs" >&2
+      echo "topology: $what did not happen within $seconds s; logs in $TOPOLOGY_DIR/logs (scripts/topology down stops what did start)" >&2
       return 1
     fi
     sleep 0.5
