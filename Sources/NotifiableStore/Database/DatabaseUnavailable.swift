@@ -46,7 +46,10 @@ private func saysUnavailable(sqlState state: String) -> Bool {
 /// The SQLSTATE of an ErrorResponse postgres-nio did not expect (`Code: "08P01"` in its
 /// description: the message itself is not public API).
 private func unexpectedErrorState(_ error: PSQLError) -> String? {
-    let text = String(reflecting: error)
+    sqlState(inUnexpectedErrorDescription: String(reflecting: error))
+}
+
+func sqlState(inUnexpectedErrorDescription text: String) -> String? {
     guard text.contains("backendMessage: .error("), let range = text.range(of: #"Code: ""#) else { return nil }
     let state = text[range.upperBound...].prefix(5)
     return state.count == 5 && state.allSatisfy({ $0.isNumber || $0.isUppercase }) ? String(state) : nil
