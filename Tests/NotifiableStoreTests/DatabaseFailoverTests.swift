@@ -29,10 +29,12 @@ import Testing
                     #expect(try await Self.eventually { try await Self.currentDatabase(database) == names[1] }, "read-only first host skipped")
                     #expect(database.currentServer.name == servers[1].name)
 
-                    // A statement under way on the second when the pool moves.
+                    // A statement under way on the second when the pool moves: long enough to be
+                    // under way however the pool learns of the demotion (its watching connection
+                    // ended at once, or its question unanswered for `checkTimeout`).
                     let underWay = Task {
                         try await database.withTransaction(logger: TestDatabase.logger) { connection in
-                            for try await name in try await connection.query("SELECT current_database() FROM pg_sleep(1.5)", logger: TestDatabase.logger)
+                            for try await name in try await connection.query("SELECT current_database() FROM pg_sleep(15)", logger: TestDatabase.logger)
                                 .decode(String.self)
                             {
                                 return name
@@ -46,7 +48,7 @@ import Testing
                         try await Self.eventually {
                             try await Self.count(
                                 admin,
-                                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(names[1])' AND query LIKE '%pg_sleep(1.5)%' AND state = 'active'")
+                                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(names[1])' AND query LIKE '%pg_sleep(15)%' AND state = 'active'")
                                 == 1
                         }, "the statement is under way")
 

@@ -269,9 +269,7 @@ public final class Database: Service, Sendable {
                 if Task.isCancelled { break }
                 if let (index, connection) = await suitableServer() {
                     try? await watching?.close()
-                    // A server that still answers finishes what is under way on it; a lost one
-                    // would only keep statements waiting for connections it cannot open.
-                    move(to: index, draining: role != nil)
+                    move(to: index, oldServerAnswered: role != nil)
                     watching = connection
                 } else {
                     try? await watching?.close()
@@ -325,10 +323,15 @@ public final class Database: Service, Sendable {
     }
 
     /// Moves the pool to `index` unless it is there: a new pool runs, and statements from now on
-    /// go to it. When `draining`, the old pool stops once the statements under way on it have
-    /// ended, or after `drainLimit`; otherwise at once, and statements waiting for one of its
-    /// connections are asked of the new pool. Then its connections close.
-    private func move(to index: Int, draining: Bool) {
+    /// go to it. The old pool stops once the statements under way on it have ended (or after
+    /// `drainLimit`) when its server still answers; at once when it does not, and statements
+    /// waiting for one of its connections are asked of the new pool. Then its connections close.
+    ///
+    /// Whether the old server answers is asked again unless its role was just read: losing the
+    /// connection that watched it (a demotion or a pooler ending sessions) does not mean the
+    /// server is gone, and the old pool closing a connection under a statement on a live server
+    /// cuts that statement off (postgres-nio 1.33 fails it, or at times never answers it).
+    private func move(to index: Int, oldServerAnswered: Bool) {
         let moved: Bool = state.withLock { state in
             guard state.pool.server != index else { return false }
             let client = PostgresClient(configuration: servers[index].client, backgroundLogger: logger)
@@ -338,7 +341,8 @@ public final class Database: Service, Sendable {
             state.runner = Task { await client.run() }
             let drainLimit = drainLimit
             state.retired.append(
-                Task {
+                Task { [self] in
+                    let draining = oldServerAnswered ? true : await answers(servers[old.pool.server])
                     let clock = ContinuousClock()
                     let since = clock.now
                     while draining, old.pool.underWay.load(ordering: .relaxed) > 0, clock.now - since < drainLimit, !Task.isCancelled {
@@ -353,6 +357,13 @@ public final class Database: Service, Sendable {
         }
         guard moved else { return }
         logger.notice("database pool moved", metadata: ["server": "\(servers[index].name)", "target": "\(target.rawValue)"])
+    }
+
+    /// Whether `server` accepts a connection and tells its role within `checkTimeout`.
+    private func answers(_ server: DatabaseServer) async -> Bool {
+        guard let connection = await connect(to: server) else { return false }
+        defer { Task { try? await connection.close() } }
+        return await role(over: connection) != nil
     }
 
     private func connect(to server: DatabaseServer) async -> PostgresConnection? {
