@@ -1093,8 +1093,9 @@ def console_fixture(api_port, n):
     """An app of `n` devices (half iOS, half Android, with tokens as random as real ones; five per
     user; a few languages and countries; 1 % tagged beta; 2 % invalidated) and a notification to
     the reachable ones in every state an operator meets: mostly sent (some delivered and opened),
-    some failed for several reasons, some given up, retrying, cancelled or still waiting; its
-    counters and the trends folded as a worker keeps them. Returns (app id, notification id)."""
+    some failed for several reasons, some given up, retrying, cancelled or still waiting, after an
+    earlier broadcast to the same devices; its counters and the trends folded as a worker keeps
+    them. Returns (app id, notification id)."""
     app = create_app("Console bench")
     app_id = app["id"]
     sql(f"""INSERT INTO devices (app_id, provider, token, user_alias, language, country, tags, invalidated_at, invalidation_reason)
@@ -1104,6 +1105,12 @@ def console_fixture(api_port, n):
                    CASE WHEN n % 100 = 0 THEN ARRAY['beta'] ELSE '{{}}'::text[] END,
                    CASE WHEN n % 50 = 7 THEN now() END, CASE WHEN n % 50 = 7 THEN 'Unregistered' END
             FROM generate_series(1, {n}) AS n""")
+    # An earlier broadcast, all sent, as production has before any notification but the first:
+    # its deliveries come first in id order, and a page that walks ids from the start pays for them.
+    earlier = create_notification(api_port, app, {"title": "Earlier", "message": "Hello", "all": True})
+    sql(f"UPDATE notifications SET state = 'fanned_out', fanned_out_at = now() WHERE id = {earlier}")
+    sql(f"""INSERT INTO deliveries (notification_id, app_id, device_id, state, attempts, sent_at)
+            SELECT {earlier}, {app_id}, id, 'sent', 1, now() FROM devices WHERE app_id = {app_id} AND invalidated_at IS NULL""")
     notification = create_notification(api_port, app, {"title": "Console", "message": "Hello", "all": True})
     sql(f"UPDATE notifications SET state = 'fanned_out', fanned_out_at = now() WHERE id = {notification}")
     sql(f"""INSERT INTO deliveries (notification_id, app_id, device_id)
@@ -1123,8 +1130,10 @@ def console_fixture(api_port, n):
             WHERE notification_id = {notification}""")
     folder = start(["work", "--no-migrate"], {"NOTIFIABLE_WORKER_LANES": "0"}, log_name="console-fold.log")
     try:
+        # Every roll-up the pages read, the devices' counts included (a row per device added).
         folded = wait_until(lambda: sql("SELECT (SELECT count(*) FROM notification_counter_changes) + "
-                                        "(SELECT count(*) FROM delivery_failure_changes)") == "0", 300, 0.5)
+                                        "(SELECT count(*) FROM delivery_failure_changes) + "
+                                        "(SELECT count(*) FROM app_device_count_changes)") == "0", 300, 0.5)
     finally:
         stop(folder)
     if not folded:
