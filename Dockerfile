@@ -10,7 +10,9 @@ COPY Sources ./Sources
 COPY Tests ./Tests
 RUN swift build -c release --product notifiable --static-swift-stdlib \
  && cp "$(swift build -c release --show-bin-path)/notifiable" /notifiable \
- && cp -r "$(swift build -c release --show-bin-path)/NotifiableServer_NotifiableApp.resources" /resources
+ && mkdir /resources \
+ && cp -r "$(swift build -c release --show-bin-path)/NotifiableServer_NotifiableApp.resources" \
+          "$(swift build -c release --show-bin-path)/NotifiableServer_NotifiableStore.resources" /resources/
 
 FROM debian:bookworm-slim
 # openssl: the sandbox mode's built-in gateways make their TLS certificate with it.
@@ -19,8 +21,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
  && useradd --system --home /app notifiable
 WORKDIR /app
 COPY --from=build /notifiable /app/notifiable
-# The OpenAPI document, found beside the executable.
-COPY --from=build /resources /app/NotifiableServer_NotifiableApp.resources
+# The OpenAPI document and the stored function files, found beside the executable.
+COPY --from=build /resources/ /app/
 COPY Migrations /app/Migrations
 USER notifiable
 ENV HOST=0.0.0.0 PORT=8080 NOTIFIABLE_MIGRATIONS_DIR=/app/Migrations

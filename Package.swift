@@ -93,6 +93,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The stored functions, each beside the Swift that calls it; the migrator applies them
+            // (StoredFunctionFile). Each folder that has them is named here; their files share one folder
+            // in the build, so each file is named for its function.
+            resources: [
+                .process("Notifications/SQL"), .process("Queue/SQL"), .process("Registry/SQL"), .process("Retention/SQL"), .process("Webhooks/SQL"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -157,6 +163,8 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
+            // Read by path (StoredFunctionUpgradeTests), restored with psql.
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -66,44 +66,5 @@ CREATE TABLE device_events (
 );
 CREATE INDEX device_events_device_idx ON device_events (device_id, id);
 
--- Statement-level, reading the rows a statement changed as a whole, so a bulk import writes one
--- INSERT … SELECT of events per batch rather than one per device.
-CREATE FUNCTION record_registered_devices() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO device_events (device_id, event, detail)
-    SELECT id, 'registered', COALESCE('user ' || user_alias, 'anonymous') FROM inserted_devices ORDER BY id;
-    RETURN NULL;
-END
-$$;
-
-CREATE FUNCTION record_changed_devices() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO device_events (device_id, event, detail)
-    SELECT n.id, e.event, e.detail
-    FROM old_devices o
-    JOIN new_devices n ON n.id = o.id
-    CROSS JOIN LATERAL (VALUES
-        (1, CASE WHEN n.user_alias IS DISTINCT FROM o.user_alias
-                 THEN CASE WHEN n.user_alias IS NULL THEN 'anonymised' ELSE 'user_changed' END END,
-            COALESCE(o.user_alias, 'anonymous') || ' → ' || COALESCE(n.user_alias, 'anonymous')),
-        -- Tokens are shown by their first 8 characters only.
-        (2, CASE WHEN lower(n.token) IS DISTINCT FROM lower(o.token) AND n.merged_into IS NULL THEN 'token_changed' END,
-            left(o.token, 8) || '… → ' || left(n.token, 8) || '…'),
-        (3, CASE WHEN n.merged_into IS NOT NULL AND o.merged_into IS NULL THEN 'merged' END, 'into device ' || n.merged_into),
-        (4, CASE WHEN n.invalidated_at IS NOT NULL AND o.invalidated_at IS NULL THEN 'invalidated' END, n.invalidation_reason),
-        (5, CASE WHEN n.unregistered_at IS NOT NULL AND o.unregistered_at IS NULL AND n.merged_into IS NULL THEN 'unregistered' END, NULL),
-        (6, CASE WHEN (o.unregistered_at IS NOT NULL AND n.unregistered_at IS NULL)
-                   OR (o.invalidated_at IS NOT NULL AND n.invalidated_at IS NULL) THEN 'registered_again' END, NULL)
-    ) AS e(position, event, detail)
-    WHERE e.event IS NOT NULL
-    ORDER BY n.id, e.position;
-    RETURN NULL;
-END
-$$;
-
-CREATE TRIGGER devices_history_insert AFTER INSERT ON devices
-    REFERENCING NEW TABLE AS inserted_devices
-    FOR EACH STATEMENT EXECUTE FUNCTION record_registered_devices();
-CREATE TRIGGER devices_history_update AFTER UPDATE ON devices
-    REFERENCING OLD TABLE AS old_devices NEW TABLE AS new_devices
-    FOR EACH STATEMENT EXECUTE FUNCTION record_changed_devices();
+-- The triggers that write it: record_registered_devices and record_changed_devices
+-- (Sources/NotifiableStore/Registry/SQL/).

@@ -1,10 +1,10 @@
 -- A notification's delivery counters are kept as its deliveries change, instead of counted on
 -- every read: reading them costs the same for 1 delivery or 1,000,000.
 --
--- Every statement that inserts, updates or deletes deliveries appends, through the triggers
--- below and in its own transaction, one row per notification whose counts it changed to
--- notification_counter_changes. Appending means concurrent workers never wait on a shared
--- counter row. The queue's maintenance folds those rows into notification_counters; a read adds
+-- Every statement that inserts, updates or deletes deliveries appends, through the triggers of
+-- deliveries_count_changes and in its own transaction, one row per notification whose counts it
+-- changed to notification_counter_changes. Appending means concurrent workers never wait on a
+-- shared counter row. The queue's maintenance folds those rows into notification_counters; a read adds
 -- the folded totals and the changes not folded yet, in one statement (one snapshot), so the sum
 -- is exact whenever it is read: a rolled-back statement appends nothing, a killed worker's
 -- uncommitted batch neither.
@@ -13,9 +13,9 @@
 -- notification's audience). "pending" is available or running: a claim from available changes
 -- no count, so a claim appends nothing; nor does a lease renewal.
 
--- Writes to both tables wait while this runs (the triggers' creation, the backfill and the
--- index): about as long as a scan of deliveries. Taken together and first, in the order the
--- service's own transactions take them, so a running older release cannot deadlock with it.
+-- Writes to both tables wait while this runs (the backfill and the index): about as long as a
+-- scan of deliveries. Taken together and first, in the order the service's own transactions take
+-- them, so a running older release cannot deadlock with it.
 LOCK TABLE notifications, deliveries IN SHARE ROW EXCLUSIVE MODE;
 
 CREATE TABLE notification_counters (
@@ -72,70 +72,8 @@ CREATE FUNCTION delivery_count_change(counted counted_delivery[]) RETURNS TABLE 
     WHERE (pending, retrying, sent, failed, dead, cancelled, delivered, opened) <> (0, 0, 0, 0, 0, 0, 0, 0)
 $$;
 
--- One row per notification whose counts a statement changed: each delivery it inserted adds one
--- to the count of its state (and to delivered and opened when it has been), each it deleted
--- takes one away, and each it updated does both, old row out and new row in. Statement-level,
--- over the transition tables, so a batch of 500 appends one row, not 500; a statement that
--- changes no count (a claim from available, a lease renewal) appends none. The rows are grouped
--- before they are counted (a 1,000,000-row statement makes a handful of counted rows); the
--- three branches differ only in the rows they count.
-CREATE FUNCTION deliveries_count_changes() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO notification_counter_changes
-            (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)
-        SELECT * FROM delivery_count_change(ARRAY(
-            SELECT (notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL, count(*))::counted_delivery
-            FROM inserted WHERE kind = 'push'
-            GROUP BY notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL
-        ));
-    ELSIF TG_OP = 'UPDATE' THEN
-        INSERT INTO notification_counter_changes
-            (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)
-        SELECT * FROM delivery_count_change(ARRAY(
-            SELECT (notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL, count(*))::counted_delivery
-            FROM updated WHERE kind = 'push'
-            GROUP BY notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL
-            UNION ALL
-            SELECT (notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL, -count(*))::counted_delivery
-            FROM previous WHERE kind = 'push'
-            GROUP BY notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL
-        ));
-    ELSE
-        INSERT INTO notification_counter_changes
-            (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)
-        SELECT * FROM delivery_count_change(ARRAY(
-            SELECT (notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL, -count(*))::counted_delivery
-            FROM removed WHERE kind = 'push'
-            GROUP BY notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL
-        ));
-    END IF;
-    RETURN NULL;
-END
-$$;
-
--- The triggers are made before the totals are counted: creating them locks deliveries against
--- writes until this migration commits, so no change falls between the count and the triggers.
-CREATE TRIGGER deliveries_counted_insert AFTER INSERT ON deliveries
-    REFERENCING NEW TABLE AS inserted
-    FOR EACH STATEMENT EXECUTE FUNCTION deliveries_count_changes();
-CREATE TRIGGER deliveries_counted_update AFTER UPDATE ON deliveries
-    REFERENCING OLD TABLE AS previous NEW TABLE AS updated
-    FOR EACH STATEMENT EXECUTE FUNCTION deliveries_count_changes();
-CREATE TRIGGER deliveries_counted_delete AFTER DELETE ON deliveries
-    REFERENCING OLD TABLE AS removed
-    FOR EACH STATEMENT EXECUTE FUNCTION deliveries_count_changes();
-
--- TRUNCATE fires no row trigger: emptying deliveries empties the counts with it.
-CREATE FUNCTION deliveries_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    DELETE FROM notification_counter_changes;
-    DELETE FROM notification_counters;
-    RETURN NULL;
-END
-$$;
-CREATE TRIGGER deliveries_counted_truncate AFTER TRUNCATE ON deliveries
-    FOR EACH STATEMENT EXECUTE FUNCTION deliveries_truncated();
+-- The triggers that keep the counts: deliveries_count_changes and deliveries_truncated
+-- (Sources/NotifiableStore/Notifications/SQL/).
 
 INSERT INTO notification_counters (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)
 SELECT change.* FROM notifications n

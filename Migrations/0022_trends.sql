@@ -47,49 +47,8 @@ CREATE TABLE delivery_failure_changes (
     at         timestamptz NOT NULL DEFAULT now()
 );
 
-CREATE OR REPLACE FUNCTION deliveries_count_changes() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO notification_counter_changes
-            (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)
-        SELECT * FROM delivery_count_change(ARRAY(
-            SELECT (notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL, count(*))::counted_delivery
-            FROM inserted WHERE kind = 'push'
-            GROUP BY notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL
-        ));
-    ELSIF TG_OP = 'UPDATE' THEN
-        INSERT INTO notification_counter_changes
-            (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)
-        SELECT * FROM delivery_count_change(ARRAY(
-            SELECT (notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL, count(*))::counted_delivery
-            FROM updated WHERE kind = 'push'
-            GROUP BY notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL
-            UNION ALL
-            SELECT (notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL, -count(*))::counted_delivery
-            FROM previous WHERE kind = 'push'
-            GROUP BY notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL
-        ));
-        -- Pushes that failed for good or gave up in this statement, by app and reason. Most
-        -- statements (claims, sends, status events) fail none, and the check stops there.
-        IF EXISTS (SELECT 1 FROM updated WHERE state IN ('failed', 'dead') AND kind = 'push') THEN
-            INSERT INTO delivery_failure_changes (app_id, reason, deliveries)
-            SELECT u.app_id, coalesce(u.reason, 'unknown'), count(*)
-            FROM updated u JOIN previous p ON p.id = u.id
-            WHERE u.kind = 'push' AND u.state IN ('failed', 'dead') AND p.state NOT IN ('failed', 'dead')
-            GROUP BY u.app_id, coalesce(u.reason, 'unknown');
-        END IF;
-    ELSIF current_setting('notifiable.retention', true) IS DISTINCT FROM 'on' THEN
-        INSERT INTO notification_counter_changes
-            (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)
-        SELECT * FROM delivery_count_change(ARRAY(
-            SELECT (notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL, -count(*))::counted_delivery
-            FROM removed WHERE kind = 'push'
-            GROUP BY notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL
-        ));
-    END IF;
-    RETURN NULL;
-END
-$$;
+-- The trigger that appends them: deliveries_count_changes
+-- (Sources/NotifiableStore/Notifications/SQL/deliveries_count_changes.sql).
 
 -- What the last 8 days already hold, rebuilt from the deliveries once.
 INSERT INTO app_hourly_stats (app_id, hour, sent, failed, dead, delivered, opened)

@@ -35,37 +35,5 @@ CREATE INDEX push_to_start_tokens_device_idx ON push_to_start_tokens (device_id)
 ALTER TABLE audit_log DROP CONSTRAINT audit_log_channel_check;
 ALTER TABLE audit_log ADD CONSTRAINT audit_log_channel_check CHECK (channel IN ('console', 'admin-api', 'cli', 'api'));
 
-CREATE OR REPLACE FUNCTION record_registered_devices() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO device_events (device_id, event, user_alias)
-    SELECT id, 'registered', user_alias FROM inserted_devices ORDER BY id;
-    RETURN NULL;
-END
-$$;
-
--- Erasing a device writes no history: its history is what the erasure removes.
-CREATE OR REPLACE FUNCTION record_changed_devices() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO device_events (device_id, event, detail, previous_alias, user_alias)
-    SELECT n.id, e.event, e.detail, e.previous_alias, e.user_alias
-    FROM old_devices o
-    JOIN new_devices n ON n.id = o.id
-    CROSS JOIN LATERAL (VALUES
-        (1, CASE WHEN n.user_alias IS DISTINCT FROM o.user_alias
-                 THEN CASE WHEN n.user_alias IS NULL THEN 'anonymised' ELSE 'user_changed' END END,
-            NULL, o.user_alias, n.user_alias),
-        -- Tokens are shown by their first 8 characters only.
-        (2, CASE WHEN lower(n.token) IS DISTINCT FROM lower(o.token) AND n.merged_into IS NULL THEN 'token_changed' END,
-            left(o.token, 8) || '… → ' || left(n.token, 8) || '…', NULL, NULL),
-        (3, CASE WHEN n.merged_into IS NOT NULL AND o.merged_into IS NULL THEN 'merged' END, 'into device ' || n.merged_into, NULL, NULL),
-        (4, CASE WHEN n.invalidated_at IS NOT NULL AND o.invalidated_at IS NULL THEN 'invalidated' END, n.invalidation_reason, NULL, NULL),
-        (5, CASE WHEN n.unregistered_at IS NOT NULL AND o.unregistered_at IS NULL AND n.merged_into IS NULL THEN 'unregistered' END,
-            NULL, NULL, NULL),
-        (6, CASE WHEN (o.unregistered_at IS NOT NULL AND n.unregistered_at IS NULL)
-                   OR (o.invalidated_at IS NOT NULL AND n.invalidated_at IS NULL) THEN 'registered_again' END, NULL, NULL, NULL)
-    ) AS e(position, event, detail, previous_alias, user_alias)
-    WHERE e.event IS NOT NULL AND n.erased_at IS NULL
-    ORDER BY n.id, e.position;
-    RETURN NULL;
-END
-$$;
+-- The history triggers that fill the alias columns: record_registered_devices and
+-- record_changed_devices (Sources/NotifiableStore/Registry/SQL/).

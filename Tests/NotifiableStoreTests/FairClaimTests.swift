@@ -6,7 +6,7 @@ import NotifiableTesting
 import Testing
 
 /// How a claim shares its batch: among the apps with ready deliveries, `high` before `normal`
-/// within an app (Migrations/0016_fair_claim.sql). Driven by hand, over a database of its own.
+/// within an app (claim_deliveries, Queue/SQL/claim_deliveries.sql). Driven by hand, over a database of its own.
 @Suite struct FairClaimTests {
     /// One app's broadcast must not hold another app's push: every app with ready deliveries
     /// gets its share of the next claim, and what the small ones leave goes to the broadcast, so

@@ -48,7 +48,7 @@ import Testing
             try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { client in
                 let migrator = Migrator(client: client, logger: TestDatabase.logger)
                 do {
-                    try await migrator.migrate(try Migrator.load(from: folder))
+                    try await migrator.migrate(try Migrator.load(from: folder), functions: [])
                     Issue.record("the broken migration was applied")
                 } catch {
                     let message = String(describing: error)
@@ -62,7 +62,7 @@ import Testing
                 for try await count in halfMade.decode(Int64.self) { #expect(count == 0) }
 
                 // Running again applies nothing twice and still refuses the broken file.
-                await #expect(throws: MigrationError.self) { try await migrator.migrate(try Migrator.load(from: folder)) }
+                await #expect(throws: MigrationError.self) { try await migrator.migrate(try Migrator.load(from: folder), functions: []) }
                 #expect(try await Self.appliedVersions(client) == ["0001"])
             }
         }
@@ -78,14 +78,75 @@ import Testing
         try await TestDatabase.withFreshDatabase { url in
             try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { client in
                 let migrator = Migrator(client: client, logger: TestDatabase.logger)
-                let applied = try await migrator.migrate(try Migrator.load(from: folder))
+                let applied = try await migrator.migrate(try Migrator.load(from: folder), functions: [])
                 #expect(applied.map(\.version) == ["0001"])
-                #expect(try await migrator.migrate(try Migrator.load(from: folder)).isEmpty)
+                #expect(try await migrator.migrate(try Migrator.load(from: folder), functions: []).isEmpty)
 
                 try "CREATE TABLE t (id bigint);".write(to: file, atomically: true, encoding: .utf8)
-                await #expect(throws: MigrationError.self) { try await migrator.migrate(try Migrator.load(from: folder)) }
+                await #expect(throws: MigrationError.self) { try await migrator.migrate(try Migrator.load(from: folder), functions: []) }
             }
         }
+    }
+}
+
+/// Stored function files are applied after the migrations when their text changed since they were
+/// last applied, all in one transaction: a failing one leaves every function as it was, named.
+@Suite struct StoredFunctionFileTests {
+    @Test func aChangedFileIsAppliedAgainAndAFailingOneChangesNothing() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrations-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try "CREATE TABLE counted (id int);".write(to: folder.appendingPathComponent("0001_counted.sql"), atomically: true, encoding: .utf8)
+        let counted = StoredFunctionFile(
+            fileName: "counted_rows.sql", sql: "CREATE OR REPLACE FUNCTION counted_rows() RETURNS bigint LANGUAGE sql AS $$ SELECT count(*) FROM counted $$;")
+
+        try await TestDatabase.withFreshDatabase { url in
+            try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { client in
+                let migrator = Migrator(client: client, logger: TestDatabase.logger)
+                let migrations = try Migrator.load(from: folder)
+                try await migrator.migrate(migrations, functions: [Self.answer(1), counted])
+                #expect(try await Self.integer("SELECT (answer() + counted_rows())::int8", client) == 1)
+                let appliedAt = try await Self.integer(
+                    "SELECT extract(epoch FROM applied_at)::int8 * 1000000 + extract(microseconds FROM applied_at)::int8 FROM schema_functions WHERE file_name = 'counted_rows.sql'",
+                    client)
+
+                try await migrator.migrate(migrations, functions: [Self.answer(2), counted])
+                #expect(try await Self.integer("SELECT answer()::int8", client) == 2)
+                // The unchanged file was left alone.
+                #expect(
+                    try await Self.integer(
+                        "SELECT extract(epoch FROM applied_at)::int8 * 1000000 + extract(microseconds FROM applied_at)::int8 FROM schema_functions WHERE file_name = 'counted_rows.sql'",
+                        client) == appliedAt)
+
+                let broken = StoredFunctionFile(
+                    fileName: "broken.sql", sql: "CREATE OR REPLACE FUNCTION broken() RETURNS int LANGUAGE sql AS $$ SELECT * FROM no_such_table $$;")
+                do {
+                    try await migrator.migrate(migrations, functions: [Self.answer(3), broken])
+                    Issue.record("a broken stored function file was applied")
+                } catch {
+                    #expect(String(describing: error).contains("broken.sql"), "\(error)")
+                    #expect(String(describing: error).contains("no_such_table"), "\(error)")
+                }
+                #expect(try await Self.integer("SELECT answer()::int8", client) == 2, "the whole transaction rolled back")
+            }
+        }
+    }
+
+    static func answer(_ value: Int) -> StoredFunctionFile {
+        StoredFunctionFile(fileName: "answer.sql", sql: "CREATE OR REPLACE FUNCTION answer() RETURNS int LANGUAGE sql AS $$ SELECT \(value) $$;")
+    }
+
+    /// The service's own files are in its build, one per function, and none is empty.
+    @Test func theServicesFilesAreBuiltIn() throws {
+        let files = try StoredFunctionFile.bundled()
+        #expect(files.contains { $0.fileName == "claim_deliveries.sql" })
+        #expect(Set(files.map(\.fileName)).count == files.count)
+        #expect(files.allSatisfy { !SQLScript.statements(in: $0.sql).isEmpty })
+    }
+
+    static func integer(_ query: PostgresQuery, _ client: Database) async throws -> Int64? {
+        for try await value in try await client.query(query, logger: TestDatabase.logger).decode(Int64?.self) { return value }
+        return nil
     }
 }
 
@@ -108,7 +169,7 @@ import Testing
 
     static func backfill(_ client: Database, before: [Migration], all: [Migration]) async throws {
         let migrator = Migrator(client: client, logger: TestDatabase.logger)
-        _ = try await migrator.migrate(before)
+        _ = try await migrator.migrate(before, functions: [])
         // An app with three devices and two notifications, in several states.
         for statement: PostgresQuery in [
             "INSERT INTO apps (id, name) VALUES (1, 'Backfill')",
@@ -139,14 +200,16 @@ import Testing
 }
 
 /// Migration 0017 turns a populated deliveries table into the partitioned layout: every row stays,
-/// as the legacy partition, and the queue goes on where it was.
+/// as the legacy partition, and the queue goes on where it was. The rows are there from before 0014,
+/// which counts them: a database short of 0017 and past 0014 only existed with the counting
+/// triggers of their time, which now are stored functions applied after the last migration.
 @Suite struct PartitionMigrationTests {
     @Test func existingDeliveriesBecomeTheLegacyPartitionAndStayInTheQueue() async throws {
         let all = try Migrator.load(from: TestDatabase.migrationsDirectory)
         try await TestDatabase.withFreshDatabase { url in
             try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { client in
                 let migrator = Migrator(client: client, logger: TestDatabase.logger)
-                _ = try await migrator.migrate(all.filter { $0.version < "0017" })
+                _ = try await migrator.migrate(all.filter { $0.version < "0014" }, functions: [])
                 for statement: PostgresQuery in [
                     "INSERT INTO apps (id, name) VALUES (1, 'Legacy')",
                     "INSERT INTO devices (app_id, provider, token) SELECT 1, 'apns', lpad(to_hex(n), 64, '0') FROM generate_series(1, 4) AS n",

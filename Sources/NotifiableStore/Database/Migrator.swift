@@ -89,9 +89,13 @@ public struct Migrator: Sendable {
         }
     }
 
-    /// Applies what has not been applied yet; returns the migrations it applied.
+    /// Applies the migrations not applied yet, then the stored function files whose text changed
+    /// (`functions`, or the service's own when nil); returns the migrations it applied.
+    ///
+    /// Pass `functions: []` to stop at a schema short of the newest: the files are written for
+    /// the newest schema.
     @discardableResult
-    public func migrate(_ migrations: [Migration]) async throws -> [Migration] {
+    public func migrate(_ migrations: [Migration], functions: [StoredFunctionFile]? = nil) async throws -> [Migration] {
         let recorded = try await Self.unwrapped {
             try await client.withConnection { connection in
                 try await connection.withTransaction(logger: logger) { connection in
@@ -107,7 +111,7 @@ public struct Migrator: Sendable {
                         """,
                         logger: logger
                     )
-                    return try await recordedChecksums(connection)
+                    return try await acceptingEarlierTexts(try await recordedChecksums(connection), of: migrations, connection)
                 }
             }
         }
@@ -122,7 +126,90 @@ public struct Migrator: Sendable {
                 logger.info("applied migration", metadata: ["migration": "\(migration.fileName)"])
             }
         }
+        try await apply(try functions ?? StoredFunctionFile.bundled())
         return applied
+    }
+
+    /// A database that applied the migrations which once defined the stored functions, as they
+    /// were written then (`earlierChecksums`), has the same schema: their records take today's
+    /// checksums. Only when it applied all of them: one that stopped before the last would run the
+    /// rest without the functions and triggers its data moves were written beside.
+    private func acceptingEarlierTexts(
+        _ recorded: [String: String], of migrations: [Migration], _ connection: PostgresConnection
+    ) async throws -> [String: String] {
+        let earlier = recorded.filter { Self.earlierChecksums[$0.key] == $0.value }
+        guard !earlier.isEmpty else { return recorded }
+        let missing = Self.earlierChecksums.keys.filter { recorded[$0] == nil }.sorted()
+        guard missing.isEmpty else {
+            throw MigrationError(
+                description: """
+                    this database stopped before migration \(missing[0]), applied as it was written before stored functions \
+                    moved to their own files; migrate it first with a build of \(Self.lastBuildWithEarlierTexts) or earlier \
+                    (`notifiable migrate`), then with this one
+                    """)
+        }
+        var recorded = recorded
+        for migration in migrations where earlier[migration.version] != nil {
+            try await connection.query(
+                "UPDATE schema_migrations SET checksum = \(migration.checksum) WHERE version = \(migration.version)", logger: logger)
+            recorded[migration.version] = migration.checksum
+        }
+        return recorded
+    }
+
+    /// Applies, in one transaction under the lock, the files whose text differs from the one
+    /// recorded in `schema_functions`; all or none.
+    private func apply(_ files: [StoredFunctionFile]) async throws {
+        guard !files.isEmpty else { return }
+        do {
+            let applied = try await client.withConnection { connection in
+                try await connection.withTransaction(logger: logger) { connection in
+                    try await lock(connection)
+                    try await connection.query(
+                        """
+                        CREATE TABLE IF NOT EXISTS schema_functions (
+                            file_name   text PRIMARY KEY,
+                            checksum    text NOT NULL,
+                            applied_at  timestamptz NOT NULL DEFAULT now()
+                        )
+                        """,
+                        logger: logger
+                    )
+                    var recorded: [String: String] = [:]
+                    for try await (name, checksum) in try await connection.query(
+                        "SELECT file_name, checksum FROM schema_functions", logger: logger
+                    ).decode((String, String).self) {
+                        recorded[name] = checksum
+                    }
+                    var applied: [String] = []
+                    for file in files where recorded[file.fileName] != file.checksum {
+                        for statement in SQLScript.statements(in: file.sql) {
+                            do {
+                                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                            } catch {
+                                throw MigrationError(
+                                    description: "\(file.fileName) failed and was rolled back with every stored function file: \(databaseErrorText(error))"
+                                )
+                            }
+                        }
+                        try await connection.query(
+                            """
+                            INSERT INTO schema_functions (file_name, checksum) VALUES (\(file.fileName), \(file.checksum))
+                            ON CONFLICT (file_name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()
+                            """,
+                            logger: logger
+                        )
+                        applied.append(file.fileName)
+                    }
+                    return applied
+                }
+            }
+            for name in applied { logger.info("applied stored functions", metadata: ["file": "\(name)"]) }
+        } catch {
+            let cause = (error as? PostgresTransactionError)?.closureError ?? error
+            if let refusal = cause as? MigrationError { throw refusal }
+            throw MigrationError(description: "the stored function files failed and were rolled back: \(databaseErrorText(cause))")
+        }
     }
 
     /// What went wrong inside a transaction, rather than the transaction's wrapper of it.

@@ -3,7 +3,8 @@ import Logging
 import NotifiableCore
 import PostgresNIO
 
-/// A notification's delivery counters, kept by the deliveries table's triggers (migration 0014):
+/// A notification's delivery counters, kept by the deliveries table's triggers
+/// (deliveries_count_changes, Notifications/SQL/deliveries_count_changes.sql):
 /// every statement on deliveries appends what it changed to `notification_counter_changes`, the
 /// queue's maintenance folds those rows into `notification_counters`, and a read adds the two.
 /// Reading costs the same for 1 delivery or 1,000,000, and is exact whenever it happens.

@@ -22,7 +22,7 @@ public struct DeliveryQueueStore: Sendable {
     /// were queued, are settled as `cancelled` in the same statement and not returned.
     public func claim(limit: Int, lease: Duration) async throws -> [ClaimedDelivery] {
         let leaseSeconds = lease.seconds
-        // The statement lives in Migrations/0024 (its fairness explained in 0016_fair_claim.sql).
+        // The statement, and its fairness, is claim_deliveries (Queue/SQL/claim_deliveries.sql).
         // Acted on only once committed: a claim the database then loses (a primary dying while
         // its synchronous standby confirms) must not be sent, or another worker sends it again.
         let rows = try await client.committing(

@@ -18,7 +18,8 @@ public struct AppDeviceCounts: Sendable, Equatable {
     }
 }
 
-/// Each app's device counts, kept as devices change (migration 0023): totals in
+/// Each app's device counts, kept as devices change (the devices_count_* triggers,
+/// Registry/SQL/): totals in
 /// `app_device_counts`, plus the changes the devices' trigger appended and the queue's
 /// maintenance has not folded yet, read in one statement so the sum is exact.
 public struct DeviceCountStore: Sendable {

@@ -56,7 +56,7 @@ extension RetentionStore {
         }
     }
 
-    /// Counted as retention (see Migrations/0018): the notification keeps its counters.
+    /// Counted as retention (deliveries_count_changes): the notification keeps its counters.
     private func deleteSettledDeliveries(ofNotification notification: Int64) async throws -> Int {
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SET LOCAL notifiable.retention = 'on'", logger: logger)
