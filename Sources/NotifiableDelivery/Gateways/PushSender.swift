@@ -1,5 +1,4 @@
 import NotifiableCore
-import NotifiableStore
 
 /// Hands one claimed delivery to its gateway and says what happened. Senders never throw:
 /// every failure is an outcome the worker knows how to record.

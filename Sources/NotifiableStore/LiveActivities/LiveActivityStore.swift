@@ -133,18 +133,9 @@ public struct LiveActivityStore: Sendable {
         let sent = try await client.withTransaction(logger: logger) { connection -> Sent in
             let (notificationID, lastTimestamp, firstDay) = try await lockActivity(appID: appID, request: request, on: connection)
             if request.push.event == .end {
-                // A device that will get no end (its start came through push-to-start, and it never
-                // registered the activity's token) must not get a waiting start or update after it.
-                try await connection.query(
-                    """
-                    UPDATE deliveries q SET state = 'cancelled', cancelled_at = now(), reason = 'the activity ended', updated_at = now()
-                    WHERE q.notification_id = \(notificationID) AND q.kind = 'sync' AND q.day >= \(firstDay)
-                      AND q.state IN ('available', 'retrying')
-                      AND q.device_id NOT IN (
-                          SELECT device_id FROM live_activity_tokens WHERE app_id = \(appID) AND activity_id = \(request.activityID))
-                    """,
-                    logger: logger
-                )
+                try await LiveActivityDeliveries.cancelWaitingWithoutToken(
+                    notificationID: notificationID, appID: appID, activityID: request.activityID, firstDay: firstDay, on: connection,
+                    logger: logger)
             }
             var push = request.push
             push.timestamp = max(Int64(now.timeIntervalSince1970.rounded(.down)), lastTimestamp)
@@ -152,51 +143,18 @@ public struct LiveActivityStore: Sendable {
             var content = NotificationContent(priority: push.priority, expiresAt: expiresAt)
             content.liveActivity = push
             let text = try StoredJSON.text(content)
-            let rows: PostgresRowSequence
+            let queued = LiveActivityDeliveries.Queued(
+                notificationID: notificationID, appID: appID, content: text, expiresAt: expiresAt, priority: push.priority.queueRank)
+            let devices: Int
             if push.event == .start {
-                rows = try await connection.query(
-                    """
-                    INSERT INTO deliveries (kind, notification_id, app_id, device_id, content, expires_at, priority, run_at, push_token)
-                    SELECT 'sync', \(notificationID), \(appID), d.id, \(text)::jsonb, \(expiresAt), \(push.priority.queueRank), now(), p.token
-                    FROM devices d JOIN push_to_start_tokens p ON p.device_id = d.id AND p.attributes_type = \(push.attributesType ?? "")
-                    WHERE d.app_id = \(appID) AND d.provider = 'apns'
-                      AND (d.user_alias = ANY(\(request.targeting.userAliases)::text[]) OR d.id = ANY(\(request.targeting.deviceIDs)::int8[]))
-                      AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
-                    ORDER BY d.id
-                    ON CONFLICT (notification_id, device_id, day) WHERE kind = 'sync' AND state = 'available'
-                    DO UPDATE SET content = excluded.content, expires_at = excluded.expires_at, priority = excluded.priority,
-                                  push_token = excluded.push_token, updated_at = now()
-                    RETURNING 1
-                    """,
-                    logger: logger
-                )
+                devices = try await LiveActivityDeliveries.queueStart(
+                    queued, attributesType: push.attributesType ?? "", userAliases: request.targeting.userAliases,
+                    deviceIDs: request.targeting.deviceIDs, on: connection, logger: logger)
             } else {
-                // A token APNs said is gone (410 or a bad token) ended on its device: it is dropped.
-                rows = try await connection.query(
-                    """
-                    WITH gone AS (
-                        DELETE FROM live_activity_tokens t USING deliveries q
-                        WHERE t.app_id = \(appID) AND t.activity_id = \(request.activityID)
-                          AND q.notification_id = \(notificationID) AND q.kind = 'sync' AND q.device_id = t.device_id AND q.day >= \(firstDay)
-                          AND q.push_token = t.token AND q.state = 'failed' AND q.reason LIKE \(Self.tokenGonePrefix + "%")
-                        RETURNING t.device_id
-                    )
-                    INSERT INTO deliveries (kind, notification_id, app_id, device_id, content, expires_at, priority, run_at, push_token)
-                    SELECT 'sync', \(notificationID), \(appID), d.id, \(text)::jsonb, \(expiresAt), \(push.priority.queueRank), now(), t.token
-                    FROM live_activity_tokens t JOIN devices d ON d.id = t.device_id
-                    WHERE t.app_id = \(appID) AND t.activity_id = \(request.activityID) AND d.provider = 'apns'
-                      AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
-                      AND t.device_id NOT IN (SELECT device_id FROM gone)
-                    ORDER BY d.id
-                    ON CONFLICT (notification_id, device_id, day) WHERE kind = 'sync' AND state = 'available'
-                    DO UPDATE SET content = excluded.content, expires_at = excluded.expires_at, priority = excluded.priority,
-                                  push_token = excluded.push_token, updated_at = now()
-                    RETURNING 1
-                    """,
-                    logger: logger
-                )
+                devices = try await LiveActivityDeliveries.queueEvent(
+                    queued, activityID: request.activityID, firstDay: firstDay, tokenGonePrefix: Self.tokenGonePrefix, on: connection,
+                    logger: logger)
             }
-            let devices = try await rows.count()
             try await connection.query(
                 """
                 UPDATE live_activities SET last_timestamp = \(push.timestamp),

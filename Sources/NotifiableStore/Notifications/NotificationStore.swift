@@ -257,24 +257,10 @@ public struct NotificationStore: Sendable {
     public func record(
         _ event: DeliveryEvent, notificationID: Int64, deviceID: Int64, appID: Int64, userAlias: String?
     ) async throws -> Bool? {
-        let opened = event == .opened
         let days = try await DeliveryPartitions.pushDays(ofNotifications: [notificationID], on: client, logger: logger)
-        // Committed before the SDK is told so: it does not report an event twice.
-        let rows = try await client.committing(
-            """
-            UPDATE deliveries q SET
-                delivered_at = COALESCE(q.delivered_at, now()),
-                opened_at = CASE WHEN \(opened) THEN COALESCE(q.opened_at, now()) ELSE q.opened_at END
-            FROM devices d, notifications n
-            WHERE q.notification_id = \(notificationID) AND q.day = ANY(\(days)::int4[])
-              AND q.device_id = \(deviceID) AND q.app_id = \(appID) AND q.kind = 'push'
-              AND d.id = q.device_id AND n.id = q.notification_id
-              AND (\(userAlias)::text IS NULL OR d.user_alias = \(userAlias)::text)
-            RETURNING n.stateful
-            """,
-            logger: logger
-        )
-        return try rows.first?.decode(Bool.self)
+        return try await ReportedDeliveries.record(
+            event, notificationID: notificationID, days: days, deviceID: deviceID, appID: appID, userAlias: userAlias, on: client,
+            logger: logger)
     }
 
     private static func first(_ rows: PostgresRowSequence) async throws -> StoredNotification? {

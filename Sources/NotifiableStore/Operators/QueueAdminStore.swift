@@ -37,7 +37,7 @@ public struct QueueAdminStore: Sendable {
             CROSS JOIN (VALUES (10::smallint), (5::smallint)) AS level(priority)
             CROSS JOIN LATERAL (
                 SELECT q.run_at FROM deliveries q
-                WHERE q.app_id = ready.app_id AND q.priority = level.priority AND q.state IN ('available', 'retrying')
+                WHERE q.app_id = ready.app_id AND q.priority = level.priority AND q.state IN \(unescaped: DeliveryStateList.waiting)
                 ORDER BY q.run_at LIMIT 1
             ) AS oldest
             WHERE oldest.run_at <= now()
@@ -76,23 +76,7 @@ public struct QueueAdminStore: Sendable {
     /// the device catches up from its change feed. Returns how many were re-queued.
     public func requeueDead(appID: Int64?, ids: [Int64]?, notificationID: Int64? = nil) async throws -> Int {
         let count = try await client.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query(
-                """
-                UPDATE deliveries q SET state = 'available', attempts = 0, run_at = now(), updated_at = now(), dead_at = NULL
-                FROM devices d, notifications n
-                WHERE q.state = 'dead' AND q.kind = 'push' AND d.id = q.device_id AND n.id = q.notification_id
-                  AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL
-                  AND (q.kind = 'sync' OR n.state <> 'cancelled')
-                  AND (COALESCE(q.expires_at, n.expires_at) IS NULL OR COALESCE(q.expires_at, n.expires_at) > now())
-                  AND (\(appID)::int8 IS NULL OR q.app_id = \(appID)::int8)
-                  AND (\(ids)::int8[] IS NULL OR q.id = ANY(\(ids)::int8[]))
-                  AND (\(notificationID)::int8 IS NULL OR q.notification_id = \(notificationID)::int8)
-                RETURNING q.day
-                """,
-                logger: logger
-            )
-            var days: [Int32] = []
-            for try await day in rows.decode(Int32.self) { days.append(day) }
+            let days = try await DeadDeliveries.requeue(appID: appID, ids: ids, notificationID: notificationID, on: connection, logger: logger)
             // Dead deliveries of any age wait again: the queue's floor must not be above them.
             if let oldest = days.min() {
                 try await connection.query("SELECT lower_delivery_queue_floor(\(oldest))", logger: logger)

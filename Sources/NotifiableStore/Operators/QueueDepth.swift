@@ -47,7 +47,7 @@ extension QueueAdminStore {
                 (SELECT count(*) FROM apns_settings WHERE misconfiguration_reason IS NOT NULL),
                 (SELECT count(*) FROM fcm_settings WHERE misconfiguration_reason IS NOT NULL),
                 \(unescaped: Self.replicaLag)
-            FROM deliveries WHERE state IN ('available', 'retrying')
+            FROM deliveries WHERE state IN \(unescaped: DeliveryStateList.waiting)
             """,
             logger: logger
         )

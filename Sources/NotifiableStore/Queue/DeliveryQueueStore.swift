@@ -150,7 +150,7 @@ public struct DeliveryQueueStore: Sendable {
             """
             UPDATE deliveries q SET state = 'dead', dead_at = now(), updated_at = now(), reason = 'notification expired'
             FROM notifications n
-            WHERE n.id = q.notification_id AND COALESCE(q.expires_at, n.expires_at) <= now() AND q.state IN ('available', 'retrying')
+            WHERE n.id = q.notification_id AND COALESCE(q.expires_at, n.expires_at) <= now() AND q.state IN \(unescaped: DeliveryStateList.waiting)
               AND q.day >= \(floor)
             RETURNING q.id
             """,

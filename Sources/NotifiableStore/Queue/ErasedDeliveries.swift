@@ -12,7 +12,7 @@ enum ErasedDeliveries {
             try await connection.query(
                 """
                 UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = 'device erased'
-                WHERE device_id = ANY(\(ids)::int8[]) AND state IN ('available', 'retrying') AND day >= \(floor)
+                WHERE device_id = ANY(\(ids)::int8[]) AND state IN \(unescaped: DeliveryStateList.waiting) AND day >= \(floor)
                 RETURNING 1
                 """,
                 logger: logger

@@ -22,7 +22,7 @@ enum WaitingDeliveries {
             try await connection.query(
                 """
                 UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = \(reason)
-                WHERE device_id = \(id) AND state IN ('available', 'retrying') AND day >= \(floor)
+                WHERE device_id = \(id) AND state IN \(unescaped: DeliveryStateList.waiting) AND day >= \(floor)
                 """,
                 logger: logger
             )
@@ -30,7 +30,7 @@ enum WaitingDeliveries {
             try await connection.query(
                 """
                 UPDATE deliveries SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = \(reason)
-                WHERE notification_id = \(id) AND state IN ('available', 'retrying') AND day >= \(floor)
+                WHERE notification_id = \(id) AND state IN \(unescaped: DeliveryStateList.waiting) AND day >= \(floor)
                 """,
                 logger: logger
             )
@@ -44,7 +44,7 @@ enum WaitingDeliveries {
             """
             UPDATE deliveries q SET state = 'cancelled', cancelled_at = now(), updated_at = now(), reason = r.reason
             FROM unnest(\(ids)::int8[], \(reasons)::text[]) AS r(device_id, reason)
-            WHERE q.device_id = r.device_id AND q.state IN ('available', 'retrying') AND q.day >= \(floor)
+            WHERE q.device_id = r.device_id AND q.state IN \(unescaped: DeliveryStateList.waiting) AND q.day >= \(floor)
             """,
             logger: logger
         )

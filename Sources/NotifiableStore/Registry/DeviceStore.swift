@@ -132,36 +132,7 @@ public struct DeviceStore: Sendable {
             logger: logger
         )
         for try await mergedID in merged.decode(Int64.self) {
-            // What the token already got (or is getting) through the retired row, it must not get
-            // again through the survivor.
-            try await connection.query(
-                """
-                UPDATE deliveries AS pending SET state = 'cancelled', cancelled_at = now(), updated_at = now(),
-                                                 reason = 'device merged: the token already had this notification'
-                WHERE pending.device_id = \(survivorID) AND pending.kind = 'push' AND pending.state IN ('available', 'retrying')
-                  AND EXISTS (SELECT 1 FROM deliveries AS other
-                              WHERE other.notification_id = pending.notification_id AND other.kind = 'push' AND other.device_id = \(mergedID)
-                                AND other.state IN ('running', 'sent'))
-                """,
-                logger: logger
-            )
-            // Pushes move where the survivor has none of the notification; a sync signal carries
-            // the latest state, so it moves where the survivor has none waiting. The rest are
-            // cancelled below.
-            try await connection.query(
-                """
-                UPDATE deliveries AS moved SET device_id = \(survivorID), updated_at = now()
-                WHERE moved.device_id = \(mergedID) AND moved.state IN ('available', 'retrying')
-                  AND CASE WHEN moved.kind = 'push' THEN NOT EXISTS (
-                               SELECT 1 FROM deliveries AS other
-                               WHERE other.notification_id = moved.notification_id AND other.kind = 'push' AND other.device_id = \(survivorID))
-                           ELSE moved.state = 'available' AND NOT EXISTS (
-                               SELECT 1 FROM deliveries AS other
-                               WHERE other.notification_id = moved.notification_id AND other.kind = 'sync'
-                                 AND other.state = 'available' AND other.device_id = \(survivorID)) END
-                """,
-                logger: logger
-            )
+            try await MergedDeliveries.move(from: mergedID, to: survivorID, on: connection, logger: logger)
             try await WaitingDeliveries.cancel(
                 of: .device(mergedID), reason: "device merged into \(survivorID)", on: connection, logger: logger
             )

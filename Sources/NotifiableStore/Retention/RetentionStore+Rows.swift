@@ -59,21 +59,7 @@ extension RetentionStore {
     /// Counted as retention (deliveries_count_changes): the notification keeps its counters.
     private func deleteSettledDeliveries(ofNotification notification: Int64) async throws -> Int {
         try await client.withTransaction(logger: logger) { connection in
-            try await connection.query("SET LOCAL notifiable.retention = 'on'", logger: logger)
-            return try await connection.query(
-                """
-                DELETE FROM deliveries q
-                USING (
-                    SELECT id, day FROM deliveries
-                    WHERE notification_id = \(notification) AND state IN ('sent', 'failed', 'dead', 'cancelled')
-                    LIMIT \(batchSize)
-                    FOR UPDATE SKIP LOCKED
-                ) AS settled
-                WHERE q.id = settled.id AND q.day = settled.day
-                RETURNING q.id
-                """,
-                logger: logger
-            ).count()
+            try await SettledDeliveries.delete(ofNotification: notification, limit: batchSize, on: connection, logger: logger)
         }
     }
 

@@ -156,7 +156,7 @@ public struct RetentionStore: Sendable {
         return try await Self.boolean(
             PostgresQuery(
                 unsafeSQL: """
-                    SELECT EXISTS (SELECT 1 FROM \(table) WHERE state IN ('available', 'retrying'))
+                    SELECT EXISTS (SELECT 1 FROM \(table) WHERE state IN \(DeliveryStateList.waiting))
                         OR EXISTS (SELECT 1 FROM \(table) WHERE state = 'running')
                     """),
             on: connection, logger: logger)

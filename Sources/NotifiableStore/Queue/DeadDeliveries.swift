@@ -1,0 +1,35 @@
+import Logging
+import PostgresNIO
+
+/// Deliveries that ran out of attempts (`dead`), put back in the queue by an operator
+/// (`QueueAdminStore.requeueDead`).
+enum DeadDeliveries {
+    /// Makes dead pushes available again with a fresh attempt budget: those named, or all of the
+    /// notification's, the app's (or everyone's) when none are named. Those to devices that are
+    /// gone or invalid, of a cancelled notification, or past their expiry stay dead, and so do sync
+    /// signals. Returns the day of each one re-queued.
+    static func requeue(
+        appID: Int64?, ids: [Int64]?, notificationID: Int64?, on connection: PostgresConnection, logger: Logger
+    ) async throws
+        -> [Int32]
+    {
+        let rows = try await connection.query(
+            """
+            UPDATE deliveries q SET state = 'available', attempts = 0, run_at = now(), updated_at = now(), dead_at = NULL
+            FROM devices d, notifications n
+            WHERE q.state = 'dead' AND q.kind = 'push' AND d.id = q.device_id AND n.id = q.notification_id
+              AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL
+              AND (q.kind = 'sync' OR n.state <> 'cancelled')
+              AND (COALESCE(q.expires_at, n.expires_at) IS NULL OR COALESCE(q.expires_at, n.expires_at) > now())
+              AND (\(appID)::int8 IS NULL OR q.app_id = \(appID)::int8)
+              AND (\(ids)::int8[] IS NULL OR q.id = ANY(\(ids)::int8[]))
+              AND (\(notificationID)::int8 IS NULL OR q.notification_id = \(notificationID)::int8)
+            RETURNING q.day
+            """,
+            logger: logger
+        )
+        var days: [Int32] = []
+        for try await day in rows.decode(Int32.self) { days.append(day) }
+        return days
+    }
+}
