@@ -18,16 +18,40 @@ public enum Pipeline {
     /// A 64-hex-digit APNs token made from `n`.
     public static func token(_ n: Int) -> String { String(format: "%064x", n) }
 
-    /// Registers an APNs device with the device credentials; answers its id.
-    public static func register(
-        _ client: some TestClientProtocol, _ credential: Credential, token: String, alias: String? = nil,
-        language: String? = nil, country: String? = nil
-    ) async throws -> Int64 {
-        var fields = [#""provider": "apns""#, #""token": "\#(token)""#]
+    /// `POST /api/v1/device_tokens` as the SDKs send it, the fields under `device_token`; answers the
+    /// response. `extra` is further members, each after a comma: `, "tags": ["beta"]`.
+    public static func registration(
+        _ client: some TestClientProtocol, _ credential: Credential, provider: String = "apns", token: String, alias: String? = nil,
+        language: String? = nil, country: String? = nil, extra: String = ""
+    ) async throws -> TestResponse {
+        var fields = [#""provider": "\#(provider)""#, #""token": "\#(token)""#]
         if let alias { fields.append(#""user_alias": "\#(alias)""#) }
         if let language { fields.append(#""language": "\#(language)""#) }
         if let country { fields.append(#""country": "\#(country)""#) }
-        let response = try await client.signed(.post, "/api/v1/device_tokens", body: "{\"device_token\": {\(fields.joined(separator: ", "))}}", as: credential)
+        let body = "{\"device_token\": {\(fields.joined(separator: ", "))\(extra)}}"
+        return try await client.signed(.post, "/api/v1/device_tokens", body: body, as: credential)
+    }
+
+    /// Registers a device (an APNs one unless `provider` says otherwise), as `registration` does,
+    /// and expects it registered; answers its id.
+    public static func register(
+        _ client: some TestClientProtocol, _ credential: Credential, provider: String = "apns", token: String, alias: String? = nil,
+        language: String? = nil, country: String? = nil, extra: String = ""
+    ) async throws -> Int64 {
+        let response = try await registration(
+            client, credential, provider: provider, token: token, alias: alias, language: language, country: country, extra: extra
+        )
+        return try registered(response)
+    }
+
+    /// Registers a device with `body` sent as written (fields at the top level, as plain REST
+    /// clients send them); answers its id.
+    public static func register(_ client: some TestClientProtocol, _ credential: Credential, body: String) async throws -> Int64 {
+        try registered(try await client.signed(.post, "/api/v1/device_tokens", body: body, as: credential))
+    }
+
+    private static func registered(_ response: TestResponse) throws -> Int64 {
+        #expect(response.status == .ok, "\(String(buffer: response.body))")
         return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
     }
 

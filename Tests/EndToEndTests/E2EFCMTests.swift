@@ -9,18 +9,6 @@ import Testing
 /// Android devices over FCM HTTP v1, end to end over real PostgreSQL and the fake FCM (HTTP/2
 /// over TLS, with its OAuth2 token endpoint): API → fan-out → queue → worker → FCM sender.
 @Suite struct E2EFCMTests {
-    static func register(
-        _ client: some TestClientProtocol, _ credential: Credential, token: String, alias: String,
-        provider: String = "fcm", language: String? = nil
-    ) async throws -> Int64 {
-        let languageField = language.map { #", "language": "\#($0)""# } ?? ""
-        let response = try await client.signed(
-            .post, "/api/v1/device_tokens",
-            body: #"{"device_token": {"provider": "\#(provider)", "token": "\#(token)", "user_alias": "\#(alias)"\#(languageField)}}"#, as: credential
-        )
-        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
-    }
-
     static func deliveries(_ client: some TestClientProtocol, _ credential: Credential, _ id: Int64) async throws -> [JSONValue] {
         try await client.signed(.get, "/api/v1/notifications/\(id)/deliveries", as: credential).json["data"]?.arrayValue ?? []
     }
@@ -31,7 +19,7 @@ import Testing
                 let app = try await service.createApp()
                 try await service.connectFCM(appID: app.app.id, to: gateway)
                 let token = "fcm-token-french:APA91b" + String(repeating: "x", count: 40)
-                _ = try await Self.register(client, app.deviceCredential, token: token, alias: "alice", provider: "gcm", language: "fr")
+                _ = try await Pipeline.register(client, app.deviceCredential, provider: "gcm", token: token, alias: "alice", language: "fr")
                 let asked = Date()
                 let id = try await Pipeline.send(
                     client, app.serverCredential,
@@ -75,7 +63,7 @@ import Testing
                 let app = try await service.createApp()
                 try await service.connectFCM(appID: app.app.id, to: gateway)
                 let token = "fcm-gone-token"
-                let deviceID = try await Self.register(client, app.deviceCredential, token: token, alias: "bob")
+                let deviceID = try await Pipeline.register(client, app.deviceCredential, provider: "fcm", token: token, alias: "bob")
                 gateway.script(token: token, [.unregistered])
                 let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["bob"]}"#)
                 #expect(try await Pipeline.settled(service, id))
@@ -99,7 +87,7 @@ import Testing
                 let app = try await service.createApp()
                 try await service.connectFCM(appID: app.app.id, to: gateway)
                 let token = "fcm-busy-token"
-                _ = try await Self.register(client, app.deviceCredential, token: token, alias: "carol")
+                _ = try await Pipeline.register(client, app.deviceCredential, provider: "fcm", token: token, alias: "carol")
                 gateway.script(token: token, [.unavailable(retryAfterSeconds: 2)])
                 let start = Date()
                 let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "m", "user_aliases": ["carol"]}"#)
@@ -143,7 +131,7 @@ import Testing
                 let app = try await service.createApp()
                 try await service.connectFCM(appID: app.app.id, to: gateway)
                 let token = "fcm-refresh-token"
-                _ = try await Self.register(client, app.deviceCredential, token: token, alias: "dave")
+                _ = try await Pipeline.register(client, app.deviceCredential, provider: "fcm", token: token, alias: "dave")
                 let first = try await Pipeline.send(client, app.serverCredential, #"{"message": "one", "user_aliases": ["dave"]}"#)
                 #expect(try await Pipeline.settled(service, first))
                 #expect(gateway.tokensIssued == 1)
@@ -170,8 +158,9 @@ import Testing
                     let iphone = String(repeating: "1a", count: 32), ipad = String(repeating: "2b", count: 32)
                     _ = try await Pipeline.register(client, app.deviceCredential, token: iphone, alias: "erin")
                     _ = try await Pipeline.register(client, app.deviceCredential, token: ipad, alias: "erin")
-                    let pixel = try await Self.register(client, app.deviceCredential, token: "pixel-token", alias: "erin")
-                    _ = try await Self.register(client, app.deviceCredential, token: "tablet-token", alias: "erin", provider: "gcm")
+                    let pixel = try await Pipeline.register(
+                        client, app.deviceCredential, provider: "fcm", token: "pixel-token", alias: "erin")
+                    _ = try await Pipeline.register(client, app.deviceCredential, provider: "gcm", token: "tablet-token", alias: "erin")
                     // The pixel is reached by two rules, and still gets one push.
                     let id = try await Pipeline.send(
                         client, app.serverCredential, #"{"message": "everywhere", "user_aliases": ["erin"], "device_ids": [\#(pixel)]}"#

@@ -7,11 +7,6 @@ import Testing
 
 /// `/metrics` after real traffic through the workers and a fake APNs.
 @Suite struct E2EMetricsTests {
-    static func scrape(_ client: some TestClientProtocol) async throws -> PrometheusSamples {
-        let answer = try await client.execute(uri: "/metrics", method: .get, headers: [:], body: nil)
-        return try PrometheusSamples(text: String(buffer: answer.body))
-    }
-
     @Test func registrationsAndDeliveriesAreCounted() async throws {
         try await withFakeAPNs { gateway in
             try await withTestService(workers: true) { client, service in
@@ -26,7 +21,7 @@ import Testing
                 let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "Hi", "user_aliases": ["alice"]}"#)
                 #expect(try await Pipeline.settled(service, id))
 
-                let samples = try await Self.scrape(client)
+                let samples = try await client.scrape()
                 #expect(
                     samples.value("notifiable_http_requests_total", ["route": "/api/v1/device_tokens", "method": "POST", "status": "200"])
                         == Double(registrations))
@@ -62,7 +57,7 @@ import Testing
                 let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "Hi", "device_ids": [\#(first), \#(second)]}"#)
                 #expect(try await Pipeline.settled(service, id))
 
-                let samples = try await Self.scrape(client)
+                let samples = try await client.scrape()
                 let story = try await service.describeDeliveries(of: id)
                 #expect(samples.all("notifiable_deliveries_total", matching: ["provider": "apns", "outcome": "retrying"]).total == 1, "\(story)")
                 #expect(samples.all("notifiable_deliveries_total", matching: ["provider": "apns", "outcome": "sent"]).total == 1, "\(story)")
@@ -97,7 +92,7 @@ import Testing
                 let story = try await service.describeDeliveries(of: id)
                 #expect(try await service.deliveries(of: id, in: "sent") == 1, "\(story)")
                 #expect(try await service.integer("SELECT unknown_outcomes FROM deliveries WHERE notification_id = \(id)") == 1, "\(story)")
-                let samples = try await Self.scrape(client)
+                let samples = try await client.scrape()
                 #expect(samples.value("notifiable_delivery_unknown_outcomes_total", ["provider": "apns"]) == 1)
                 #expect(samples.value("notifiable_delivery_unknown_outcomes_total", ["provider": "fcm"]) == 0)
                 #expect(samples.value("notifiable_delivery_retries_total", ["provider": "apns"]) == 1)

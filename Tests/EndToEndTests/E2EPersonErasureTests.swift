@@ -24,10 +24,7 @@ import Testing
                 .post, "/admin/apps/\(appID)/webhooks", body: #"{"url": "http://127.0.0.1:9/hooks", "events": ["sent", "opened"]}"#, service: service)
             #expect(webhook.status == .created, "\(String(buffer: webhook.body))")
 
-            func register(_ body: String) async throws -> Int64 {
-                let answer = try await client.signed(.post, "/api/v1/device_tokens", body: body, as: device)
-                return try #require(answer.json["id"]?.intValue, "\(String(buffer: answer.body))")
-            }
+            func register(_ body: String) async throws -> Int64 { try await Pipeline.register(client, device, body: body) }
             // Every way a device comes to carry the alias: a registration with properties, a token
             // first registered for another user, a device whose token changes, a merge, an import.
             let tokens = (1...6).map { Pipeline.token(0xE0 + $0) }

@@ -13,10 +13,7 @@ import Testing
         _ client: some TestClientProtocol, _ credential: Credential, token: String, alias: String, platform: String? = nil
     ) async throws -> TestResponse {
         let platformField = platform.map { #", "platform": "\#($0)""# } ?? ""
-        return try await client.signed(
-            .post, "/api/v1/device_tokens",
-            body: #"{"device_token": {"provider": "fcm", "token": "\#(token)", "user_alias": "\#(alias)"\#(platformField)}}"#, as: credential
-        )
+        return try await Pipeline.registration(client, credential, provider: "fcm", token: token, alias: alias, extra: platformField)
     }
 
     @Test func anIPhoneGetsACriticalAlertWithItsImageLocalizationKeysAndOverrides() async throws {

@@ -93,10 +93,6 @@ import Testing
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
-                func mint(_ alias: String) async throws -> String {
-                    let minted = try await client.signed(.post, "/api/v1/users/\(alias)/tokens", as: app.serverCredential)
-                    return try #require(minted.json["token"]?.stringValue, "\(String(buffer: minted.body))")
-                }
                 func fetch(_ uri: String, token: String?) async throws -> TestResponse {
                     var headers = signedHeaders(method: .get, path: String(uri.split(separator: "?")[0]), body: "", credential: app.deviceCredential)
                     if let token { headers[HTTPField.Name("X-Notifiable-User-Token")!] = token }
@@ -122,10 +118,10 @@ import Testing
                 let bare = try await fetch(uri, token: nil)
                 #expect(bare.status == .forbidden)
                 #expect(bare.errorCode == "user_token_required")
-                let others = try await fetch(uri, token: try await mint("lee"))
+                let others = try await fetch(uri, token: try await client.userToken(for: "lee", as: app.serverCredential))
                 #expect(others.status == .forbidden)
                 #expect(others.errorCode == "user_token_mismatch")
-                let own = try await fetch(uri, token: try await mint("kim"))
+                let own = try await fetch(uri, token: try await client.userToken(for: "kim", as: app.serverCredential))
                 #expect(own.status == .ok)
                 #expect(Array(own.body.readableBytesView) == [1, 2, 3])
                 // A device without a user has no one to prove, and the backend is trusted.

@@ -16,14 +16,10 @@ import Testing
         _ client: some TestClientProtocol, _ credential: Credential, provider: String, token: String, alias: String,
         language: String?, country: String?
     ) async throws -> Int64 {
-        var fields = [#""provider": "\#(provider)""#, #""token": "\#(token)""#, #""user_alias": "\#(alias)""#, #""name": "device""#]
-        if let language { fields.append(#""language": "\#(language)""#) }
-        if let country { fields.append(#""country": "\#(country)""#) }
-        let response = try await client.signed(
-            .post, "/api/v1/device_tokens", body: "{\"device_token\": {\(fields.joined(separator: ", "))}}", as: credential
+        try await Pipeline.register(
+            client, credential, provider: provider, token: token, alias: alias, language: language, country: country,
+            extra: #", "name": "device""#
         )
-        #expect(response.status == .ok, "\(String(buffer: response.body))")
-        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
     }
 
     /// `message.data` as the Android SDK gets it (`RemoteMessage.getData()`), every value checked to

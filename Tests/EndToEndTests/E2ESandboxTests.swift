@@ -69,7 +69,8 @@ import Testing
         try await withTestService(workers: true) { client, service in
             let app = try await service.createApp()
             _ = try await client.admin(.patch, "/admin/apps/\(app.app.id)", body: #"{"delivery_mode": "sandbox"}"#, service: service)
-            let deviceID = try await E2EFCMTests.register(client, app.deviceCredential, token: "sandbox-android-token", alias: "zoe", language: "fr")
+            let deviceID = try await Pipeline.register(
+                client, app.deviceCredential, provider: "fcm", token: "sandbox-android-token", alias: "zoe", language: "fr")
             _ = try await Pipeline.register(client, app.deviceCredential, token: String(repeating: "9f", count: 32), alias: "zoe")
             let id = try await Pipeline.send(
                 client, app.serverCredential, #"{"title": "Hi", "localized": {"fr": {"title": "Salut"}}, "user_aliases": ["zoe"]}"#

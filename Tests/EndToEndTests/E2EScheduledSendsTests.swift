@@ -10,21 +10,13 @@ import Testing
 @Suite struct E2EScheduledSendsTests {
     static func iso(_ date: Date) -> String { Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date) }
 
-    static func register(_ client: some TestClientProtocol, _ credential: Credential, token: String, timeZone: String? = nil) async throws -> Int64 {
-        let zone = timeZone.map { #", "time_zone": "\#($0)""# } ?? ""
-        let response = try await client.signed(
-            .post, "/api/v1/device_tokens", body: #"{"provider": "apns", "token": "\#(token)", "user_alias": "zoe"\#(zone)}"#, as: credential
-        )
-        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
-    }
-
     @Test func aSendFourSecondsAheadGoesAtFourSecondsNotBefore() async throws {
         try await withFakeAPNs { gateway in
             try await withTestService(workers: true) { client, service in
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
                 let token = Pipeline.token(0x5C1)
-                _ = try await Self.register(client, app.deviceCredential, token: token)
+                _ = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "zoe")
                 let sendAt = Date().addingTimeInterval(4)
                 let sent = try await client.signed(
                     .post, "/api/v1/notifications", body: #"{"title": "Later", "user_aliases": ["zoe"], "send_at": "\#(Self.iso(sendAt))"}"#,
@@ -61,7 +53,7 @@ import Testing
                 let app = try await service.createApp()
                 try await service.connectAPNs(appID: app.app.id, to: gateway)
                 let token = Pipeline.token(0x5C2)
-                _ = try await Self.register(client, app.deviceCredential, token: token)
+                _ = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "zoe")
                 let sendAt = Date().addingTimeInterval(8)
                 let sent = try await client.signed(
                     .post, "/api/v1/notifications", body: #"{"title": "Never", "user_aliases": ["zoe"], "send_at": "\#(Self.iso(sendAt))"}"#,
@@ -85,7 +77,7 @@ import Testing
                 let (id, sendAt) = try await withTestService(onDatabase: url, workers: true) { client, service in
                     let app = try await service.createApp()
                     try await service.connectAPNs(appID: app.app.id, to: gateway)
-                    _ = try await Self.register(client, app.deviceCredential, token: token)
+                    _ = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "zoe")
                     // Far enough ahead that the service can stop first, even on a loaded machine.
                     let sendAt = Date().addingTimeInterval(15)
                     let sent = try await client.signed(
@@ -119,7 +111,11 @@ import Testing
                     (nil, Pipeline.token(0x7005)),
                 ]
                 var devices: [String: Int64] = [:]
-                for zone in zones { devices[zone.token] = try await Self.register(client, app.deviceCredential, token: zone.token, timeZone: zone.name) }
+                for zone in zones {
+                    let timeZone = zone.name.map { #", "time_zone": "\#($0)""# } ?? ""
+                    devices[zone.token] = try await Pipeline.register(
+                        client, app.deviceCredential, token: zone.token, alias: "zoe", extra: timeZone)
+                }
 
                 // A wall-clock time 6 s ahead of UTC's, written without a zone.
                 let wallClock = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 6).rounded(.up))

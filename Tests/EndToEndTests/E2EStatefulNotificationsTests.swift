@@ -11,14 +11,6 @@ import Testing
 @Suite struct E2EStatefulNotificationsTests {
     static func apnsToken(_ n: Int) -> String { String(format: "%064x", n) }
 
-    static func register(_ client: some TestClientProtocol, _ credential: Credential, provider: String, token: String, alias: String) async throws -> Int64 {
-        let response = try await client.signed(
-            .post, "/api/v1/device_tokens", body: #"{"device_token": {"provider": "\#(provider)", "token": "\#(token)", "user_alias": "\#(alias)"}}"#,
-            as: credential
-        )
-        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
-    }
-
     /// An app on the fake APNs whose user has two iPhones, A and B, and a stateful notification to
     /// that user, pushed to both.
     static func twoDevicesWithAStatefulNotification(
@@ -27,8 +19,8 @@ import Testing
         let app = try await service.createApp()
         try await service.connectAPNs(appID: app.app.id, to: apns)
         let tokenA = apnsToken(seed), tokenB = apnsToken(seed + 1)
-        let deviceA = try await register(client, app.deviceCredential, provider: "apns", token: tokenA, alias: alias)
-        _ = try await register(client, app.deviceCredential, provider: "apns", token: tokenB, alias: alias)
+        let deviceA = try await Pipeline.register(client, app.deviceCredential, token: tokenA, alias: alias)
+        _ = try await Pipeline.register(client, app.deviceCredential, token: tokenB, alias: alias)
         let sent = try await client.signed(
             .post, "/api/v1/notifications", body: #"{"title": "Hi", "user_aliases": ["\#(alias)"], "stateful": true}"#, as: app.serverCredential
         )
@@ -47,10 +39,10 @@ import Testing
                     try await service.connectAPNs(appID: app.app.id, to: apns)
                     try await service.connectFCM(appID: app.app.id, to: fcm)
                     let tokenA = Self.apnsToken(0xA), tokenB = Self.apnsToken(0xB), tokenC = "fcm-token-c"
-                    let deviceA = try await Self.register(client, app.deviceCredential, provider: "apns", token: tokenA, alias: "alice")
-                    _ = try await Self.register(client, app.deviceCredential, provider: "apns", token: tokenB, alias: "alice")
-                    _ = try await Self.register(client, app.deviceCredential, provider: "fcm", token: tokenC, alias: "alice")
-                    _ = try await Self.register(client, app.deviceCredential, provider: "apns", token: Self.apnsToken(0xBB), alias: "bob")
+                    let deviceA = try await Pipeline.register(client, app.deviceCredential, token: tokenA, alias: "alice")
+                    _ = try await Pipeline.register(client, app.deviceCredential, token: tokenB, alias: "alice")
+                    _ = try await Pipeline.register(client, app.deviceCredential, provider: "fcm", token: tokenC, alias: "alice")
+                    _ = try await Pipeline.register(client, app.deviceCredential, token: Self.apnsToken(0xBB), alias: "bob")
 
                     let sent = try await client.signed(
                         .post, "/api/v1/notifications", body: #"{"title": "Your order shipped", "user_aliases": ["alice"], "stateful": true}"#,

@@ -11,11 +11,7 @@ import Testing
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp()
             func register(_ n: Int, _ position: String) async throws -> Int64 {
-                let response = try await client.signed(
-                    .post, "/api/v1/device_tokens", body: #"{"provider": "apns", "token": "\#(Pipeline.token(0x10C0 + n))"\#(position)}"#,
-                    as: app.deviceCredential
-                )
-                return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
+                try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x10C0 + n), extra: position)
             }
             let trafalgar = try await register(1, #", "latitude": 51.5080, "longitude": -0.1281"#)
             let greenwich = try await register(2, #", "latitude": "51.4769", "longitude": "-0.0005""#)  // as strings, ~9.4 km away

@@ -34,12 +34,7 @@ import Testing
     ) async throws -> Int64 {
         let token = Provider(wireName: provider) == .apns ? Pipeline.token(0x7B1_000 + n) : "fcm-property-filter-\(n)"
         let more = fields.isEmpty ? "" : ", \(fields)"
-        let response = try await client.signed(
-            .post, "/api/v1/device_tokens",
-            body: #"{"device_token": {"provider": "\#(provider)", "token": "\#(token)"\#(more)}}"#,
-            as: app.deviceCredential
-        )
-        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
+        return try await Pipeline.register(client, app.deviceCredential, provider: provider, token: token, extra: more)
     }
 
     /// The population every test filters:

@@ -44,7 +44,8 @@ import _CryptoExtras
                     // Use both keys: sign an APNs JWT and an FCM assertion, and send.
                     let token = String(repeating: "5e", count: 32)
                     _ = try await Pipeline.register(client, app.deviceCredential, token: token, alias: "alice")
-                    _ = try await E2EFCMTests.register(client, app.deviceCredential, token: "android-secret-test", alias: "alice")
+                    _ = try await Pipeline.register(
+                        client, app.deviceCredential, provider: "fcm", token: "android-secret-test", alias: "alice")
                     let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "secret test", "user_aliases": ["alice"]}"#)
                     #expect(try await Pipeline.settled(service, id))
                     #expect(gateway.pushes(to: token).count == 1)

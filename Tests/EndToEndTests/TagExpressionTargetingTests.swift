@@ -13,14 +13,10 @@ import Testing
     static func register(
         _ client: some TestClientProtocol, _ app: AppStore.CreatedApp, _ n: Int, alias: String? = nil, tags: [String]
     ) async throws -> Int64 {
-        let aliasField = alias.map { #", "user_alias": "\#($0)""# } ?? ""
         let tagList = tags.map { "\"\($0)\"" }.joined(separator: ", ")
-        let response = try await client.signed(
-            .post, "/api/v1/device_tokens",
-            body: #"{"device_token": {"provider": "apns", "token": "\#(Pipeline.token(0x7A6_000 + n))"\#(aliasField), "tags": [\#(tagList)]}}"#,
-            as: app.deviceCredential
+        return try await Pipeline.register(
+            client, app.deviceCredential, token: Pipeline.token(0x7A6_000 + n), alias: alias, extra: #", "tags": [\#(tagList)]"#
         )
-        return try #require(response.json["id"]?.intValue, "\(String(buffer: response.body))")
     }
 
     static func targeted(_ service: TestService, _ notificationID: Int64) async throws -> Set<Int64> {

@@ -793,10 +793,7 @@ import Testing
     static func register(
         _ client: some TestClientProtocol, _ app: AppStore.CreatedApp, _ provider: Provider, _ token: String, alias: String? = nil, extra: String = ""
     ) async throws -> Int64 {
-        let user = alias.map { #", "user_alias": "\#($0)""# } ?? ""
-        let body = #"{"device_token": {"provider": "\#(provider.rawValue)", "token": "\#(token)"\#(user)\#(extra)}}"#
-        let answer = try await client.signed(.post, "/api/v1/device_tokens", body: body, as: app.deviceCredential)
-        return try #require(answer.json["id"]?.intValue, "\(String(buffer: answer.body))")
+        try await Pipeline.register(client, app.deviceCredential, provider: provider.rawValue, token: token, alias: alias, extra: extra)
     }
 
     /// Moves `count` of a notification's waiting deliveries (oldest first, or newest) to `state`, as

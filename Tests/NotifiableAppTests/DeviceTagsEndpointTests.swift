@@ -17,12 +17,9 @@ import Testing
         response.json["tags"]?.arrayValue?.compactMap(\.stringValue)
     }
 
+    /// Alice's device (`token`) registered by the device; `extra` as `Pipeline.registration` takes it.
     static func register(_ client: some TestClientProtocol, _ app: AppStore.CreatedApp, extra: String = "") async throws -> TestResponse {
-        try await client.signed(
-            .post, "/api/v1/device_tokens",
-            body: #"{"device_token": {"provider": "apns", "token": "\#(token)", "user_alias": "alice"\#(extra)}}"#,
-            as: app.deviceCredential
-        )
+        try await Pipeline.registration(client, app.deviceCredential, token: token, alias: "alice", extra: extra)
     }
 
     @Test func theDeviceSetsItsTagsOnRegisterAndUpdateAndAReRegistrationWithoutTagsKeepsThem() async throws {

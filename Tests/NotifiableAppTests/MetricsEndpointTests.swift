@@ -6,13 +6,6 @@ import Testing
 
 /// `GET /metrics`: Prometheus text, requests counted by route pattern, method and status.
 @Suite struct MetricsEndpointTests {
-    static func scrape(_ client: some TestClientProtocol) async throws -> PrometheusSamples {
-        let answer = try await client.execute(uri: "/metrics", method: .get, headers: [:], body: nil)
-        #expect(answer.status == .ok)
-        #expect(answer.headers[.contentType] == "text/plain; version=0.0.4; charset=utf-8")
-        return try PrometheusSamples(text: String(buffer: answer.body))
-    }
-
     @Test func requestsAreCountedByRoutePatternMethodAndStatus() async throws {
         try await withTestService { client, service in
             let app = try await service.createApp()
@@ -34,7 +27,7 @@ import Testing
             #expect(invalid.status == .unprocessableContent)
             _ = try await client.execute(uri: "/no/such/thing/987654321", method: .get, headers: [:], body: nil)
 
-            let samples = try await Self.scrape(client)
+            let samples = try await client.scrape()
             let requests = "notifiable_http_requests_total"
             #expect(samples.value(requests, ["route": "/api/v1/device_tokens", "method": "POST", "status": "200"]) == 3)
             #expect(samples.value(requests, ["route": "/api/v1/device_tokens", "method": "POST", "status": "422"]) == 1)
@@ -51,7 +44,7 @@ import Testing
                 ) == 3)
 
             // The scrape itself is counted from the next one on.
-            let again = try await Self.scrape(client)
+            let again = try await client.scrape()
             #expect(again.value(requests, ["route": "/metrics", "method": "GET", "status": "200"]) == 1)
         }
     }
@@ -59,11 +52,11 @@ import Testing
     @Test func everyApplicationCountsInItsOwnRegistry() async throws {
         try await withTestService { client, _ in
             _ = try await client.execute(uri: "/health/live", method: .get, headers: [:], body: nil)
-            let samples = try await Self.scrape(client)
+            let samples = try await client.scrape()
             #expect(samples.value("notifiable_http_requests_total", ["route": "/health/live", "method": "GET", "status": "200"]) == 1)
         }
         try await withTestService { client, _ in
-            let samples = try await Self.scrape(client)
+            let samples = try await client.scrape()
             #expect(samples.value("notifiable_http_requests_total", ["route": "/health/live", "method": "GET", "status": "200"]) == nil)
             // No workers in this application: no delivery series either.
             #expect(samples.all("notifiable_deliveries_total").isEmpty)
@@ -90,7 +83,7 @@ import Testing
                 """,
                 logger: TestDatabase.logger
             )
-            let samples = try await Self.scrape(client)
+            let samples = try await client.scrape()
             #expect(samples.value("notifiable_queue_deliveries", ["state": "available"]) == 3)
             #expect(samples.value("notifiable_queue_deliveries", ["state": "dead"]) == 2)
             #expect(samples.value("notifiable_queue_deliveries", ["state": "running"]) == 0)

@@ -45,7 +45,7 @@ import Testing
             let other = try await service.createApp(name: "Other")
             _ = try await Pipeline.register(client, other.deviceCredential, token: Pipeline.token(0x7A0))
 
-            let samples = try await MetricsEndpointTests.scrape(client)
+            let samples = try await client.scrape()
             #expect(samples.value("notifiable_rate_limited_total", ["action": "registrations", "scope": "credential", "app": "\(app.app.id)"]) == 5)
         }
     }
@@ -120,7 +120,7 @@ import Testing
             let app4 = try await client.asUser(bob, .delete, path)
             #expect(app4.status == .tooManyRequests)
             #expect(app4.json["error"]?["message"]?.stringValue?.contains("for this app") == true)
-            let samples = try await MetricsEndpointTests.scrape(client)
+            let samples = try await client.scrape()
             #expect(samples.value("notifiable_rate_limited_total", ["action": "events", "scope": "user", "app": "\(app.app.id)"]) == 1)
         }
     }

@@ -7,17 +7,9 @@ import NotifiableStore
 import NotifiableTesting
 import Testing
 
-/// Requests the user-token tests share: minting as the app's backend does, and device
-/// requests that carry a user token in the header.
+/// Requests the user-token tests share: device requests that carry a user token in the header
+/// (`userToken(for:as:)` in NotifiableTesting mints the token).
 extension TestClientProtocol {
-    /// `alias`'s user token, minted with the app's server credentials.
-    func userToken(for alias: String, of app: AppStore.CreatedApp) async throws -> String {
-        let path = "/api/v1/users/\(alias.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? alias)/tokens"
-        let minted = try await signed(.post, path, as: app.serverCredential)
-        #expect(minted.status == .created, "\(String(buffer: minted.body))")
-        return try #require(minted.json["token"]?.stringValue)
-    }
-
     /// A signed request with `X-Notifiable-User-Token: userToken`.
     @discardableResult
     func signed(

@@ -12,7 +12,7 @@ import Testing
     @Test func rotatingRevokesEarlierTokensAndNewOnesWork() async throws {
         try await withTestService { client, service in
             let app = try await service.createVerifiedApp(client: client)
-            let before = try await client.userToken(for: "alice", of: app)
+            let before = try await client.userToken(for: "alice", as: app.serverCredential)
             #expect(try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration, as: app.deviceCredential, userToken: before).status == .ok)
 
             let rotated = try await client.admin(.post, "/admin/apps/\(app.app.id)/user_tokens/rotate", service: service)
@@ -25,7 +25,7 @@ import Testing
             #expect(revoked.status == .unauthorized)
             #expect(revoked.errorCode == "invalid_user_token")
             #expect(revoked.json["error"]?["message"]?.stringValue?.contains("revoked") == true)
-            let after = try await client.userToken(for: "alice", of: app)
+            let after = try await client.userToken(for: "alice", as: app.serverCredential)
             #expect(try UserToken.unverified(after).generation == 2)
             #expect(try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration, as: app.deviceCredential, userToken: after).status == .ok)
 
@@ -81,14 +81,14 @@ import Testing
             #expect(details["user_token_generation"]?.intValue == 1)
             #expect(try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration, as: app.deviceCredential).status == .forbidden)
 
-            let before = try await client.userToken(for: "alice", of: app)
+            let before = try await client.userToken(for: "alice", as: app.serverCredential)
             #expect(try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration, as: app.deviceCredential, userToken: before).status == .ok)
             let rotated = try await run("apps", "rotate-user-token-key", "--app", id, "--json")
             #expect(rotated.status == 0, "\(rotated.output)")
             #expect(try JSONValue.decode(Array(rotated.output.utf8)) == .object(["app_id": .integer(app.app.id), "user_token_generation": .integer(2)]))
             let revoked = try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration, as: app.deviceCredential, userToken: before)
             #expect(revoked.status == .unauthorized && revoked.errorCode == "invalid_user_token")
-            let after = try await client.userToken(for: "alice", of: app)
+            let after = try await client.userToken(for: "alice", as: app.serverCredential)
             #expect(try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration, as: app.deviceCredential, userToken: after).status == .ok)
             let human = try await run("apps", "rotate-user-token-key", "--app", id)
             #expect(human.status == 0 && human.output.contains("generation 3"), "\(human.output)")

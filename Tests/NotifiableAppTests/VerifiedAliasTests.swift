@@ -27,7 +27,7 @@ import Testing
             #expect(refused.json["error"]?["message"]?.stringValue?.contains("POST /api/v1/users/{alias}/tokens") == true)
             #expect(try await service.integer("SELECT count(*) FROM devices WHERE app_id = \(app.app.id)") == 0)
 
-            let token = try await client.userToken(for: "alice", of: app)
+            let token = try await client.userToken(for: "alice", as: app.serverCredential)
             let registered = try await client.signed(
                 .post, "/api/v1/device_tokens", body: Self.registration(alias: "alice"), as: app.deviceCredential, userToken: token
             )
@@ -45,7 +45,7 @@ import Testing
     @Test func theTokenMayRideInTheBodyAndIsNeverStored() async throws {
         try await withTestService { client, service in
             let app = try await service.createVerifiedApp(client: client)
-            let token = try await client.userToken(for: "alice", of: app)
+            let token = try await client.userToken(for: "alice", as: app.serverCredential)
             let inside = try await client.signed(
                 .post, "/api/v1/device_tokens", body: Self.registration(alias: "alice", extra: #", "user_token": "\#(token)", "app_version": "2.1""#),
                 as: app.deviceCredential
@@ -79,13 +79,13 @@ import Testing
     @Test func anotherUsersOrAnotherAppsTokenIsAMismatch() async throws {
         try await withTestService { client, service in
             let app = try await service.createVerifiedApp(client: client), other = try await service.createApp()
-            let bobs = try await client.userToken(for: "bob", of: app)
+            let bobs = try await client.userToken(for: "bob", as: app.serverCredential)
             let asAlice = try await client.signed(
                 .post, "/api/v1/device_tokens", body: Self.registration(alias: "alice"), as: app.deviceCredential, userToken: bobs
             )
             #expect(asAlice.status == .forbidden)
             #expect(asAlice.errorCode == "user_token_mismatch")
-            let foreign = try await client.userToken(for: "alice", of: other)
+            let foreign = try await client.userToken(for: "alice", as: other.serverCredential)
             let fromOtherApp = try await client.signed(
                 .post, "/api/v1/device_tokens", body: Self.registration(alias: "alice"), as: app.deviceCredential, userToken: foreign
             )
@@ -109,7 +109,8 @@ import Testing
     @Test func movingADeviceToAnotherAliasNeedsTheNewAliassToken() async throws {
         try await withTestService { client, service in
             let app = try await service.createVerifiedApp(client: client)
-            let alices = try await client.userToken(for: "alice", of: app), bobs = try await client.userToken(for: "bob", of: app)
+            let alices = try await client.userToken(for: "alice", as: app.serverCredential)
+            let bobs = try await client.userToken(for: "bob", as: app.serverCredential)
             let registered = try await client.signed(
                 .post, "/api/v1/device_tokens", body: Self.registration(alias: "alice"), as: app.deviceCredential, userToken: alices
             )
@@ -142,7 +143,7 @@ import Testing
     @Test func swappingThePushTokenOfAUsersDeviceNeedsTheUsersToken() async throws {
         try await withTestService { client, service in
             let app = try await service.createVerifiedApp(client: client)
-            let alices = try await client.userToken(for: "alice", of: app)
+            let alices = try await client.userToken(for: "alice", as: app.serverCredential)
             let registered = try await client.signed(
                 .post, "/api/v1/device_tokens", body: Self.registration(alias: "alice"), as: app.deviceCredential, userToken: alices
             )
@@ -165,7 +166,7 @@ import Testing
     @Test func anonymisingNeedsNoToken() async throws {
         try await withTestService { client, service in
             let app = try await service.createVerifiedApp(client: client)
-            let alices = try await client.userToken(for: "alice", of: app)
+            let alices = try await client.userToken(for: "alice", as: app.serverCredential)
             let registered = try await client.signed(
                 .post, "/api/v1/device_tokens", body: Self.registration(alias: "alice"), as: app.deviceCredential, userToken: alices
             )
@@ -186,7 +187,8 @@ import Testing
     @Test func listingAUsersDevicesNeedsTheUsersToken() async throws {
         try await withTestService { client, service in
             let app = try await service.createVerifiedApp(client: client)
-            let alices = try await client.userToken(for: "alice", of: app), bobs = try await client.userToken(for: "bob", of: app)
+            let alices = try await client.userToken(for: "alice", as: app.serverCredential)
+            let bobs = try await client.userToken(for: "bob", as: app.serverCredential)
             try await client.signed(.post, "/api/v1/device_tokens", body: Self.registration(alias: "alice"), as: app.deviceCredential, userToken: alices)
             for path in ["/api/v1/device_tokens?user_alias=alice", "/api/v1/device_tokens.json?user%5Balias%5D=alice"] {
                 let bare = try await client.signed(.get, path, as: app.deviceCredential)

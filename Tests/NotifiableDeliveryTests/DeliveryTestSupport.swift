@@ -13,10 +13,3 @@ final class APNsTestClock: Sendable {
         current.withLock { $0 = $0.addingTimeInterval(seconds) }
     }
 }
-
-/// Decodes base64url without padding.
-func decodeBase64URL(_ text: String) -> Data? {
-    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    while base64.count % 4 != 0 { base64 += "=" }
-    return Data(base64Encoded: base64)
-}

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NotifiableCore
+import NotifiableTesting
 import Testing
 import _CryptoExtras
 

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NotifiableCore
+import NotifiableTesting
 import Testing
 import _CryptoExtras
 
