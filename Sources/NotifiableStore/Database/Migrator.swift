@@ -10,7 +10,10 @@ public struct Migration: Sendable, Equatable {
     public let sql: String
 
     /// SHA-256 of the file, recorded when applied: a landed migration must never change.
-    public var checksum: String {
+    public var checksum: String { Self.checksum(of: sql) }
+
+    /// SHA-256 of a file's text, in hex: what the migrator records of each file it applies.
+    static func checksum(of sql: String) -> String {
         SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 

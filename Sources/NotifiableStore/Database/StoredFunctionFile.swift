@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// One file of stored code: a function of the database, with the triggers that run it, kept in one
@@ -18,9 +17,7 @@ public struct StoredFunctionFile: Sendable, Equatable {
     }
 
     /// SHA-256 of the file, recorded when applied.
-    public var checksum: String {
-        SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
-    }
+    public var checksum: String { Migration.checksum(of: sql) }
 
     /// The files built into the service (the `SQL` folders of NotifiableStore), in name order: the
     /// order they are applied in.
