@@ -129,8 +129,9 @@ public func buildRouter(
     ).add(middleware: AuditMiddleware(log: audit, channel: .adminAPI, trustedProxies: configuration.trustedProxies))
     let webhooks = WebhookStore(client: postgres, keys: configuration.keys, logger: logger)
     QueueAdminController(queue: QueueAdminStore(client: postgres, logger: logger)).addRoutes(to: admin)
+    let administration = AppAdministration(apps: apps, credentials: credentials)
     AppsAdminController(
-        apps: apps, credentials: credentials, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings,
+        apps: apps, administration: administration, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings,
         serviceRetentionDays: configuration.retentionDays
     ).addRoutes(to: admin)
     WebhooksAdminController(webhooks: webhooks, targets: configuration.webhooks.targets).addRoutes(to: admin)
@@ -148,7 +149,7 @@ public func buildRouter(
         queries: DashboardStore(client: reads, logger: logger), trends: TrendStore(client: reads, logger: logger),
         finder: DeviceFinder(client: reads, logger: logger),
         operators: OperatorStore(client: postgres, logger: logger), audit: audit, webhooks: webhooks, apnsSettings: apnsSettings,
-        fcmSettings: fcmSettings, credentials: credentials, contents: NotificationContentStore(client: postgres, logger: logger),
+        fcmSettings: fcmSettings, administration: administration, contents: NotificationContentStore(client: postgres, logger: logger),
         personalData: personalData, operatorKeys: OperatorKeyStore(client: postgres, logger: logger)
     ).addRoutes(to: router)
     return router

@@ -7,8 +7,7 @@ import NotifiableStore
 /// mode and verified aliases, delete, rotate and revoke credentials, rotate user-token keys.
 struct AppsAdminController {
     let apps: AppStore
-    /// What APIAuth remembers of credentials and apps: forgotten after every change here.
-    let credentials: CredentialCache
+    let administration: AppAdministration
     let apnsSettings: APNsSettingsStore
     let fcmSettings: FCMSettingsStore
     let userTokens: UserTokenSettingsStore
@@ -85,14 +84,13 @@ struct AppsAdminController {
             androidChannelID: try Self.androidChannel(body)
         )
         let requireVerifiedAlias = try body.boolean("require_verified_alias")
-        defer { credentials.forgetAll() }
         let policy =
             if let requireVerifiedAlias {
                 try await userTokens.setRequireVerifiedAlias(requireVerifiedAlias, appID: id)
             } else {
                 try await userTokens.policy(appID: id)
             }
-        guard let policy, let app = try await apps.update(id: id, changes) else {
+        guard let policy, let app = try await administration.update(appID: id, changes) else {
             throw APIError.notFound("There is no app \(id).")
         }
         return JSONResponse(AppJSON(app, policy: policy))
@@ -101,8 +99,7 @@ struct AppsAdminController {
     /// Deletes the app and everything it owns (devices, notifications, deliveries, settings).
     @Sendable func delete(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let id = try context.pathID("id", what: "app")
-        defer { credentials.forgetAll() }
-        guard try await apps.delete(id: id) else { throw APIError.notFound("There is no app \(id).") }
+        guard try await administration.delete(appID: id) else { throw APIError.notFound("There is no app \(id).") }
         return Response(status: .noContent)
     }
 
@@ -117,8 +114,7 @@ struct AppsAdminController {
             throw APIError(status: .unprocessableContent, code: "missing_field", message: "role is required: \"device\" or \"server\".", field: "role")
         }
         let grace = try body.integer("grace_seconds", in: 0...(366 * 24 * 3600)).map { Duration.seconds($0) } ?? Self.defaultGrace
-        defer { credentials.forgetAll() }
-        guard let rotation = try await apps.rotate(appID: id, role: role, grace: grace) else { throw APIError.notFound("There is no app \(id).") }
+        guard let rotation = try await administration.rotate(appID: id, role: role, grace: grace) else { throw APIError.notFound("There is no app \(id).") }
         return JSONResponse(RotationJSON(rotation), status: .created)
     }
 
@@ -134,8 +130,7 @@ struct AppsAdminController {
     @Sendable func revoke(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let id = try context.pathID("id", what: "app")
         let accessID = context.parameters.get("access_id") ?? ""
-        defer { credentials.forgetAll() }
-        guard Credential.isWellFormedAccessID(accessID), try await apps.revoke(appID: id, accessID: accessID) else {
+        guard Credential.isWellFormedAccessID(accessID), try await administration.revoke(appID: id, accessID: accessID) else {
             throw APIError.notFound("App \(id) has no working credential \(accessID).")
         }
         return Response(status: .noContent)

@@ -37,8 +37,8 @@ extension DashboardController {
             throw ConsoleRefusal.invalid("The Android channel is at most 255 characters, without control characters; nothing was changed.")
         }
         // An unticked checkbox is not sent at all.
-        _ = try await apps.update(
-            id: app.id,
+        _ = try await administration.update(
+            appID: app.id,
             AppStore.Changes(
                 androidStyle: style, timeToLiveSeconds: ttl, mutableContent: form["default_mutable_content"] == "on",
                 contentAvailable: form["default_content_available"] == "on", androidChannelID: .some(channel.isEmpty ? nil : channel)

@@ -56,7 +56,7 @@ extension DashboardController {
             }
             retention = .some(days)
         }
-        _ = try await apps.update(id: app.id, AppStore.Changes(name: name, deliveryMode: mode, retentionDays: retention))
+        _ = try await administration.update(appID: app.id, AppStore.Changes(name: name, deliveryMode: mode, retentionDays: retention))
         return Self.saved(app.id, "name, mode and retention")
     }
 
@@ -68,8 +68,7 @@ extension DashboardController {
         guard let role = form["role"].flatMap(CredentialRole.init(rawValue:)), let hours = Double(form["grace_hours"] ?? "24"), (0...(366 * 24)).contains(hours)
         else { throw ConsoleRefusal.invalid("Choose device or server, and 0 to \(366 * 24) hours of grace; nothing was rotated.") }
         AuditMiddleware.note(["role": role.rawValue, "grace_hours": "\(hours)"])
-        defer { credentials.forgetAll() }
-        guard let rotation = try await apps.rotate(appID: app.id, role: role, grace: .seconds(hours * 3600)) else {
+        guard let rotation = try await administration.rotate(appID: app.id, role: role, grace: .seconds(hours * 3600)) else {
             throw ConsoleRefusal.notFound("There is no such app.")
         }
         return DashboardPages.secrets(app: app, title: "New \(role.rawValue) credentials", [rotation.credential])
@@ -78,8 +77,7 @@ extension DashboardController {
     @Sendable func revokeCredential(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let form = try await form(of: request, "nothing was revoked")
         let app = try await app(context, ConsoleAction.manage, "manage this app's credentials")
-        defer { credentials.forgetAll() }
-        guard let accessID = form["access_id"], try await apps.revoke(appID: app.id, accessID: accessID) else {
+        guard let accessID = form["access_id"], try await administration.revoke(appID: app.id, accessID: accessID) else {
             throw ConsoleRefusal.notFound("App \(app.id) has no credential \(form["access_id"] ?? "").")
         }
         return Self.saved(app.id, "credential \(accessID) revoked")

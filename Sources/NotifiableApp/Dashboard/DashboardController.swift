@@ -34,8 +34,8 @@ struct DashboardController {
     let webhooks: WebhookStore
     let apnsSettings: APNsSettingsStore
     let fcmSettings: FCMSettingsStore
-    /// Forgets a rotated or revoked credential in this process at once.
-    let credentials: CredentialCache
+    /// Changes to an app and its credentials, as the admin API makes them.
+    let administration: AppAdministration
     /// Rich content sent with a notification composed here (a write: the primary).
     let contents: NotificationContentStore
     /// Exports and erases a person (writes: the primary).

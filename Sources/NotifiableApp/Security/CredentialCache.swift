@@ -7,8 +7,9 @@ import Synchronization
 ///
 /// Revocation still bites promptly: an entry lives at most `timeToLive` (one second by default)
 /// and never past the credential's own expiry, and the process forgets every entry the moment an
-/// operator changes credentials or an app through its admin API (`forgetAll`). A change made
-/// elsewhere (the command line, another API process) takes effect within `timeToLive`.
+/// operator changes credentials or an app through its admin API or console (`AppAdministration`
+/// calls `forgetAll`). A change made elsewhere (the command line, another API process) takes effect
+/// within `timeToLive`.
 /// Unknown access ids are not remembered, so a credential is usable the moment it is created.
 public final class CredentialCache: Sendable {
     public typealias Credential = AppStore.StoredCredential
