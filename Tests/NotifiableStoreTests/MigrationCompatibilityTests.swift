@@ -1,4 +1,5 @@
 import Foundation
+import NotifiableStore
 import NotifiableTesting
 import Testing
 
@@ -36,6 +37,21 @@ import Testing
             for rule in Self.incompatible {
                 let found = try Regex(rule.pattern).ignoresCase().firstMatch(in: code)
                 #expect(found == nil, "\(file) \(rule.why): \(found.map { String(code[$0.range]) } ?? "")")
+            }
+        }
+    }
+
+    /// The stored function files are applied after the migrations on every upgrade, while the
+    /// previous release may still run: they follow the same rule. A change that must drop a
+    /// function or touch a table is a migration, and a new signature a new name.
+    @Test func everyStoredFunctionFileIsCompatibleWithThePreviousRelease() throws {
+        let files = try StoredFunctionFile.bundled()
+        #expect(!files.isEmpty)
+        for file in files {
+            let code = Self.withoutComments(file.sql)
+            for rule in Self.incompatible {
+                let found = try Regex(rule.pattern).ignoresCase().firstMatch(in: code)
+                #expect(found == nil, "\(file.fileName) \(rule.why): \(found.map { String(code[$0.range]) } ?? "")")
             }
         }
     }

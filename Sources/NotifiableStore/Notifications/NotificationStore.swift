@@ -206,12 +206,21 @@ public struct NotificationStore: Sendable {
     public func deliveries(notificationID: Int64, state: String?, kind: String? = nil, afterID: Int64?, limit: Int) async throws -> [DeliveryRecord] {
         // Sync signals live in the days they were queued; pushes in their notification's.
         let days = kind == "push" ? try await DeliveryPartitions.pushDays(ofNotifications: [notificationID], on: client, logger: logger) : nil
+        // Each state's first deliveries after the cursor come in id order from
+        // deliveries_notification_state_idx; the page is the lowest of them. Asked in one range,
+        // without the state, PostgreSQL would walk every earlier delivery's id.
+        let states = state.map { [$0] } ?? DeliveryState.names
         let rows = try await client.query(
             """
             SELECT \(unescaped: DeliveryRecord.columns)
-            FROM deliveries q JOIN devices d ON d.id = q.device_id
-            WHERE q.notification_id = \(notificationID) AND q.id > \(afterID ?? 0) AND (\(days)::int4[] IS NULL OR q.day = ANY(\(days)::int4[]))
-              AND (\(state)::text IS NULL OR q.state = \(state)::text) AND (\(kind)::text IS NULL OR q.kind = \(kind)::text)
+            FROM unnest(\(states)::text[]) AS s(state)
+            CROSS JOIN LATERAL (
+                SELECT * FROM deliveries q
+                WHERE q.notification_id = \(notificationID) AND q.state = s.state AND q.id > \(afterID ?? 0)
+                  AND (\(days)::int4[] IS NULL OR q.day = ANY(\(days)::int4[])) AND (\(kind)::text IS NULL OR q.kind = \(kind)::text)
+                ORDER BY q.id LIMIT \(limit)
+            ) AS q
+            JOIN devices d ON d.id = q.device_id
             ORDER BY q.id LIMIT \(limit)
             """,
             logger: logger
