@@ -15,6 +15,14 @@ enum LiveActivityDeliveries {
         let priority: Int16
     }
 
+    /// A token with a delivery still waiting takes the newer event in it, not a second delivery.
+    static let newerEventReplacesWaiting = """
+        ON CONFLICT (notification_id, device_id, day) WHERE kind = 'sync' AND state = 'available'
+        DO UPDATE SET content = excluded.content, expires_at = excluded.expires_at, priority = excluded.priority,
+                      push_token = excluded.push_token, updated_at = now()
+        RETURNING 1
+        """
+
     /// On an activity's end: a device that will get no end (its start came through push-to-start,
     /// and it never registered the activity's token) must not get a waiting start or update after it.
     static func cancelWaitingWithoutToken(
@@ -47,10 +55,7 @@ enum LiveActivityDeliveries {
               AND (d.user_alias = ANY(\(userAliases)::text[]) OR d.id = ANY(\(deviceIDs)::int8[]))
               AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
             ORDER BY d.id
-            ON CONFLICT (notification_id, device_id, day) WHERE kind = 'sync' AND state = 'available'
-            DO UPDATE SET content = excluded.content, expires_at = excluded.expires_at, priority = excluded.priority,
-                          push_token = excluded.push_token, updated_at = now()
-            RETURNING 1
+            \(unescaped: Self.newerEventReplacesWaiting)
             """,
             logger: logger
         ).count()
@@ -77,10 +82,7 @@ enum LiveActivityDeliveries {
               AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
               AND t.device_id NOT IN (SELECT device_id FROM gone)
             ORDER BY d.id
-            ON CONFLICT (notification_id, device_id, day) WHERE kind = 'sync' AND state = 'available'
-            DO UPDATE SET content = excluded.content, expires_at = excluded.expires_at, priority = excluded.priority,
-                          push_token = excluded.push_token, updated_at = now()
-            RETURNING 1
+            \(unescaped: Self.newerEventReplacesWaiting)
             """,
             logger: logger
         ).count()
