@@ -99,6 +99,8 @@ public struct Migrator: Sendable {
     /// the newest schema.
     @discardableResult
     public func migrate(_ migrations: [Migration], functions: [StoredFunctionFile]? = nil) async throws -> [Migration] {
+        // Read before anything is applied: a build without its files changes nothing.
+        let functions = try functions ?? StoredFunctionFile.bundled()
         let recorded = try await Self.unwrapped {
             try await client.withConnection { connection in
                 try await connection.withTransaction(logger: logger) { connection in
@@ -129,7 +131,7 @@ public struct Migrator: Sendable {
                 logger.info("applied migration", metadata: ["migration": "\(migration.fileName)"])
             }
         }
-        try await apply(try functions ?? StoredFunctionFile.bundled())
+        try await apply(functions)
         return applied
     }
 
@@ -165,53 +167,55 @@ public struct Migrator: Sendable {
     private func apply(_ files: [StoredFunctionFile]) async throws {
         guard !files.isEmpty else { return }
         do {
-            let applied = try await client.withConnection { connection in
-                try await connection.withTransaction(logger: logger) { connection in
-                    try await lock(connection)
-                    try await connection.query(
-                        """
-                        CREATE TABLE IF NOT EXISTS schema_functions (
-                            file_name   text PRIMARY KEY,
-                            checksum    text NOT NULL,
-                            applied_at  timestamptz NOT NULL DEFAULT now()
-                        )
-                        """,
-                        logger: logger
-                    )
-                    var recorded: [String: String] = [:]
-                    for try await (name, checksum) in try await connection.query(
-                        "SELECT file_name, checksum FROM schema_functions", logger: logger
-                    ).decode((String, String).self) {
-                        recorded[name] = checksum
-                    }
-                    var applied: [String] = []
-                    for file in files where recorded[file.fileName] != file.checksum {
-                        for statement in SQLScript.statements(in: file.sql) {
-                            do {
-                                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                            } catch {
-                                throw MigrationError(
-                                    description: "\(file.fileName) failed and was rolled back with every stored function file: \(databaseErrorText(error))"
-                                )
-                            }
-                        }
+            let applied = try await Self.unwrapped {
+                try await client.withConnection { connection in
+                    try await connection.withTransaction(logger: logger) { connection in
+                        try await lock(connection)
                         try await connection.query(
                             """
-                            INSERT INTO schema_functions (file_name, checksum) VALUES (\(file.fileName), \(file.checksum))
-                            ON CONFLICT (file_name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()
+                            CREATE TABLE IF NOT EXISTS schema_functions (
+                                file_name   text PRIMARY KEY,
+                                checksum    text NOT NULL,
+                                applied_at  timestamptz NOT NULL DEFAULT now()
+                            )
                             """,
                             logger: logger
                         )
-                        applied.append(file.fileName)
+                        var recorded: [String: String] = [:]
+                        for try await (name, checksum) in try await connection.query(
+                            "SELECT file_name, checksum FROM schema_functions", logger: logger
+                        ).decode((String, String).self) {
+                            recorded[name] = checksum
+                        }
+                        var applied: [String] = []
+                        for file in files where recorded[file.fileName] != file.checksum {
+                            for statement in SQLScript.statements(in: file.sql) {
+                                do {
+                                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                                } catch {
+                                    throw MigrationError(
+                                        description: "\(file.fileName) failed and was rolled back with every stored function file: \(databaseErrorText(error))"
+                                    )
+                                }
+                            }
+                            try await connection.query(
+                                """
+                                INSERT INTO schema_functions (file_name, checksum) VALUES (\(file.fileName), \(file.checksum))
+                                ON CONFLICT (file_name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()
+                                """,
+                                logger: logger
+                            )
+                            applied.append(file.fileName)
+                        }
+                        return applied
                     }
-                    return applied
                 }
             }
             for name in applied { logger.info("applied stored functions", metadata: ["file": "\(name)"]) }
+        } catch let error as MigrationError {
+            throw error
         } catch {
-            let cause = (error as? PostgresTransactionError)?.closureError ?? error
-            if let refusal = cause as? MigrationError { throw refusal }
-            throw MigrationError(description: "the stored function files failed and were rolled back: \(databaseErrorText(cause))")
+            throw MigrationError(description: "the stored function files failed and were rolled back: \(databaseErrorText(error))")
         }
     }
 

@@ -19,7 +19,7 @@ enum DeadDeliveries {
             FROM devices d, notifications n
             WHERE q.state = 'dead' AND q.kind = 'push' AND d.id = q.device_id AND n.id = q.notification_id
               AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL
-              AND (q.kind = 'sync' OR n.state <> 'cancelled')
+              AND n.state <> 'cancelled'
               AND (COALESCE(q.expires_at, n.expires_at) IS NULL OR COALESCE(q.expires_at, n.expires_at) > now())
               AND (\(appID)::int8 IS NULL OR q.app_id = \(appID)::int8)
               AND (\(ids)::int8[] IS NULL OR q.id = ANY(\(ids)::int8[]))
