@@ -11,7 +11,7 @@ extension TestService {
         let rows = try await postgres.query(
             """
             SELECT state, count(*)::int8, count(delivered_at)::int8, count(opened_at)::int8
-            FROM deliveries WHERE notification_id = \(notificationID) AND kind = 'push' GROUP BY state
+            FROM deliveries WHERE notification_id = \(notificationID) AND kind <> 'sync' GROUP BY state
             """,
             logger: TestDatabase.logger
         )

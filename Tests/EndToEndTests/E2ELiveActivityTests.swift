@@ -98,6 +98,14 @@ import Testing
                 #expect(Set(counts.keys).isSubset(of: ["sent", "cancelled"]), "\(counts)")
                 #expect(summary.json["state"]?.stringValue == "ended")
                 #expect(summary.json["tokens"]?.intValue == 0, "an ended activity's tokens are dropped")
+                // The notification's kept counters count the activity's pushes as the summary does:
+                // what the gateway took is `sent`, what a newer event replaced is `cancelled`.
+                let kept = try await service.keptCounters(of: notificationID)
+                #expect(kept == (try await service.recountedCounters(of: notificationID)))
+                #expect(kept.sent == Int64(received.count + 1) && kept.targeted == total, "\(kept)")
+                #expect(kept.cancelled == (counts["cancelled"]?.intValue ?? 0))
+                let listed = try await client.signed(.get, "/api/v1/notifications/\(notificationID)", as: app.serverCredential)
+                #expect(listed.json["counters"]?["sent"]?.intValue == kept.sent, "\(listed.json)")
 
                 let late = try await Self.event(client, app.serverCredential, #"{"event": "update", "activity_id": "match-7", "content_state": {"n": 9}}"#)
                 #expect(late.status == .conflict)

@@ -56,7 +56,7 @@ struct DashboardNotificationPage {
             [
                 HTML.link("/dashboard/apps/\(app.id)/devices/\(record.deviceID)", "#\(record.deviceID)"),
                 HTML.escape(record.userAlias ?? "–"), record.provider.rawValue,
-                "<span class=\"\(record.state)\">\(record.state)</span>" + (record.kind == "sync" ? " (sync)" : ""), "\(record.attempts)",
+                "<span class=\"\(record.state)\">\(record.state)</span>" + (record.kind == "push" ? "" : " (\(record.kind))"), "\(record.attempts)",
                 HTML.escape(record.reason ?? ""),
                 HTML.time(record.sentAt), HTML.time(record.deliveredAt), HTML.time(record.openedAt),
             ]

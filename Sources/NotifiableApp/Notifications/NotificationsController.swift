@@ -89,8 +89,8 @@ struct NotificationsController {
                 status: .unprocessableContent, code: "invalid_state", message: "state must be one of \(states.joined(separator: ", ")).", field: "state")
         }
         let kind = request.uri.queryParameters["kind"].map(String.init)
-        if let kind, !["push", "sync"].contains(kind) {
-            throw APIError(status: .unprocessableContent, code: "invalid_kind", message: "kind must be push or sync.", field: "kind")
+        if let kind, !["push", "sync", "activity"].contains(kind) {
+            throw APIError(status: .unprocessableContent, code: "invalid_kind", message: "kind must be push, sync or activity.", field: "kind")
         }
         let limit = try request.limit()
         let records = try await listings.deliveries(

@@ -4,7 +4,7 @@ import NotifiableCore
 import PostgresNIO
 
 /// Live Activities of each app: the tokens devices register for them, and their events queued as
-/// pushes. Each activity has one notification; each event queues one `sync` delivery per token,
+/// pushes. Each activity has one notification; each event queues one `activity` delivery per token,
 /// carrying the event's content and the token (`deliveries.push_token`), so the claim sends an
 /// activity's pushes to a device in order and cancels one that a newer event supersedes.
 public struct LiveActivityStore: Sendable {
@@ -236,7 +236,7 @@ public struct LiveActivityStore: Sendable {
                    (SELECT count(*) FROM live_activity_tokens t WHERE t.app_id = a.app_id AND t.activity_id = a.activity_id),
                    COALESCE((SELECT jsonb_object_agg(s.state, s.n) FROM (
                        SELECT q.state, count(*) AS n FROM deliveries q
-                       WHERE q.notification_id = a.notification_id AND q.kind = 'sync' AND q.day >= delivery_day(a.created_at)
+                       WHERE q.notification_id = a.notification_id AND q.kind = 'activity' AND q.day >= delivery_day(a.created_at)
                        GROUP BY q.state) s), '{}')::text
             FROM live_activities a WHERE a.app_id = \(appID) AND a.activity_id = \(activityID)
             """,

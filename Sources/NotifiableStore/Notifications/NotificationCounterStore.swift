@@ -46,7 +46,7 @@ public struct NotificationCounterStore: Sendable {
             LEFT JOIN LATERAL (
                 SELECT reason FROM deliveries
                 WHERE notification_id = n.id AND day = ANY(\(days)::int4[])
-                  AND kind = 'push' AND reason IS NOT NULL AND state IN ('retrying', 'failed', 'dead')
+                  AND kind <> 'sync' AND reason IS NOT NULL AND state IN ('retrying', 'failed', 'dead')
                 ORDER BY updated_at DESC LIMIT 1
             ) AS e ON true
             """,

@@ -101,7 +101,7 @@ public struct DashboardStore: Sendable {
         let rows = try await client.query(
             """
             SELECT state, reason, count(*) FROM deliveries
-            WHERE notification_id = \(notificationID) AND day = ANY(\(days)::int4[]) AND kind = 'push'
+            WHERE notification_id = \(notificationID) AND day = ANY(\(days)::int4[]) AND kind <> 'sync'
               AND state IN ('failed', 'dead', 'retrying') AND reason IS NOT NULL
             GROUP BY state, reason ORDER BY count(*) DESC, state, reason LIMIT 50
             """,

@@ -116,7 +116,7 @@ public struct PersonExportStore: Sendable {
                 FROM deliveries q JOIN notifications n ON n.id = q.notification_id JOIN devices d ON d.id = q.device_id
                 JOIN unnest(\(held.ids)::int8[], \(held.byAnother)::bool[], \(held.until)::text[]) AS h(device_id, by_another, until_text) ON h.device_id = d.id
                 CROSS JOIN LATERAL (SELECT h.by_another, NULLIF(h.until_text, '')::timestamptz AS until) AS held
-                WHERE q.device_id = ANY(\(ids)::int8[]) AND q.kind = 'push' AND (NOT held.by_another OR q.created_at <= held.until)
+                WHERE q.device_id = ANY(\(ids)::int8[]) AND q.kind <> 'sync' AND (NOT held.by_another OR q.created_at <= held.until)
                 ORDER BY q.id
                 """
             ),

@@ -5,9 +5,9 @@ import PostgresNIO
 /// (`QueueAdminStore.requeueDead`).
 enum DeadDeliveries {
     /// Makes dead pushes available again with a fresh attempt budget: those named, or all of the
-    /// notification's, the app's (or everyone's) when none are named. Those to devices that are
-    /// gone or invalid, of a cancelled notification, or past their expiry stay dead, and so do sync
-    /// signals. Returns the day of each one re-queued.
+    /// notification's, the app's (or everyone's) when none are named; Live Activity events too. Those
+    /// to devices that are gone or invalid, of a cancelled notification, or past their expiry stay
+    /// dead, and so do sync signals (a newer state replaces theirs). Returns the day of each one re-queued.
     static func requeue(
         appID: Int64?, ids: [Int64]?, notificationID: Int64?, on connection: PostgresConnection, logger: Logger
     ) async throws
@@ -17,7 +17,7 @@ enum DeadDeliveries {
             """
             UPDATE deliveries q SET state = 'available', attempts = 0, run_at = now(), updated_at = now(), dead_at = NULL
             FROM devices d, notifications n
-            WHERE q.state = 'dead' AND q.kind = 'push' AND d.id = q.device_id AND n.id = q.notification_id
+            WHERE q.state = 'dead' AND q.kind <> 'sync' AND d.id = q.device_id AND n.id = q.notification_id
               AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL
               AND n.state <> 'cancelled'
               AND (COALESCE(q.expires_at, n.expires_at) IS NULL OR COALESCE(q.expires_at, n.expires_at) > now())

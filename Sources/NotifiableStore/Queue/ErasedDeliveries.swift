@@ -2,7 +2,7 @@ import Logging
 import PostgresNIO
 
 /// The deliveries of erased devices: what is waiting is cancelled, and every row keeps only what
-/// the counters need (state, times, reason) — the content a sync signal carried and the Live
+/// the counters need (state, times, reason) — the content a sync signal or a Live Activity event carried and the Live
 /// Activity token a push went to are cleared.
 enum ErasedDeliveries {
     /// Cancels the devices' waiting deliveries; how many were cancelled.
@@ -23,9 +23,9 @@ enum ErasedDeliveries {
     static func anonymise(ofDevices ids: [Int64], on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
         try await connection.query(
             """
-            UPDATE deliveries SET content = CASE WHEN kind = 'sync' THEN '{}'::jsonb END, push_token = NULL
+            UPDATE deliveries SET content = CASE WHEN kind <> 'push' THEN '{}'::jsonb END, push_token = NULL
             WHERE device_id = ANY(\(ids)::int8[])
-              AND (push_token IS NOT NULL OR (kind = 'sync' AND content <> '{}'::jsonb))
+              AND (push_token IS NOT NULL OR (kind <> 'push' AND content <> '{}'::jsonb))
             """,
             logger: logger
         )

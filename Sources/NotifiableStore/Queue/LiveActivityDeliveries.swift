@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 
 /// The deliveries of a Live Activity's events (`LiveActivityStore.send`): one `sync` delivery per
-/// token, on the activity's notification, carrying the event and the token it goes to. A token
+/// token (kind `activity`), on the activity's notification, carrying the event and the token it goes to. A token
 /// with one waiting takes the newer event instead, so a burst of updates sends the last.
 enum LiveActivityDeliveries {
     /// What each of an event's deliveries carries.
@@ -17,7 +17,7 @@ enum LiveActivityDeliveries {
 
     /// A token with a delivery still waiting takes the newer event in it, not a second delivery.
     static let newerEventReplacesWaiting = """
-        ON CONFLICT (notification_id, device_id, day) WHERE kind = 'sync' AND state = 'available'
+        ON CONFLICT (notification_id, device_id, day) WHERE kind = 'activity' AND state = 'available'
         DO UPDATE SET content = excluded.content, expires_at = excluded.expires_at, priority = excluded.priority,
                       push_token = excluded.push_token, updated_at = now()
         RETURNING 1
@@ -31,7 +31,7 @@ enum LiveActivityDeliveries {
         try await connection.query(
             """
             UPDATE deliveries q SET state = 'cancelled', cancelled_at = now(), reason = 'the activity ended', updated_at = now()
-            WHERE q.notification_id = \(notificationID) AND q.kind = 'sync' AND q.day >= \(firstDay)
+            WHERE q.notification_id = \(notificationID) AND q.kind = 'activity' AND q.day >= \(firstDay)
               AND q.state IN \(unescaped: DeliveryStateList.waiting)
               AND q.device_id NOT IN (
                   SELECT device_id FROM live_activity_tokens WHERE app_id = \(appID) AND activity_id = \(activityID))
@@ -49,7 +49,7 @@ enum LiveActivityDeliveries {
         try await connection.query(
             """
             INSERT INTO deliveries (kind, notification_id, app_id, device_id, content, expires_at, priority, run_at, push_token)
-            SELECT 'sync', \(queued.notificationID), \(queued.appID), d.id, \(queued.content)::jsonb, \(queued.expiresAt), \(queued.priority), now(), p.token
+            SELECT 'activity', \(queued.notificationID), \(queued.appID), d.id, \(queued.content)::jsonb, \(queued.expiresAt), \(queued.priority), now(), p.token
             FROM devices d JOIN push_to_start_tokens p ON p.device_id = d.id AND p.attributes_type = \(attributesType)
             WHERE d.app_id = \(queued.appID) AND d.provider = 'apns'
               AND (d.user_alias = ANY(\(userAliases)::text[]) OR d.id = ANY(\(deviceIDs)::int8[]))
@@ -71,12 +71,12 @@ enum LiveActivityDeliveries {
             WITH gone AS (
                 DELETE FROM live_activity_tokens t USING deliveries q
                 WHERE t.app_id = \(queued.appID) AND t.activity_id = \(activityID)
-                  AND q.notification_id = \(queued.notificationID) AND q.kind = 'sync' AND q.device_id = t.device_id AND q.day >= \(firstDay)
+                  AND q.notification_id = \(queued.notificationID) AND q.kind = 'activity' AND q.device_id = t.device_id AND q.day >= \(firstDay)
                   AND q.push_token = t.token AND q.state = 'failed' AND q.reason LIKE \(tokenGonePrefix + "%")
                 RETURNING t.device_id
             )
             INSERT INTO deliveries (kind, notification_id, app_id, device_id, content, expires_at, priority, run_at, push_token)
-            SELECT 'sync', \(queued.notificationID), \(queued.appID), d.id, \(queued.content)::jsonb, \(queued.expiresAt), \(queued.priority), now(), t.token
+            SELECT 'activity', \(queued.notificationID), \(queued.appID), d.id, \(queued.content)::jsonb, \(queued.expiresAt), \(queued.priority), now(), t.token
             FROM live_activity_tokens t JOIN devices d ON d.id = t.device_id
             WHERE t.app_id = \(queued.appID) AND t.activity_id = \(activityID) AND d.provider = 'apns'
               AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL

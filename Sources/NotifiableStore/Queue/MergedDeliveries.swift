@@ -20,8 +20,8 @@ enum MergedDeliveries {
             """,
             logger: logger
         )
-        // Pushes move where the survivor has none of the notification; a sync signal carries
-        // the latest state, so it moves where the survivor has none waiting. The caller cancels
+        // Pushes move where the survivor has none of the notification; a sync signal or a Live
+        // Activity event carries the latest state, so it moves where the survivor has none waiting. The caller cancels
         // the rest.
         try await connection.query(
             """
@@ -32,7 +32,7 @@ enum MergedDeliveries {
                            WHERE other.notification_id = moved.notification_id AND other.kind = 'push' AND other.device_id = \(survivorID))
                        ELSE moved.state = 'available' AND NOT EXISTS (
                            SELECT 1 FROM deliveries AS other
-                           WHERE other.notification_id = moved.notification_id AND other.kind = 'sync'
+                           WHERE other.notification_id = moved.notification_id AND other.kind = moved.kind
                              AND other.state = 'available' AND other.device_id = \(survivorID)) END
             """,
             logger: logger

@@ -115,8 +115,9 @@ public struct DeviceStore: Sendable {
     }
 
     /// Retires the row of the app that holds `token` (other than `survivorID`): it gives up the
-    /// token, is unregistered, and its pending deliveries move to the survivor where the survivor
-    /// has none for that notification, and are cancelled otherwise, so the token is pushed once.
+    /// token, is unregistered, its Live Activity tokens and pending deliveries move to the survivor
+    /// where the survivor has none for that activity or notification, and its pending deliveries
+    /// are cancelled otherwise, so the token is pushed once.
     private static func merge(
         tokenHolderOf token: String, into survivorID: Int64, appID: Int64, on connection: PostgresConnection, logger: Logger
     ) async throws {
@@ -132,6 +133,7 @@ public struct DeviceStore: Sendable {
             logger: logger
         )
         for try await mergedID in merged.decode(Int64.self) {
+            try await MergedActivityTokens.move(from: mergedID, to: survivorID, on: connection, logger: logger)
             try await MergedDeliveries.move(from: mergedID, to: survivorID, on: connection, logger: logger)
             try await WaitingDeliveries.cancel(
                 of: .device(mergedID), reason: "device merged into \(survivorID)", on: connection, logger: logger

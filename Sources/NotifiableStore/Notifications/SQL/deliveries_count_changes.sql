@@ -15,7 +15,8 @@
 -- Statement-level, over the transition tables, so a batch of 500 appends one row, not 500; a
 -- statement that changes no count (a claim from available, a lease renewal) appends none. The rows
 -- are grouped before they are counted (a 1,000,000-row statement makes a handful of counted rows).
--- Only push deliveries count: sync signals of stateful notifications are not its audience.
+-- Pushes and Live Activity events count (kind <> 'sync'): sync signals of stateful notifications
+-- are not its audience.
 -- On the partitioned deliveries, the statement's transition tables hold the rows of every day.
 --
 -- An update also appends the pushes that failed for good or gave up in it, by app and reason, to
@@ -34,7 +35,7 @@ BEGIN
             (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)
         SELECT * FROM delivery_count_change(ARRAY(
             SELECT (notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL, count(*))::counted_delivery
-            FROM inserted WHERE kind = 'push'
+            FROM inserted WHERE kind <> 'sync'
             GROUP BY notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL
         ));
     ELSIF TG_OP = 'UPDATE' THEN
@@ -42,20 +43,20 @@ BEGIN
             (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)
         SELECT * FROM delivery_count_change(ARRAY(
             SELECT (notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL, count(*))::counted_delivery
-            FROM updated WHERE kind = 'push'
+            FROM updated WHERE kind <> 'sync'
             GROUP BY notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL
             UNION ALL
             SELECT (notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL, -count(*))::counted_delivery
-            FROM previous WHERE kind = 'push'
+            FROM previous WHERE kind <> 'sync'
             GROUP BY notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL
         ));
         -- Pushes that failed for good or gave up in this statement, by app and reason. Most
         -- statements (claims, sends, status events) fail none, and the check stops there.
-        IF EXISTS (SELECT 1 FROM updated WHERE state IN ('failed', 'dead') AND kind = 'push') THEN
+        IF EXISTS (SELECT 1 FROM updated WHERE state IN ('failed', 'dead') AND kind <> 'sync') THEN
             INSERT INTO delivery_failure_changes (app_id, reason, deliveries)
             SELECT u.app_id, coalesce(u.reason, 'unknown'), count(*)
             FROM updated u JOIN previous p ON p.id = u.id
-            WHERE u.kind = 'push' AND u.state IN ('failed', 'dead') AND p.state NOT IN ('failed', 'dead')
+            WHERE u.kind <> 'sync' AND u.state IN ('failed', 'dead') AND p.state NOT IN ('failed', 'dead')
             GROUP BY u.app_id, coalesce(u.reason, 'unknown');
         END IF;
     ELSIF current_setting('notifiable.retention', true) IS DISTINCT FROM 'on' THEN
@@ -63,7 +64,7 @@ BEGIN
             (notification_id, pending, retrying, sent, failed, dead, cancelled, delivered, opened)
         SELECT * FROM delivery_count_change(ARRAY(
             SELECT (notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL, -count(*))::counted_delivery
-            FROM removed WHERE kind = 'push'
+            FROM removed WHERE kind <> 'sync'
             GROUP BY notification_id, state, delivered_at IS NOT NULL, opened_at IS NOT NULL
         ));
     END IF;

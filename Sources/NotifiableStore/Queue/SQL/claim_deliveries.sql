@@ -19,10 +19,11 @@
 -- the others left in the next round. So a broadcast alone still fills whole batches, and an app
 -- with one push gets it into the very next claim.
 --
--- Sync signals (and Live Activity events) of one device and notification go one at a time, in
--- order, so the last to reach the gateway is the newest: one waits while an older one is running,
--- and one that a newer one supersedes is cancelled. Those checks run once after the picking, on
--- the signals picked: planned in every step they tripled its planning, and most claims pick none.
+-- Sync signals and Live Activity events (every kind but 'push') of one device and notification go
+-- one at a time, in order, so the last to reach the gateway is the newest: one waits while an older
+-- one is running, and one that a newer one supersedes is cancelled. A notification has deliveries
+-- of one of those kinds only, so the checks need not name it. They run once after the picking, on
+-- the ones picked: planned in every step they tripled its planning, and most claims pick none.
 --
 -- Its plan must never sort the whole queue. Right after a fan-out the table's statistics still
 -- describe it as it was before the broadcast; the planner then believes few rows are ready and
@@ -145,21 +146,21 @@ BEGIN
 
         days := ARRAY(SELECT DISTINCT delivery_day_of(p) FROM unnest(picked) AS p);
         superseded := array_fill(false, ARRAY[cardinality(picked)]);
-        IF 'sync' = ANY (kinds) THEN
+        IF EXISTS (SELECT 1 FROM unnest(kinds) AS k WHERE k <> 'push') THEN
             SELECT array_agg(p.id ORDER BY p.ord), array_agg(p.kind ORDER BY p.ord), array_agg(p.superseded ORDER BY p.ord)
             INTO picked, kinds, superseded
             FROM (
                 SELECT ready.ord, ready.id, ready.kind,
-                       ready.kind = 'sync' AND EXISTS (
+                       ready.kind <> 'push' AND EXISTS (
                            SELECT 1 FROM deliveries newer
                            WHERE newer.device_id = q.device_id AND newer.notification_id = q.notification_id
-                             AND newer.kind = 'sync' AND newer.id > q.id AND newer.day >= first_day) AS superseded
+                             AND newer.kind <> 'push' AND newer.id > q.id AND newer.day >= first_day) AS superseded
                 FROM unnest(picked, kinds) WITH ORDINALITY AS ready(id, kind, ord)
                 JOIN deliveries q ON q.id = ready.id AND q.day = ANY (days)
-                WHERE NOT (ready.kind = 'sync' AND EXISTS (
+                WHERE NOT (ready.kind <> 'push' AND EXISTS (
                           SELECT 1 FROM deliveries older
                           WHERE older.device_id = q.device_id AND older.notification_id = q.notification_id
-                            AND older.kind = 'sync' AND older.state = 'running' AND older.day >= first_day))
+                            AND older.kind <> 'push' AND older.state = 'running' AND older.day >= first_day))
             ) AS p;
             -- Only held-back signals: the next claim tries again.
             EXIT WHEN picked IS NULL;
@@ -172,6 +173,7 @@ BEGIN
             cancelled_at = CASE WHEN target.gone THEN now() ELSE q.cancelled_at END,
             reason = CASE WHEN NOT target.gone THEN q.reason
                           WHEN q.kind = 'sync' THEN 'device gone or a newer sync signal supersedes this one'
+                          WHEN q.kind = 'activity' THEN 'device gone or a newer event of the activity supersedes this one'
                           ELSE 'notification cancelled or device gone before sending' END,
             claimed_at = CASE WHEN target.gone THEN q.claimed_at ELSE clock_timestamp() END,
             updated_at = now()

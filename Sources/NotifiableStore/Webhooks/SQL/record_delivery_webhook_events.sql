@@ -4,7 +4,8 @@
 -- WebhookQueueStore groups a webhook's pending events into batches and POSTs them.
 --
 -- Statement-level, over the transition tables: one INSERT … SELECT per statement, whatever its
--- size. Pushes only: kind = 'sync' deliveries are the service's own silent signals. Most
+-- size. Pushes and Live Activity events: kind = 'sync' deliveries are the service's own silent
+-- signals. Most
 -- installations have few webhooks, so a statement of an app without one costs one index probe;
 -- a claim (state → running) reports nothing and does not wait for lock_webhook_event_order.
 --
@@ -19,7 +20,7 @@ BEGIN
     -- A claim (state → running) reports nothing, and must not wait for the lock below.
     IF NOT EXISTS (
         SELECT 1 FROM new_deliveries n JOIN old_deliveries o ON o.id = n.id
-        WHERE n.kind = 'push' AND ((n.state <> o.state AND n.state IN ('sent', 'failed', 'dead'))
+        WHERE n.kind <> 'sync' AND ((n.state <> o.state AND n.state IN ('sent', 'failed', 'dead'))
               OR (n.delivered_at IS NOT NULL AND o.delivered_at IS NULL) OR (n.opened_at IS NOT NULL AND o.opened_at IS NULL))
     ) THEN
         RETURN NULL;
@@ -40,7 +41,7 @@ BEGIN
     ) AS e(position, type, at, reason, gateway_status)
     JOIN webhooks w ON w.app_id = n.app_id AND e.type = ANY (w.events)
     JOIN devices d ON d.id = n.device_id
-    WHERE n.kind = 'push' AND e.type IS NOT NULL
+    WHERE n.kind <> 'sync' AND e.type IS NOT NULL
     ORDER BY n.id, e.position, w.id;
     RETURN NULL;
 END
