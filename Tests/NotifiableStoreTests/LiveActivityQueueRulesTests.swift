@@ -103,4 +103,41 @@ import Testing
             #expect(claimed[0].deviceID == survivor && claimed[0].token == Pipeline.token(0xB3))
         }
     }
+    /// The app stops showing an activity on one phone: its token goes, and the event waiting for it
+    /// is not sent; a repeat changes nothing, and another app cannot tell the device exists.
+    @Test func aRemovedActivityTokenGetsNoWaitingEvent() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let other = try await service.createApp(name: "Other")
+            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xD1), alias: "dee")
+            _ = try await client.signed(
+                .post, "/api/v1/device_tokens/\(device)/live_activities", body: #"{"activity_id": "order 5", "token": "\#(Pipeline.token(0xD2))"}"#,
+                as: app.deviceCredential)
+            _ = try await client.signed(
+                .post, "/api/v1/device_tokens/\(device)/push_to_start_tokens", body: #"{"attributes_type": "Order", "token": "\#(Pipeline.token(0xD3))"}"#,
+                as: app.deviceCredential)
+            let event = try await client.signed(
+                .post, "/api/v1/live_activities", body: #"{"event": "update", "activity_id": "order 5", "content_state": {"step": 2}}"#,
+                as: app.serverCredential)
+            let id = try #require(event.json["notification_id"]?.intValue)
+
+            let path = "/api/v1/device_tokens/\(device)/live_activities/order%205"
+            #expect(try await client.signed(.delete, path, as: other.deviceCredential).status == .notFound)
+            let removed = try await client.signed(.delete, path, as: app.deviceCredential)
+            #expect(removed.status == .ok && removed.json["removed"] == .bool(true), "\(String(buffer: removed.body))")
+            #expect(removed.json["activity_id"]?.stringValue == "order 5")
+            #expect(try await client.signed(.delete, path, as: app.deviceCredential).json["removed"] == .bool(false))
+            #expect(try await DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger).claim(limit: 10, lease: .seconds(30)).isEmpty)
+            #expect(
+                try await service.text("SELECT state || ': ' || reason FROM deliveries WHERE notification_id = \(id)") == "cancelled: activity token removed")
+            let summary = try await client.signed(.get, "/api/v1/live_activities/order%205", as: app.serverCredential)
+            #expect(summary.json["tokens"]?.intValue == 0)
+
+            let startPath = "/api/v1/device_tokens/\(device)/push_to_start_tokens/Order"
+            #expect(try await client.signed(.delete, startPath, as: app.deviceCredential).json["removed"] == .bool(true))
+            #expect(try await service.integer("SELECT count(*) FROM push_to_start_tokens WHERE device_id = \(device)") == 0)
+            let bad = try await client.signed(.delete, "/api/v1/device_tokens/\(device)/live_activities/a%01b", as: app.deviceCredential)
+            #expect(bad.status == .unprocessableContent && bad.json["error"]?["field"]?.stringValue == "activity_id")
+        }
+    }
 }

@@ -13,6 +13,8 @@ struct LiveActivitiesController {
         let registrations = group.limited(.registrations, by: limiter)
         registrations.post("device_tokens/:id/live_activities", use: registerToken)
         registrations.post("device_tokens/:id/push_to_start_tokens", use: registerPushToStart)
+        registrations.delete("device_tokens/:id/live_activities/:activity_id", use: removeToken)
+        registrations.delete("device_tokens/:id/push_to_start_tokens/:attributes_type", use: removePushToStart)
         group.limited(.sends, by: limiter).post("live_activities", use: send)
         group.get("live_activities/:activity_id", use: show)
     }
@@ -55,6 +57,38 @@ struct LiveActivitiesController {
         return JSONResponse(RegisteredTokenJSON(deviceID: deviceID, activityID: nil, attributesType: attributesType, token: token))
     }
 
+    /// The app stopped showing the activity on this device (or the user dismissed it): its token
+    /// goes, and the activity's event still waiting for it is cancelled. Answers whether there was one,
+    /// so that a repeat is harmless.
+    @Sendable func removeToken(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<RemovedTokenJSON> {
+        let caller = try context.requireCaller()
+        let deviceID = try await ownedDevice(caller, context)
+        let activityID = try Self.pathText(context, "activity_id", max: LiveActivityRequest.maxActivityIDLength)
+        let removed = try await activities.removeToken(appID: caller.appID, deviceID: deviceID, activityID: activityID)
+        return JSONResponse(RemovedTokenJSON(deviceID: deviceID, activityID: activityID, attributesType: nil, removed: removed))
+    }
+
+    /// The device no longer wants activities of this attributes type started remotely.
+    @Sendable func removePushToStart(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<RemovedTokenJSON> {
+        let caller = try context.requireCaller()
+        let deviceID = try await ownedDevice(caller, context)
+        let attributesType = try Self.pathText(context, "attributes_type", max: NotificationRequest.maxShortTextLength)
+        let removed = try await activities.removePushToStart(appID: caller.appID, deviceID: deviceID, attributesType: attributesType)
+        return JSONResponse(RemovedTokenJSON(deviceID: deviceID, activityID: nil, attributesType: attributesType, removed: removed))
+    }
+
+    /// A path parameter of 1 to `max` characters without control characters; 422 naming it otherwise.
+    private static func pathText(_ context: NotifiableRequestContext, _ name: String, max: Int) throws -> String {
+        let text = context.parameters.get(name)?.removingPercentEncoding ?? ""
+        guard !text.isEmpty, text.unicodeScalars.count <= max, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw APIError(
+                status: .unprocessableContent, code: "invalid_value", message: "\(name) in the path must be 1 to \(max) characters, percent-encoded.",
+                field: name)
+        }
+        return text
+    }
+
     @Sendable func send(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<LiveActivityEventJSON> {
         let caller = try context.requireServerCaller()
         var request = request
@@ -78,7 +112,7 @@ struct LiveActivitiesController {
 
     @Sendable func show(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<LiveActivityJSON> {
         let caller = try context.requireServerCaller()
-        let activityID = context.parameters.get("activity_id") ?? ""
+        let activityID = try Self.pathText(context, "activity_id", max: LiveActivityRequest.maxActivityIDLength)
         guard let summary = try await activities.summary(appID: caller.appID, activityID: activityID) else {
             throw APIError.notFound("This app has no Live Activity \(activityID).")
         }

@@ -24,6 +24,21 @@ struct RegisteredTokenJSON: Encodable, Sendable {
     }
 }
 
+/// What removing a token did: `removed` is false when the device had none (a repeat).
+struct RemovedTokenJSON: Encodable, Sendable {
+    let deviceID: Int64
+    let activityID: String?
+    let attributesType: String?
+    let removed: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case removed
+        case deviceID = "device_id"
+        case activityID = "activity_id"
+        case attributesType = "attributes_type"
+    }
+}
+
 /// What accepting an event did: its timestamp (`aps.timestamp`) and how many pushes it queued.
 struct LiveActivityEventJSON: Encodable, Sendable {
     let activityID: String

@@ -71,6 +71,39 @@ public struct LiveActivityStore: Sendable {
         }
     }
 
+    /// Removes the device's token of `activityID` (the app stopped showing the activity, or the user
+    /// dismissed it), and cancels the activity's event still waiting for it; false when it had none.
+    public func removeToken(appID: Int64, deviceID: Int64, activityID: String) async throws -> Bool {
+        try await client.withTransaction(logger: logger) { connection in
+            let removed = try await connection.query(
+                """
+                DELETE FROM live_activity_tokens t USING devices d
+                WHERE t.app_id = \(appID) AND t.activity_id = \(activityID) AND t.device_id = \(deviceID)
+                  AND d.id = t.device_id AND d.app_id = \(appID)
+                RETURNING 1
+                """,
+                logger: logger
+            ).count()
+            guard removed > 0 else { return false }
+            try await LiveActivityDeliveries.cancelWaiting(
+                appID: appID, activityID: activityID, deviceID: deviceID, reason: "activity token removed", on: connection, logger: logger)
+            return true
+        }
+    }
+
+    /// Removes the device's push-to-start token for `attributesType`; false when it had none. A
+    /// start already queued to it still goes: the backend asked for it before.
+    public func removePushToStart(appID: Int64, deviceID: Int64, attributesType: String) async throws -> Bool {
+        try await client.query(
+            """
+            DELETE FROM push_to_start_tokens p USING devices d
+            WHERE p.device_id = \(deviceID) AND p.attributes_type = \(attributesType) AND d.id = p.device_id AND d.app_id = \(appID)
+            RETURNING 1
+            """,
+            logger: logger
+        ).count() > 0
+    }
+
     private func register(
         appID: Int64, deviceID: Int64, _ write: @Sendable @escaping (PostgresConnection) async throws -> Void
     ) async throws -> Registration {

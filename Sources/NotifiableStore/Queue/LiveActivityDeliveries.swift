@@ -40,6 +40,22 @@ enum LiveActivityDeliveries {
         )
     }
 
+    /// Cancels the activity's events still waiting for one device (its token was removed).
+    static func cancelWaiting(
+        appID: Int64, activityID: String, deviceID: Int64, reason: String, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            UPDATE deliveries q SET state = 'cancelled', cancelled_at = now(), reason = \(reason), updated_at = now()
+            FROM live_activities a
+            WHERE a.app_id = \(appID) AND a.activity_id = \(activityID) AND q.notification_id = a.notification_id
+              AND q.day >= delivery_day(a.created_at) AND q.kind = 'activity' AND q.device_id = \(deviceID)
+              AND q.state IN \(unescaped: DeliveryStateList.waiting)
+            """,
+            logger: logger
+        )
+    }
+
     /// A start, to the push-to-start tokens of the targeted devices for the activity's attributes
     /// type; how many devices it goes to.
     static func queueStart(
