@@ -128,6 +128,60 @@ import Testing
         }
     }
 
+    /// A Flutter or React Native iPhone registers through Firebase: its activity's events go to FCM,
+    /// addressed to the device's FCM token, with the activity's token as `apns.live_activity_token`
+    /// (Firebase, "Get started with Live Activity"); an Android phone cannot follow an activity.
+    @Test func anIPhoneOnFirebaseGetsItsActivitysEventsThroughFCM() async throws {
+        try await withFakeFCM { gateway in
+            try await withTestService(workers: true) { client, service in
+                let app = try await service.createApp()
+                try await service.connectFCM(appID: app.app.id, to: gateway)
+                let fcmToken = "fcm-iphone:APA91b" + String(repeating: "l", count: 40)
+                let registered = try await Pipeline.registration(
+                    client, app.deviceCredential, provider: "fcm", token: fcmToken, alias: "fl", extra: #", "platform": "ios""#)
+                let device = try #require(registered.json["id"]?.intValue)
+                let android = try await Pipeline.registration(
+                    client, app.deviceCredential, provider: "fcm", token: "fcm-android:APA91b" + String(repeating: "d", count: 40), alias: "fl")
+                let androidID = try #require(android.json["id"]?.intValue)
+                let activityToken = Pipeline.token(0xF1A)
+                let token = try await client.signed(
+                    .post, "/api/v1/device_tokens/\(device)/live_activities", body: #"{"activity_id": "tram-3", "token": "\#(activityToken)"}"#,
+                    as: app.deviceCredential)
+                #expect(token.status == .ok, "\(String(buffer: token.body))")
+                let refused = try await client.signed(
+                    .post, "/api/v1/device_tokens/\(androidID)/live_activities", body: #"{"activity_id": "tram-3", "token": "\#(activityToken)"}"#,
+                    as: app.deviceCredential)
+                #expect(refused.status == .unprocessableContent && refused.errorCode == "not_on_apns")
+
+                let event = try await Self.event(
+                    client, app.serverCredential, #"{"event": "update", "activity_id": "tram-3", "content_state": {"stop": "Opera"}, "priority": "high"}"#)
+                let notificationID = try #require(event.json["notification_id"]?.intValue)
+                #expect(try await Pipeline.settled(service, notificationID))
+                let message = try #require(gateway.messages(to: fcmToken).first)
+                let apns = try #require(message.apns)
+                #expect(apns["live_activity_token"] == .string(activityToken))
+                #expect(apns["headers"]?.objectValue?["apns-priority"] == .string("10"))
+                let payload = try #require(apns["payload"]?.objectValue)
+                #expect(payload["n_id"] == .integer(notificationID))
+                #expect(payload["aps"]?.objectValue?["event"] == .string("update"))
+                #expect(payload["aps"]?.objectValue?["content-state"] == .object(["stop": .string("Opera")]))
+                #expect(payload["aps"]?.objectValue?["timestamp"] == .integer(try #require(event.json["timestamp"]?.intValue)))
+                #expect(message.android == nil && message.message["data"] == nil)
+                #expect(try await service.keptCounters(of: notificationID).sent == 1)
+
+                // FCM calls a token gone: the activity's push fails and its token goes at the next
+                // event; the device is not invalidated.
+                gateway.script(token: fcmToken, [.unregistered])
+                _ = try await Self.event(client, app.serverCredential, #"{"event": "update", "activity_id": "tram-3", "content_state": {"stop": "Zoo"}}"#)
+                #expect(try await Pipeline.settled(service, notificationID))
+                #expect(try await service.describeDeliveries(of: notificationID).contains("activity token gone"))
+                #expect(try await service.integer("SELECT count(*) FROM devices WHERE id = \(device) AND invalidated_at IS NULL") == 1)
+                let next = try await Self.event(client, app.serverCredential, #"{"event": "end", "activity_id": "tram-3", "content_state": {}}"#)
+                #expect(next.json["devices"]?.intValue == 0)
+            }
+        }
+    }
+
     @Test func twoFirstEventsOfOneActivityAtOnceMakeOneActivity() async throws {
         try await withTestService { client, service in
             let app = try await service.createApp()

@@ -33,6 +33,10 @@ public struct LiveActivityPush: Sendable, Equatable, Codable {
     public var relevanceScore: Double?
     /// `high` goes at `apns-priority` 10, which draws on a per-device budget; `normal` (the default) at 5.
     public var priority: NotificationPriority
+    /// For an iPhone registered through Firebase: the activity's own token, which FCM passes to APNs
+    /// (`apns.live_activity_token`) while the message goes to the device's FCM token. A device on
+    /// APNs is sent to the activity token itself (`deliveries.push_token`), so it has none here.
+    public var token: String?
 
     public init(
         event: LiveActivityEvent, timestamp: Int64, contentState: [String: JSONValue]? = nil, attributesType: String? = nil,
@@ -53,7 +57,7 @@ public struct LiveActivityPush: Sendable, Equatable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case event, timestamp, attributes, alert, sound, priority
+        case event, timestamp, attributes, alert, sound, priority, token
         case contentState = "content_state"
         case attributesType = "attributes_type"
         case staleDate = "stale_date"

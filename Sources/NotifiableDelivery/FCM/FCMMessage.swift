@@ -83,6 +83,9 @@ public enum FCMMessage {
         content: NotificationContent, language: String?, country: String?, notificationID: Int64, now: Date,
         platform: DevicePlatform? = nil
     ) throws(FCMMessageError) -> [UInt8] {
+        if let activity = content.liveActivity {
+            return try liveActivityUpToToken(activity, content: content, notificationID: notificationID, now: now)
+        }
         var data: [String: JSONValue] = [:]
         for (key, value) in content.parameters.sorted(by: { $0.key < $1.key }) {
             // Stored before these keys were refused at the API: the notification's own text wins.
@@ -151,6 +154,32 @@ public enum FCMMessage {
         if let image = content.imageURL { apns["fcm_options"] = .object(["image": .string(image)]) }
         if let override = content.overrides?.fcmAPNs, !override.isEmpty { apns = PushOverrides.merged(apns, with: override) }
         return apns
+    }
+
+    /// A Live Activity's event for an iPhone registered through Firebase (docs/compatibility.md):
+    /// `{"message":{"apns":{"headers":…,"live_activity_token":…,"payload":{"aps":…,"n_id":…}},"token":`.
+    /// FCM sends it to APNs as a `liveactivity` push to the activity's token; the payload is the one a
+    /// device on APNs gets (`LiveActivityPush.aps` and `n_id`), at the event's priority, kept by APNs
+    /// until the event's expiry. No `data`: an activity's push wakes no app code.
+    static func liveActivityUpToToken(
+        _ activity: LiveActivityPush, content: NotificationContent, notificationID: Int64, now: Date
+    ) throws(FCMMessageError) -> [UInt8] {
+        var apns: [String: JSONValue] = [
+            "headers": .object([
+                "apns-priority": .string(activity.priority == .high ? "10" : "5"),
+                "apns-expiration": .string(content.nowOrNever ? "0" : APNsRequestHeaders.expiration(content.expiresAt, now: now)),
+            ]),
+            "payload": .object(["aps": .object(activity.aps), "n_id": .integer(notificationID)]),
+        ]
+        if let token = activity.token { apns["live_activity_token"] = .string(token) }
+        let payloadSize = JSONValue.object(["aps": .object(activity.aps), "n_id": .integer(notificationID)]).jsonText().utf8.count
+        guard payloadSize <= APNsPayload.maximumSize else { throw .payloadTooLarge(size: payloadSize) }
+        let members = JSONValue.object(["apns": .object(apns)])
+        guard members.numbersAreFinite else { throw .unencodable("a content state holds a number JSON cannot write (infinite or NaN)") }
+        var upToToken = Array(#"{"message":"#.utf8)
+        upToToken.append(contentsOf: members.jsonText().utf8.dropLast())
+        upToToken.append(contentsOf: #","token":"#.utf8)
+        return upToToken
     }
 
     /// What the part up to the token depends on besides the content: the text chosen for the device's

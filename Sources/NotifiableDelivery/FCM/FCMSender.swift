@@ -127,6 +127,11 @@ public final class FCMSender: PushSender {
                     + "of another Firebase project",
                 retryAfter: nil
             )
+        case .tokenDead(let reason, _) where delivery.content.liveActivity != nil:
+            // FCM does not say whether the device's token or the activity's is gone. The activity's is
+            // the likelier (it ends with the activity): its push fails and the activity's next event
+            // drops it (LiveActivityStore); the device stays, and its next notification tells.
+            return .failed(reason: "\(LiveActivityStore.tokenGonePrefix): \(reason)")
         default:
             break
         }

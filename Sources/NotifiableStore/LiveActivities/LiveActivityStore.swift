@@ -31,7 +31,8 @@ public struct LiveActivityStore: Sendable {
     public enum Registration: Sendable, Equatable {
         case registered
         case noSuchDevice
-        /// Live Activities are APNs's: an FCM device has no activity token to give.
+        /// Live Activities are iOS's: an Android device has no activity token to give. An iPhone
+        /// registered through Firebase (`platform: ios`) has, and its events go through FCM.
         case notOnAPNs
     }
 
@@ -111,16 +112,16 @@ public struct LiveActivityStore: Sendable {
             try await client.withTransaction(logger: logger) { connection in
                 let rows = try await connection.query(
                     """
-                    SELECT provider FROM devices
+                    SELECT provider, platform FROM devices
                     WHERE id = \(deviceID) AND app_id = \(appID) AND unregistered_at IS NULL AND merged_into IS NULL
                     FOR SHARE
                     """,
                     logger: logger
                 )
-                var provider: String?
-                for try await name in rows.decode(String.self) { provider = name }
-                guard let provider else { return .noSuchDevice }
-                guard provider == Provider.apns.rawValue else { return .notOnAPNs }
+                var found: (provider: String, platform: String?)?
+                for try await (provider, platform) in rows.decode((String, String?).self) { found = (provider, platform) }
+                guard let found else { return .noSuchDevice }
+                guard found.provider == Provider.apns.rawValue || found.platform == DevicePlatform.ios.rawValue else { return .notOnAPNs }
                 try await write(connection)
                 return .registered
             }

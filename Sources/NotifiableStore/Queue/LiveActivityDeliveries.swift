@@ -23,6 +23,19 @@ enum LiveActivityDeliveries {
         RETURNING 1
         """
 
+    /// The devices that show Live Activities: iPhones on APNs, and iPhones registered through
+    /// Firebase (`platform = 'ios'`), whose events FCM passes to APNs.
+    static let onIOS = "(d.provider = 'apns' OR (d.provider = 'fcm' AND d.platform = 'ios'))"
+
+    /// The event's content for a device (`event.content`): an iPhone on Firebase is sent to its FCM
+    /// token, so the activity's token goes in the content (`LiveActivityPush.token`); a device on APNs
+    /// is sent to the activity's token itself (`pushTokenFor`).
+    static func contentFor(_ token: String) -> String {
+        "CASE WHEN d.provider = 'apns' THEN event.content ELSE jsonb_set(event.content, '{live_activity,token}', to_jsonb(\(token))) END"
+    }
+
+    static func pushTokenFor(_ token: String) -> String { "CASE WHEN d.provider = 'apns' THEN \(token) END" }
+
     /// On an activity's end: a device that will get no end (its start came through push-to-start,
     /// and it never registered the activity's token) must not get a waiting start or update after it.
     static func cancelWaitingWithoutToken(
@@ -65,9 +78,11 @@ enum LiveActivityDeliveries {
         try await connection.query(
             """
             INSERT INTO deliveries (kind, notification_id, app_id, device_id, content, expires_at, priority, run_at, push_token)
-            SELECT 'activity', \(queued.notificationID), \(queued.appID), d.id, \(queued.content)::jsonb, \(queued.expiresAt), \(queued.priority), now(), p.token
+            SELECT 'activity', \(queued.notificationID), \(queued.appID), d.id, \(unescaped: Self.contentFor("p.token")), \(queued.expiresAt),
+                   \(queued.priority), now(), \(unescaped: Self.pushTokenFor("p.token"))
             FROM devices d JOIN push_to_start_tokens p ON p.device_id = d.id AND p.attributes_type = \(attributesType)
-            WHERE d.app_id = \(queued.appID) AND d.provider = 'apns'
+            CROSS JOIN (SELECT \(queued.content)::jsonb AS content) AS event
+            WHERE d.app_id = \(queued.appID) AND \(unescaped: Self.onIOS)
               AND (d.user_alias = ANY(\(userAliases)::text[]) OR d.id = ANY(\(deviceIDs)::int8[]))
               AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
             ORDER BY d.id
@@ -88,13 +103,15 @@ enum LiveActivityDeliveries {
                 DELETE FROM live_activity_tokens t USING deliveries q
                 WHERE t.app_id = \(queued.appID) AND t.activity_id = \(activityID)
                   AND q.notification_id = \(queued.notificationID) AND q.kind = 'activity' AND q.device_id = t.device_id AND q.day >= \(firstDay)
-                  AND q.push_token = t.token AND q.state = 'failed' AND q.reason LIKE \(tokenGonePrefix + "%")
+                  AND COALESCE(q.push_token, q.content -> 'live_activity' ->> 'token') = t.token AND q.state = 'failed' AND q.reason LIKE \(tokenGonePrefix + "%")
                 RETURNING t.device_id
             )
             INSERT INTO deliveries (kind, notification_id, app_id, device_id, content, expires_at, priority, run_at, push_token)
-            SELECT 'activity', \(queued.notificationID), \(queued.appID), d.id, \(queued.content)::jsonb, \(queued.expiresAt), \(queued.priority), now(), t.token
+            SELECT 'activity', \(queued.notificationID), \(queued.appID), d.id, \(unescaped: Self.contentFor("t.token")), \(queued.expiresAt),
+                   \(queued.priority), now(), \(unescaped: Self.pushTokenFor("t.token"))
             FROM live_activity_tokens t JOIN devices d ON d.id = t.device_id
-            WHERE t.app_id = \(queued.appID) AND t.activity_id = \(activityID) AND d.provider = 'apns'
+            CROSS JOIN (SELECT \(queued.content)::jsonb AS content) AS event
+            WHERE t.app_id = \(queued.appID) AND t.activity_id = \(activityID) AND \(unescaped: Self.onIOS)
               AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
               AND t.device_id NOT IN (SELECT device_id FROM gone)
             ORDER BY d.id
