@@ -142,7 +142,8 @@ struct LiveActivitiesController {
         case .notOnAPNs:
             throw APIError(
                 status: .unprocessableContent, code: "not_on_apns",
-                message: "Live Activities are updated through APNs: register them on the device's APNs registration, not its FCM one.")
+                message: "Live Activities are iOS's: register them on the device's APNs registration, or on an FCM registration made "
+                    + "with \"platform\": \"ios\"; an Android device has none.")
         }
     }
 }
