@@ -17,6 +17,7 @@ struct LiveActivitiesController {
         registrations.delete("device_tokens/:id/push_to_start_tokens/:attributes_type", use: removePushToStart)
         group.limited(.sends, by: limiter).post("live_activities", use: send)
         group.get("live_activities/:activity_id", use: show)
+        group.limited(.sends, by: limiter).post("live_activities/:activity_id/channel", use: requestChannel)
     }
 
     /// `{"activity_id", "token", "attributes_type"?}`: the token ActivityKit gave the app for one
@@ -107,6 +108,26 @@ struct LiveActivitiesController {
                 status: .conflict, code: "activity_exists",
                 message: "The activity \(started.activityID) exists already; a start names a new activity_id (starting it again would show "
                     + "a second activity on the devices).", field: "activity_id")
+        }
+    }
+
+    /// `{"message_storage": false}` (optional): a broadcast channel for the activity (iOS 18), made
+    /// at Apple by a worker. 202 while it is asked for, 200 with it once it exists; the activity's
+    /// summary says when it is open and its `channel_id`.
+    @Sendable func requestChannel(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<ActivityChannelRequestJSON> {
+        let caller = try context.requireServerCaller()
+        let activityID = try Self.pathText(context, "activity_id", max: LiveActivityRequest.maxActivityIDLength)
+        var request = request
+        let fields = try AdminBody(try await request.jsonBody(context: context))
+        try fields.allowOnly(["message_storage"])
+        let messageStorage = try fields.boolean("message_storage") ?? false
+        do {
+            let channel = try await activities.requestChannel(appID: caller.appID, activityID: activityID, messageStorage: messageStorage)
+            return JSONResponse(
+                ActivityChannelRequestJSON(activityID: activityID, channel: ActivityChannelJSON(channel)),
+                status: channel.state == .requested ? .accepted : .ok)
+        } catch let ended as LiveActivityStore.ActivityEnded {
+            throw Self.ended(ended)
         }
     }
 

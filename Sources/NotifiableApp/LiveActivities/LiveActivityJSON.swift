@@ -64,9 +64,11 @@ struct LiveActivityJSON: Encodable, Sendable {
     let deliveries: [String: Int64]
     let createdAt: String
     let endedAt: String?
+    let channel: ActivityChannelJSON?
+    let broadcasts: [String: Int64]
 
     enum CodingKeys: String, CodingKey {
-        case state, tokens, deliveries
+        case state, tokens, deliveries, channel, broadcasts
         case activityID = "activity_id"
         case notificationID = "notification_id"
         case lastTimestamp = "last_timestamp"
@@ -83,6 +85,8 @@ struct LiveActivityJSON: Encodable, Sendable {
         deliveries = summary.deliveries
         createdAt = Timestamp.iso8601(summary.createdAt)
         endedAt = summary.endedAt.map(Timestamp.iso8601)
+        channel = summary.channel.map(ActivityChannelJSON.init)
+        broadcasts = summary.broadcasts
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -95,5 +99,48 @@ struct LiveActivityJSON: Encodable, Sendable {
         try container.encode(deliveries, forKey: .deliveries)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(endedAt, forKey: .endedAt)
+        try container.encode(channel, forKey: .channel)
+        try container.encode(broadcasts, forKey: .broadcasts)
+    }
+}
+
+/// An activity's broadcast channel: `channel_id` is what the app passes to ActivityKit
+/// (`pushType: .channel(id)`) once `state` is `open`.
+struct ActivityChannelJSON: Encodable, Sendable {
+    let state: String
+    let channelID: String?
+    let messageStorage: Bool
+    let error: String?
+
+    enum CodingKeys: String, CodingKey {
+        case state, error
+        case channelID = "channel_id"
+        case messageStorage = "message_storage"
+    }
+
+    init(_ channel: ActivityChannel) {
+        state = channel.state.rawValue
+        channelID = channel.channelID
+        messageStorage = channel.messageStorage
+        error = channel.error
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(state, forKey: .state)
+        try container.encode(channelID, forKey: .channelID)
+        try container.encode(messageStorage, forKey: .messageStorage)
+        try container.encode(error, forKey: .error)
+    }
+}
+
+/// What asking for a channel did.
+struct ActivityChannelRequestJSON: Encodable, Sendable {
+    let activityID: String
+    let channel: ActivityChannelJSON
+
+    enum CodingKeys: String, CodingKey {
+        case channel
+        case activityID = "activity_id"
     }
 }

@@ -37,6 +37,9 @@ public struct LiveActivityPush: Sendable, Equatable, Codable {
     /// (`apns.live_activity_token`) while the message goes to the device's FCM token. A device on
     /// APNs is sent to the activity token itself (`deliveries.push_token`), so it has none here.
     public var token: String?
+    /// A start through push-to-start to an activity with a broadcast channel: the channel the
+    /// started activity listens to (`aps.input-push-channel`, iOS 18).
+    public var inputPushChannel: String?
 
     public init(
         event: LiveActivityEvent, timestamp: Int64, contentState: [String: JSONValue]? = nil, attributesType: String? = nil,
@@ -58,6 +61,7 @@ public struct LiveActivityPush: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case event, timestamp, attributes, alert, sound, priority, token
+        case inputPushChannel = "input_push_channel"
         case contentState = "content_state"
         case attributesType = "attributes_type"
         case staleDate = "stale_date"
@@ -81,6 +85,7 @@ public struct LiveActivityPush: Sendable, Equatable, Codable {
         if let staleDate { aps["stale-date"] = .integer(staleDate) }
         if let dismissalDate { aps["dismissal-date"] = .integer(dismissalDate) }
         if let relevanceScore { aps["relevance-score"] = .number(relevanceScore) }
+        if let inputPushChannel { aps["input-push-channel"] = .string(inputPushChannel) }
         return aps
     }
 

@@ -12,6 +12,10 @@ struct APNsConnection: Sendable {
     /// app in production, or the reverse) and for a token one host does not know; nil when the
     /// settings cannot reach it (`APNsSettings.otherBaseURL`). It connects on its first request only.
     let otherTransport: (any HTTP2Transport)?
+    /// To Apple's channel management API (broadcast channels); the app's own transport when its
+    /// endpoint serves both. It connects on its first request only.
+    let channelTransport: any HTTP2Transport
+    let channelBaseURL: String
     let environment: APNsEnvironment
     let tokens: APNsTokenCache
     let baseURL: String
@@ -55,6 +59,7 @@ extension AppConnections where Settings == APNsSettings, Connection == APNsConne
             dropped: {
                 retire($0.transport)
                 if let other = $0.otherTransport { retire(other) }
+                if $0.channelBaseURL != $0.baseURL { retire($0.channelTransport) }
             }
         )
     }
@@ -85,6 +90,21 @@ extension APNsConnection: AppConnection {
             otherTransport = try otherBaseURL.map { try makeTransport($0, settings.trustedCAPEM) }
             if let old = previous?.otherTransport { retire(old) }
         }
+        let channelBaseURL = trimmed(settings.channelManagementBaseURL)
+        let channelTransport: any HTTP2Transport
+        if channelBaseURL == baseURL {
+            channelTransport = transport
+        } else if let previous, previous.channelBaseURL == channelBaseURL, previous.trustedCAPEM == settings.trustedCAPEM {
+            channelTransport = previous.channelTransport
+        } else {
+            channelTransport = try makeTransport(channelBaseURL, settings.trustedCAPEM)
+        }
+        if let previous, previous.channelBaseURL != previous.baseURL,
+            previous.channelBaseURL != channelBaseURL
+                || previous.trustedCAPEM != settings.trustedCAPEM
+        {
+            retire(previous.channelTransport)
+        }
         let tokens: APNsTokenCache
         if let previous, previous.signingKey == settings.signingKey {
             tokens = previous.tokens
@@ -92,7 +112,8 @@ extension APNsConnection: AppConnection {
             tokens = APNsTokenCache(keyID: settings.keyID, teamID: settings.teamID, privateKey: try APNsJWT.privateKey(fromP8: settings.privateKeyPEM))
         }
         self.init(
-            transport: transport, otherTransport: otherTransport, environment: settings.environment, tokens: tokens, baseURL: baseURL,
+            transport: transport, otherTransport: otherTransport, channelTransport: channelTransport, channelBaseURL: channelBaseURL,
+            environment: settings.environment, tokens: tokens, baseURL: baseURL,
             otherBaseURL: otherBaseURL, trustedCAPEM: settings.trustedCAPEM,
             signingKey: settings.signingKey, topic: settings.bundleID,
             misconfiguration: settings.misconfigurationReason, settingsVersion: settings.updatedAt, loadedAt: .now

@@ -8,9 +8,9 @@ import NotifiableStore
 /// sent ~9,500 pushes/s where AsyncHTTPClient, opening a stream channel and flushing per
 /// request, sent ~6,000.
 public final class APNsSender: PushSender {
-    private let connections: APNsConnections
-    private let requestTimeout: Duration
-    private let logger: Logger
+    let connections: APNsConnections
+    let requestTimeout: Duration
+    let logger: Logger
 
     /// - Parameter settings: an app's APNs settings (from `APNsSettingsStore`, or a sandbox's own).
     public init(
@@ -141,6 +141,7 @@ public final class APNsSender: PushSender {
         for connection in await connections.removeAll() {
             await connection.transport.shutdown()
             await connection.otherTransport?.shutdown()
+            if connection.channelBaseURL != connection.baseURL { await connection.channelTransport.shutdown() }
         }
     }
 }

@@ -391,7 +391,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     private func makeHeaders(_ request: HTTP2Request) throws -> HPACKHeaders {
         var headers = HPACKHeaders()
         headers.reserveCapacity(5 + request.headers.count)
-        headers.add(name: ":method", value: "POST")
+        headers.add(name: ":method", value: request.method)
         headers.add(name: ":scheme", value: "https")
         // A new path and apns-id per push: keep them out of the HPACK dynamic table.
         headers.add(name: ":path", value: request.path, indexing: .nonIndexable)

@@ -1,13 +1,15 @@
 import NIOHPACK
 
-/// One POST as it goes on the wire: its `:path` on the client's endpoint, its headers
-/// (authorization included) and its body.
+/// One request as it goes on the wire: its method (a push is a POST), its `:path` on the
+/// client's endpoint, its headers (authorization included) and its body.
 public struct HTTP2Request: Sendable {
+    public var method: String
     public var path: String
     public var headers: [(String, String)]
     public var payload: [UInt8]
 
-    public init(path: String, headers: [(String, String)], payload: [UInt8]) {
+    public init(method: String = "POST", path: String, headers: [(String, String)], payload: [UInt8]) {
+        self.method = method
         self.path = path
         self.headers = headers
         self.payload = payload

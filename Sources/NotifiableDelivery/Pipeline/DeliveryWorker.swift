@@ -20,6 +20,8 @@ public final class DeliveryWorker: Service {
     private let fanOut: FanOutStage
     private let lane: SendingLane
     private let maintenance: QueueMaintenance
+    /// Broadcast channels, when the APNs sender can reach Apple's channel API.
+    private let channels: ActivityChannelStage?
     private let listener: WakeListener
     /// Awaited before any work: the schema must be migrated first.
     private let beforeStart: @Sendable () async throws -> Void
@@ -51,6 +53,10 @@ public final class DeliveryWorker: Service {
             deviceCounts: DeviceCountStore(client: postgres, logger: logger), configuration: configuration, metrics: metrics, logger: logger
         )
         listener = WakeListener(postgres: sessions ?? postgres, logger: logger)
+        channels = (senders[.apns] as? any ActivityChannelGateway).map {
+            ActivityChannelStage(
+                store: ActivityChannelStore(client: postgres, logger: logger), gateway: $0, configuration: configuration, logger: logger)
+        }
     }
 
     public func run() async throws {
@@ -62,6 +68,7 @@ public final class DeliveryWorker: Service {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { [maintenance] in await maintenance.run(run) }
                 group.addTask { [fanOut] in await fanOut.run(run) }
+                if let channels { group.addTask { await channels.run(run) } }
                 for _ in 0..<max(0, configuration.lanes) {
                     group.addTask { [lane] in await lane.run(run) }
                 }

@@ -181,6 +181,16 @@ public final class SandboxAPNsGateway: Sendable {
         return rules.state.withLock { $0.accepted.filter { $0.token == token } }
     }
 
+    /// The broadcasts to a channel answered 200, in order (each one's `token` is the channel's id).
+    public func broadcasts(to channelID: String) -> [AcceptedPush] {
+        rules.state.withLock { $0.broadcasts.filter { $0.token == channelID } }
+    }
+
+    /// The ids of the broadcast channels made and not deleted.
+    public var channelIDs: Set<String> {
+        rules.state.withLock { Set($0.channels.keys) }
+    }
+
     /// How many pushes were answered 200 (counted even when recording is off).
     public var acceptedCount: Int {
         rules.state.withLock { $0.acceptedCount }

@@ -16,6 +16,7 @@ struct SandboxAPNsRequest {
     var expiration: String?
     var apnsID: String?
     var collapseID: String?
+    var channelID: String?
     /// ``SandboxGatewayRequestRecord/connection``.
     var connection = 0
     /// The request's HEADERS frame, turned into a dictionary only when an accepted push is recorded.
@@ -37,6 +38,7 @@ struct SandboxAPNsRequest {
             case "apns-expiration": expiration = value
             case "apns-id": apnsID = value
             case "apns-collapse-id": collapseID = value
+            case "apns-channel-id": channelID = value
             default: break
             }
         }
@@ -73,9 +75,14 @@ struct SandboxAPNsReply: Sendable, Equatable {
     var reason: String?
     var timestamp: Date?
     var retryAfterSeconds: Int?
+    /// A channel management answer's `apns-channel-id`.
+    var channelID: String?
+    /// A channel read's JSON body.
+    var channelBody: String?
 
     /// The JSON body APNs sends with an error, or nil for 200.
     var body: String? {
+        if let channelBody { return channelBody }
         guard let reason else { return nil }
         if let timestamp {
             let milliseconds = Int64((timestamp.timeIntervalSince1970 * 1000).rounded())
@@ -131,6 +138,10 @@ final class SandboxAPNsRules: FaultInjectingRules {
         var accepted: [AcceptedPush] = []
         var acceptedCount = 0
         var requestCount = 0
+        /// Broadcast channels made and not deleted, by id.
+        var channels: [String: SandboxAPNsChannel] = [:]
+        /// Broadcasts answered 200, in order; each one's `token` is its channel's id.
+        var broadcasts: [AcceptedPush] = []
     }
 
     let state = Mutex(State())
@@ -193,6 +204,7 @@ final class SandboxAPNsRules: FaultInjectingRules {
             $0.accepted.removeAll()
             $0.acceptedCount = 0
             $0.requestCount = 0
+            $0.broadcasts.removeAll()
         }
     }
 
@@ -242,6 +254,9 @@ final class SandboxAPNsRules: FaultInjectingRules {
             return .answer(SandboxAPNsReply(status: status, apnsID: apnsID, reason: reason), after: latency)
         }
 
+        if let path = request.path, path.hasPrefix(Self.channelsPrefix) || path.hasPrefix(Self.broadcastPrefix) {
+            return decideChannelRequest(request, path: path, jwt: jwt, now: now, latency: latency)
+        }
         guard request.method == "POST" else { return reject(405, "MethodNotAllowed") }
         guard let path = request.path, path.hasPrefix(prefix) else { return reject(404, "BadPath") }
         let token = path.dropFirst(prefix.utf8.count)

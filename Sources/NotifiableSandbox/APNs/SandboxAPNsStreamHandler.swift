@@ -80,6 +80,9 @@ final class SandboxAPNsStreamHandler: ChannelInboundHandler {
         if let retryAfter = reply.retryAfterSeconds {
             headers.headers.add(name: "retry-after", value: String(retryAfter))
         }
+        if let channelID = reply.channelID {
+            headers.headers.add(name: "apns-channel-id", value: channelID)
+        }
         guard let body = reply.body else {
             headers.endStream = true
             channel.writeAndFlush(HTTP2Frame.FramePayload.headers(headers), promise: nil)

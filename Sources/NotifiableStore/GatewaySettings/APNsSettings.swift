@@ -57,6 +57,15 @@ public struct APNsSettings: Sendable, Equatable {
         environment == self.environment ? baseURL : otherBaseURL
     }
 
+    /// The base URL of Apple's channel management API for broadcast channels (iOS 18), in the
+    /// app's environment: Apple's own host and port, or the app's endpoint when it names a test or
+    /// private gateway, which then serves both (docs/compatibility.md §12, *Broadcast channels*).
+    public var channelManagementBaseURL: String {
+        guard baseURL == Self.appleBaseURL(environment) else { return baseURL }
+        return environment == .production
+            ? "https://api-manage-broadcast.push.apple.com:2196" : "https://api-manage-broadcast.sandbox.push.apple.com:2195"
+    }
+
     static func appleBaseURL(_ environment: Environment) -> String {
         environment == .production ? "https://api.push.apple.com" : "https://api.sandbox.push.apple.com"
     }

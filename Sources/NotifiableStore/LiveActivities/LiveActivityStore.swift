@@ -129,7 +129,7 @@ public struct LiveActivityStore: Sendable {
     }
 
     /// `body`, with the errors this store throws from inside a transaction unwrapped.
-    private static func unwrapped<T>(_ body: () async throws -> T) async throws -> T {
+    static func unwrapped<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as PostgresTransactionError {
@@ -146,6 +146,8 @@ public struct LiveActivityStore: Sendable {
         public let timestamp: Int64
         /// The pushes queued (a device with an earlier event still waiting gets this one instead).
         public let devices: Int
+        /// Whether a broadcast to the activity's channel was queued too.
+        public let broadcast: Bool
     }
 
     public struct ActivityEnded: Error, Sendable {
@@ -165,7 +167,9 @@ public struct LiveActivityStore: Sendable {
 
     private func queue(appID: Int64, _ request: LiveActivityRequest, now: Date) async throws -> Sent {
         let sent = try await client.withTransaction(logger: logger) { connection -> Sent in
-            let (notificationID, lastTimestamp, firstDay) = try await lockActivity(appID: appID, request: request, on: connection)
+            let activity = try await lockActivity(
+                appID: appID, activityID: request.activityID, starting: request.push.event == .start, first: request.push, on: connection)
+            let (notificationID, lastTimestamp, firstDay) = (activity.notificationID, activity.lastTimestamp, activity.firstDay)
             if request.push.event == .end {
                 try await LiveActivityDeliveries.cancelWaitingWithoutToken(
                     notificationID: notificationID, appID: appID, activityID: request.activityID, firstDay: firstDay, on: connection,
@@ -173,6 +177,10 @@ public struct LiveActivityStore: Sendable {
             }
             var push = request.push
             push.timestamp = max(Int64(now.timeIntervalSince1970.rounded(.down)), lastTimestamp)
+            if push.event == .start, let channelID = activity.openChannelID {
+                // Started through push-to-start, the activity listens to the channel (iOS 18).
+                push.inputPushChannel = channelID
+            }
             let expiresAt = now.addingTimeInterval(Self.pushLifetime)
             var content = NotificationContent(priority: push.priority, expiresAt: expiresAt)
             content.liveActivity = push
@@ -189,6 +197,17 @@ public struct LiveActivityStore: Sendable {
                     queued, activityID: request.activityID, firstDay: firstDay, tokenGonePrefix: Self.tokenGonePrefix, on: connection,
                     logger: logger)
             }
+            var broadcast = false
+            if push.event != .start, let channelID = activity.openChannelID {
+                // One broadcast reaches every device subscribed to the channel (a start cannot be broadcast).
+                try await ActivityBroadcasts.queue(
+                    appID: appID, activityID: request.activityID, notificationID: notificationID, channelID: channelID, content: text,
+                    expiresAt: expiresAt, on: connection, logger: logger)
+                broadcast = true
+            }
+            if push.event == .end {
+                try await ActivityChannels.close(appID: appID, activityID: request.activityID, on: connection, logger: logger)
+            }
             try await connection.query(
                 """
                 UPDATE live_activities SET last_timestamp = \(push.timestamp),
@@ -203,38 +222,54 @@ public struct LiveActivityStore: Sendable {
                 try await connection.query(
                     "DELETE FROM live_activity_tokens WHERE app_id = \(appID) AND activity_id = \(request.activityID)", logger: logger)
             }
-            return Sent(notificationID: notificationID, timestamp: push.timestamp, devices: devices)
+            return Sent(notificationID: notificationID, timestamp: push.timestamp, devices: devices, broadcast: broadcast)
         }
-        if sent.devices > 0 { await wakeWorkers(client, logger: logger) }
+        if sent.devices > 0 || sent.broadcast { await wakeWorkers(client, logger: logger) }
         return sent
     }
 
     /// The reason the sender gives a push whose activity token APNs no longer takes.
     public static let tokenGonePrefix = "activity token gone"
 
-    /// The activity's notification, last timestamp and first delivery day, its row locked for
-    /// this transaction; made on its first event (an activity the app started itself is first
-    /// heard of in an update). A start names a new activity. Two first events of one activity
-    /// wait for each other on an advisory lock, so only one makes it.
-    private func lockActivity(
-        appID: Int64, request: LiveActivityRequest, on connection: PostgresConnection
-    ) async throws -> (notificationID: Int64, lastTimestamp: Int64, firstDay: Int32) {
+    /// What an event or a channel request finds of its activity, with its row locked.
+    struct LockedActivity {
+        let notificationID: Int64
+        let lastTimestamp: Int64
+        let firstDay: Int32
+        let channelState: String?
+        let channelID: String?
+
+        /// The channel devices may be subscribed to, once Apple made it and while the activity lives.
+        var openChannelID: String? { channelState == "open" ? channelID : nil }
+    }
+
+    /// The activity's notification, last timestamp, first delivery day and channel, its row locked
+    /// for this transaction; made on its first event or channel request (an activity the app
+    /// started itself is first heard of in an update). A start names a new activity, or one that
+    /// has had no event yet (its channel was asked for first). Two first
+    /// requests of one activity wait for each other on an advisory lock, so only one makes it.
+    func lockActivity(
+        appID: Int64, activityID: String, starting: Bool, first: LiveActivityPush?, on connection: PostgresConnection
+    ) async throws -> LockedActivity {
         try await connection.query(
-            "SELECT pg_advisory_xact_lock(hashtextextended(\(String(appID)) || '/' || \(request.activityID), 0))", logger: logger)
+            "SELECT pg_advisory_xact_lock(hashtextextended(\(String(appID)) || '/' || \(activityID), 0))", logger: logger)
         let rows = try await connection.query(
             """
-            SELECT notification_id, last_timestamp, state, delivery_day(created_at) FROM live_activities
-            WHERE app_id = \(appID) AND activity_id = \(request.activityID) FOR UPDATE
+            SELECT notification_id, last_timestamp, state, delivery_day(created_at), channel_state, channel_id FROM live_activities
+            WHERE app_id = \(appID) AND activity_id = \(activityID) FOR UPDATE
             """,
             logger: logger
         )
-        for try await (notificationID, last, state, day) in rows.decode((Int64, Int64, String, Int32).self) {
-            guard state == "active" else { throw ActivityEnded(activityID: request.activityID) }
-            guard request.push.event != .start else { throw ActivityStarted(activityID: request.activityID) }
-            return (notificationID, last, day)
+        for try await (notificationID, last, state, day, channelState, channelID) in rows.decode(
+            (Int64, Int64, String, Int32, String?, String?).self
+        ) {
+            guard state == "active" else { throw ActivityEnded(activityID: activityID) }
+            // Made by a channel request, it has had no event yet: its start is its first.
+            guard !starting || last == 0 else { throw ActivityStarted(activityID: activityID) }
+            return LockedActivity(notificationID: notificationID, lastTimestamp: last, firstDay: day, channelState: channelState, channelID: channelID)
         }
         var content = NotificationContent()
-        content.liveActivity = request.push
+        content.liveActivity = first
         let made = try await connection.query(
             """
             WITH made AS (
@@ -242,13 +277,15 @@ public struct LiveActivityStore: Sendable {
                 VALUES (\(appID), \(try StoredJSON.text(content))::jsonb, \(try StoredJSON.text(Targeting()))::jsonb, 'fanned_out', now())
                 RETURNING id
             )
-            INSERT INTO live_activities (app_id, activity_id, notification_id) SELECT \(appID), \(request.activityID), id FROM made
+            INSERT INTO live_activities (app_id, activity_id, notification_id) SELECT \(appID), \(activityID), id FROM made
             RETURNING notification_id, delivery_day(created_at)
             """,
             logger: logger
         )
-        for try await (notificationID, day) in made.decode((Int64, Int32).self) { return (notificationID, 0, day) }
-        throw StoreError(description: "live activity \(request.activityID) of app \(appID) could not be made")
+        for try await (notificationID, day) in made.decode((Int64, Int32).self) {
+            return LockedActivity(notificationID: notificationID, lastTimestamp: 0, firstDay: day, channelState: nil, channelID: nil)
+        }
+        throw StoreError(description: "live activity \(activityID) of app \(appID) could not be made")
     }
 
     /// An activity as the API shows it: its state, its tokens, and its pushes by state (a recount).
@@ -261,6 +298,9 @@ public struct LiveActivityStore: Sendable {
         public let deliveries: [String: Int64]
         public let createdAt: Date
         public let endedAt: Date?
+        /// Its broadcast channel, when one was asked for, and its broadcasts by state.
+        public let channel: ActivityChannel?
+        public let broadcasts: [String: Int64]
     }
 
     public func summary(appID: Int64, activityID: String) async throws -> Summary? {
@@ -271,18 +311,23 @@ public struct LiveActivityStore: Sendable {
                    COALESCE((SELECT jsonb_object_agg(s.state, s.n) FROM (
                        SELECT q.state, count(*) AS n FROM deliveries q
                        WHERE q.notification_id = a.notification_id AND q.kind = 'activity' AND q.day >= delivery_day(a.created_at)
-                       GROUP BY q.state) s), '{}')::text
+                       GROUP BY q.state) s), '{}')::text,
+                   COALESCE((SELECT jsonb_object_agg(s.state, s.n) FROM (
+                       SELECT b.state, count(*) AS n FROM activity_broadcasts b
+                       WHERE b.app_id = a.app_id AND b.activity_id = a.activity_id GROUP BY b.state) s), '{}')::text,
+                   \(unescaped: ActivityChannels.columns)
             FROM live_activities a WHERE a.app_id = \(appID) AND a.activity_id = \(activityID)
             """,
             logger: logger
         )
-        for try await (notificationID, state, last, createdAt, endedAt, tokens, counts) in rows.decode(
-            (Int64, String, Int64, Date, Date?, Int64, String).self
-        ) {
-            let deliveries = try StoredJSON.decode([String: Int64].self, from: counts)
+        for try await (notificationID, state, last, createdAt, endedAt, tokens, counts, broadcasts, channelState, channelID, storage, error)
+            in rows.decode((Int64, String, Int64, Date, Date?, Int64, String, String, String?, String?, Bool, String?).self)
+        {
             return Summary(
                 activityID: activityID, notificationID: notificationID, state: state, lastTimestamp: last, tokens: Int(tokens),
-                deliveries: deliveries, createdAt: createdAt, endedAt: endedAt
+                deliveries: try StoredJSON.decode([String: Int64].self, from: counts), createdAt: createdAt, endedAt: endedAt,
+                channel: ActivityChannels.channel((channelState, channelID, storage, error)),
+                broadcasts: try StoredJSON.decode([String: Int64].self, from: broadcasts)
             )
         }
         return nil
