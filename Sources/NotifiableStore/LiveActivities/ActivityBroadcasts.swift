@@ -39,10 +39,9 @@ enum ActivityBroadcasts {
         )
     }
 
-    /// Takes up to `limit` ready broadcasts for `lease`, one per activity, none while an older one
-    /// of the same activity is being sent. Before that: a lease run out makes its broadcast ready
-    /// again, one past its expiry is given up, and one a newer event follows is cancelled.
-    static func claim(limit: Int, lease: Duration, on connection: PostgresConnection, logger: Logger) async throws -> [ClaimedBroadcast] {
+    /// A lease run out makes its broadcast ready again (the worker sending it stopped), and one past
+    /// its expiry is given up.
+    static func tidy(on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             """
             UPDATE activity_broadcasts SET state = 'retrying', locked_until = NULL, run_at = now(), updated_at = now(),
@@ -58,6 +57,11 @@ enum ActivityBroadcasts {
             """,
             logger: logger
         )
+    }
+
+    /// Takes up to `limit` ready broadcasts for `lease`, one per activity, none while an older one
+    /// of the same activity is being sent; one that a newer event follows is cancelled first.
+    static func claim(limit: Int, lease: Duration, on connection: PostgresConnection, logger: Logger) async throws -> [ClaimedBroadcast] {
         try await connection.query(
             """
             UPDATE activity_broadcasts b SET state = 'cancelled', updated_at = now(), reason = 'a newer event of the activity supersedes this one'

@@ -92,6 +92,11 @@ public struct ActivityChannelStore: Sendable {
         )
     }
 
+    /// Makes broadcasts whose lease ran out ready again and gives up those past their expiry.
+    public func tidyBroadcasts() async throws {
+        try await client.withTransaction(logger: logger) { connection in try await ActivityBroadcasts.tidy(on: connection, logger: logger) }
+    }
+
     public func claimBroadcasts(limit: Int, lease: Duration) async throws -> [ClaimedBroadcast] {
         try await client.withTransaction(logger: logger) { connection in
             try await ActivityBroadcasts.claim(limit: limit, lease: lease, on: connection, logger: logger)
