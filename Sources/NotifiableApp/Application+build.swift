@@ -139,18 +139,35 @@ public func buildRouter(
     GatewaySettingsAdminController(store: fcmSettings).addRoutes(to: admin)
     SandboxAdminController(apps: apps, pushes: SandboxPushStore(client: postgres, logger: logger)).addRoutes(to: admin)
 
-    DashboardController(
+    let console = ConsoleRequests(
         session: configuration.adminToken.map { DashboardSession(adminToken: $0, sessions: DashboardSessionStore(client: postgres, logger: logger)) },
-        adminToken: configuration.adminToken, throttle: throttle, passwords: PasswordChecks(), trustedProxies: configuration.trustedProxies,
-        serviceRetentionDays: configuration.retentionDays, webhookTargets: configuration.webhooks.targets,
-        rateLimits: configuration.rateLimits, apps: apps, devices: devices,
-        notifications: NotificationStore(client: reads, logger: logger), sending: NotificationStore(client: postgres, logger: logger),
-        queue: QueueAdminStore(client: postgres, logger: logger), queueReads: QueueAdminStore(client: reads, logger: logger),
-        queries: DashboardStore(client: reads, logger: logger), trends: TrendStore(client: reads, logger: logger),
-        finder: DeviceFinder(client: reads, logger: logger),
-        operators: OperatorStore(client: postgres, logger: logger), audit: audit, webhooks: webhooks, apnsSettings: apnsSettings,
-        fcmSettings: fcmSettings, administration: administration, contents: NotificationContentStore(client: postgres, logger: logger),
-        personalData: personalData, operatorKeys: OperatorKeyStore(client: postgres, logger: logger)
+        apps: apps)
+    let operators = OperatorStore(client: postgres, logger: logger)
+    let passwords = PasswordChecks()
+    let queue = QueueAdminStore(client: postgres, logger: logger), queueReads = QueueAdminStore(client: reads, logger: logger)
+    let notificationReads = NotificationStore(client: reads, logger: logger), sending = NotificationStore(client: postgres, logger: logger)
+    let finder = DeviceFinder(client: reads, logger: logger), trends = TrendStore(client: reads, logger: logger)
+    DashboardController(
+        session: console.session, audit: audit, trustedProxies: configuration.trustedProxies,
+        signIn: ConsoleSignIn(
+            console: console, adminToken: configuration.adminToken, throttle: throttle, passwords: passwords, operators: operators, audit: audit,
+            trustedProxies: configuration.trustedProxies),
+        groups: [
+            ConsoleNotificationPages(
+                console: console, notifications: notificationReads, sending: sending, queue: queue,
+                queries: DashboardStore(client: reads, logger: logger), devices: devices, finder: finder, administration: administration),
+            ConsoleAppSettings(
+                console: console, administration: administration, apnsSettings: apnsSettings, fcmSettings: fcmSettings, webhooks: webhooks,
+                webhookTargets: configuration.webhooks.targets, rateLimits: configuration.rateLimits,
+                serviceRetentionDays: configuration.retentionDays, queueReads: queueReads, audit: audit),
+            ConsoleCompose(console: console, sending: sending, contents: NotificationContentStore(client: postgres, logger: logger)),
+            ConsoleFind(console: console, devices: devices, finder: finder, notifications: notificationReads),
+            ConsoleQueuePages(console: console, queue: queue, queueReads: queueReads, trends: trends),
+            ConsoleTrends(console: console, trends: trends),
+            ConsolePeople(console: console, personalData: personalData, trustedProxies: configuration.trustedProxies),
+            ConsoleOperators(console: console, operators: operators, passwords: passwords, audit: audit),
+            ConsoleKeys(console: console, operatorKeys: OperatorKeyStore(client: postgres, logger: logger)),
+        ]
     ).addRoutes(to: router)
     return router
 }

@@ -3,10 +3,50 @@ import Hummingbird
 import NotifiableCore
 import NotifiableStore
 
-/// An app's notifications, a notification, a device, the queue: reading them, and the few
-/// changes made from their pages (push defaults, re-queueing, cancelling).
-extension DashboardController {
-    static let pageSize = 50
+/// The apps, an app's notifications, a notification, a device: reading them, and the few changes
+/// made from their pages (push defaults, re-queueing, cancelling).
+struct ConsoleNotificationPages: ConsolePages {
+    let console: ConsoleRequests
+    /// The pages' reads, from the read pool when there is one (NOTIFIABLE_READ_DATABASE_URL).
+    let notifications: NotificationStore
+    /// Cancels (a write: the primary).
+    let sending: NotificationStore
+    /// Re-queues dead deliveries (a write: the primary).
+    let queue: QueueAdminStore
+    let queries: DashboardStore
+    let devices: DeviceStore
+    let finder: DeviceFinder
+    let administration: AppAdministration
+
+    func addRoutes(to pages: RouterGroup<NotifiableRequestContext>) {
+        pages.get(use: overview)
+        pages.get("apps/:id", use: appNotifications)
+        pages.post("apps/:id/push-defaults", use: changePushDefaults)
+        pages.get("apps/:id/notifications/:notification", use: notification)
+        pages.post("apps/:id/notifications/:notification/requeue", use: requeueNotification)
+        pages.post("apps/:id/notifications/:notification/cancel", use: cancelNotification)
+        pages.get("notifications/:notification", use: notificationByID)
+        pages.get("apps/:id/devices/:device", use: device)
+    }
+}
+
+extension ConsoleNotificationPages {
+    /// The apps the operator may see. Owners and viewers see every app; admins and editors their own.
+    @Sendable func overview(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        let viewer = try context.requireOperator()
+        let page = try await queries.appOverviews(
+            in: viewer.role.isScopedToApps ? viewer.appIDs.sorted() : nil, afterID: try request.cursor(), limit: Self.pageSize)
+        return DashboardPages.apps(page, mayCreate: viewer.may(.administer), nextCursor: page.count == Self.pageSize ? page.last?.app.id : nil)
+    }
+
+    /// A notification by its id alone: its page under its app.
+    @Sendable func notificationByID(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
+        let id = try context.pathID("notification", what: "notification")
+        guard let appID = try await queries.appID(notificationID: id), try context.requireOperator().sees(appID: appID) else {
+            throw ConsoleRefusal.notFound("There is no notification \(id).")
+        }
+        return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(appID)/notifications/\(id)"])
+    }
 
     @Sendable func appNotifications(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let app = try await app(context, ConsoleAction.view, "see this app")
@@ -96,31 +136,5 @@ extension DashboardController {
             history: try await queries.history(deviceID: id, appID: app.id), deliveries: deliveries,
             nextCursor: deliveries.count == Self.pageSize ? deliveries.last?.id : nil
         )
-    }
-
-    @Sendable func queuePage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
-        try require(.viewService, context, "see every app's queue")
-        let dead = try await queueReads.dead(appID: nil, afterID: try request.cursor(), limit: Self.pageSize)
-        // The waiting states through their partial indexes, and the last day's outcomes from the
-        // trends' roll-up: never a count of the sent and failed rows that make up most of the table.
-        let lastDay = try await trends.hourly(appID: nil, since: Date().addingTimeInterval(-24 * 3600))
-        return DashboardPages.queue(
-            try await queueReads.depth(), lastDay: lastDay, dead: dead, nextCursor: dead.count == Self.pageSize ? dead.last?.id : nil, csrf: csrf(request),
-            requeued: request.uri.queryParameters["requeued"].flatMap { Int(String($0)) },
-            mayRequeue: try context.requireOperator().may(.administer)
-        )
-    }
-
-    /// Re-queues every app's dead deliveries (owners), or one app's (`app` in the form; its admins).
-    @Sendable func requeue(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
-        let form = try await form(of: request, "nothing was re-queued")
-        if let named = form["app"] {
-            let app = try await app(id: Int64(named), context, ConsoleAction.manage, "re-queue this app's dead deliveries")
-            let count = try await queue.requeueDead(appID: app.id, ids: nil)
-            return Response(status: .seeOther, headers: [.location: "/dashboard/apps/\(app.id)/settings?requeued=\(count)"])
-        }
-        try require(.administer, context, "re-queue every app's dead deliveries")
-        let count = try await queue.requeueDead(appID: nil, ids: nil)
-        return Response(status: .seeOther, headers: [.location: "/dashboard/queue?requeued=\(count)"])
     }
 }

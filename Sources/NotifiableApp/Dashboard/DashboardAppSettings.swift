@@ -7,7 +7,33 @@ import NotifiableStore
 /// Managing apps from the console: creating one (owners), and an app's name, mode, retention,
 /// credentials, gateway settings and webhooks (its admins and owners). Each form's checks are
 /// the admin API's own (`APNsSettingsInput`, `FCMSettingsInput`, `WebhookSubscription`).
-extension DashboardController {
+struct ConsoleAppSettings: ConsolePages {
+    let console: ConsoleRequests
+    /// Changes to an app and its credentials, as the admin API makes them.
+    let administration: AppAdministration
+    let apnsSettings: APNsSettingsStore
+    let fcmSettings: FCMSettingsStore
+    let webhooks: WebhookStore
+    let webhookTargets: WebhookTargets
+    let rateLimits: RateLimits
+    let serviceRetentionDays: Int
+    let queueReads: QueueAdminStore
+    let audit: AuditLogStore
+
+    func addRoutes(to pages: RouterGroup<NotifiableRequestContext>) {
+        pages.get("apps/new", use: newAppPage)
+        pages.post("apps", use: createApp)
+        pages.get("apps/:id/settings", use: settingsPage)
+        pages.post("apps/:id/settings", use: changeApp)
+        pages.post("apps/:id/credentials/rotate", use: rotateCredentials)
+        pages.post("apps/:id/credentials/revoke", use: revokeCredential)
+        pages.post("apps/:id/gateways/:provider", use: changeGateway)
+        pages.post("apps/:id/webhooks", use: changeWebhooks)
+        pages.get("apps/:id/webhooks/:webhook", use: webhookBatchesPage)
+    }
+}
+
+extension ConsoleAppSettings {
     @Sendable func newAppPage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         try require(.administer, context, "create apps")
         return DashboardPages.newApp(csrf: csrf(request))
@@ -20,7 +46,7 @@ extension DashboardController {
         guard let name = App.normalizedName(form["name"] ?? "") else {
             throw ConsoleRefusal.invalid("An app's name is 1 to \(App.maxNameLength) characters; no app was created.")
         }
-        let created = try await apps.create(name: name, deliveryMode: form["mode"] == "sandbox" ? .sandbox : .live)
+        let created = try await console.apps.create(name: name, deliveryMode: form["mode"] == "sandbox" ? .sandbox : .live)
         var page = DashboardPages.secrets(
             app: created.app, title: "App created", [created.deviceCredential, created.serverCredential])
         // The audit log learns the new app from where the page points.
@@ -32,7 +58,7 @@ extension DashboardController {
     @Sendable func settingsPage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let app = try await app(context, ConsoleAction.manage, "manage this app")
         return DashboardPages.settings(
-            app, credentials: try await apps.credentials(appID: app.id), apns: try await apnsSettings.summary(appID: app.id),
+            app, credentials: try await console.apps.credentials(appID: app.id), apns: try await apnsSettings.summary(appID: app.id),
             fcm: try await fcmSettings.summary(appID: app.id), webhooks: try await webhooks.list(appID: app.id) ?? [],
             dead: try await queueReads.dead(appID: app.id, afterID: nil, limit: 1).count, serviceRetentionDays: serviceRetentionDays,
             rateLimits: rateLimits, audit: try await audit.list(appID: app.id, limit: 20), csrf: csrf(request),

@@ -8,7 +8,20 @@ import NotifiableStore
 /// the API takes, checked by the same `NotificationRequest.parse`, so the console can send
 /// nothing the API would refuse. "Preview" counts the audience and shows each platform's
 /// payload; "Send" stores the notification and opens its live page.
-extension DashboardController {
+struct ConsoleCompose: ConsolePages {
+    let console: ConsoleRequests
+    /// Sends (a write: the primary).
+    let sending: NotificationStore
+    /// Rich content sent with a notification composed here (a write: the primary).
+    let contents: NotificationContentStore
+
+    func addRoutes(to pages: RouterGroup<NotifiableRequestContext>) {
+        pages.get("apps/:id/compose", use: composePage)
+        pages.post("apps/:id/compose", use: compose)
+    }
+}
+
+extension ConsoleCompose {
     @Sendable func composePage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let app = try await app(context, ConsoleAction.send, "send this app's notifications")
         return DashboardPages.compose(app: app, form: [:], csrf: csrf(request), preview: nil, error: nil)

@@ -4,7 +4,19 @@ import NotifiableCore
 import NotifiableStore
 
 /// Finding things: the search box, and an app's devices with filters and pages.
-extension DashboardController {
+struct ConsoleFind: ConsolePages {
+    let console: ConsoleRequests
+    let devices: DeviceStore
+    let finder: DeviceFinder
+    let notifications: NotificationStore
+
+    func addRoutes(to pages: RouterGroup<NotifiableRequestContext>) {
+        pages.get("search", use: search)
+        pages.get("apps/:id/devices", use: appDevices)
+    }
+}
+
+extension ConsoleFind {
     @Sendable func search(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let viewer = try context.requireOperator()
         let text = request.uri.queryParameters["q"].map(String.init) ?? ""

@@ -5,7 +5,19 @@ import NotifiableStore
 
 /// Admin API keys in the console: every operator makes and revokes their own; owners see and revoke
 /// everyone's. A key acts with its operator's role and apps, whatever they become later.
-extension DashboardController {
+struct ConsoleKeys: ConsolePages {
+    let console: ConsoleRequests
+    /// Operators' admin API keys.
+    let operatorKeys: OperatorKeyStore
+
+    func addRoutes(to pages: RouterGroup<NotifiableRequestContext>) {
+        pages.get("keys", use: keysPage)
+        pages.post("keys", use: createKey)
+        pages.post("keys/revoke", use: revokeKey)
+    }
+}
+
+extension ConsoleKeys {
     @Sendable func keysPage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let viewer = try context.requireOperator()
         return try await keysPage(request, viewer, made: nil, notice: nil)

@@ -4,11 +4,26 @@ import NotifiableCore
 import NotifiableStore
 
 /// Owners manage operators and read the audit log.
-extension DashboardController {
+struct ConsoleOperators: ConsolePages {
+    let console: ConsoleRequests
+    let operators: OperatorStore
+    let passwords: PasswordChecks
+    let audit: AuditLogStore
+
+    func addRoutes(to pages: RouterGroup<NotifiableRequestContext>) {
+        pages.get("operators", use: operatorsPage)
+        pages.post("operators", use: addOperator)
+        pages.post("operators/:operator", use: changeOperator)
+        pages.get("audit", use: auditPage)
+        pages.get("audit.jsonl", use: auditExport)
+    }
+}
+
+extension ConsoleOperators {
     @Sendable func operatorsPage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         try require(.administer, context, "manage operators")
         return DashboardPages.operators(
-            try await operators.list(), apps: try await apps.list(), csrf: csrf(request),
+            try await operators.list(), apps: try await console.apps.list(), csrf: csrf(request),
             notice: request.uri.queryParameters["saved"].map { "Saved \(String($0))." })
     }
 

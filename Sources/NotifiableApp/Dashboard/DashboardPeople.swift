@@ -5,7 +5,20 @@ import NotifiableStore
 
 /// A person's data in the console, for the app's admins and owners: export it, erase it. The alias
 /// travels in a form's body, never in a URL, so it reaches no access log or browser history.
-extension DashboardController {
+struct ConsolePeople: ConsolePages {
+    let console: ConsoleRequests
+    /// Exports and erases a person (writes: the primary).
+    let personalData: PersonalData
+    let trustedProxies: Set<String>
+
+    func addRoutes(to pages: RouterGroup<NotifiableRequestContext>) {
+        pages.get("apps/:id/people", use: peoplePage)
+        pages.post("apps/:id/people/export", use: exportPerson)
+        pages.post("apps/:id/people/erase", use: erasePerson)
+    }
+}
+
+extension ConsolePeople {
     @Sendable func peoplePage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let app = try await app(context, ConsoleAction.manage, "export or erase a person's data")
         return DashboardPages.people(app: app, csrf: csrf(request), erased: nil)

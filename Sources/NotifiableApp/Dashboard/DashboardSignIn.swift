@@ -5,9 +5,26 @@ import NotifiableStore
 
 /// Signing in (an operator's name and password, or the admin token with no name) and out.
 /// Both are written to the audit log, failed sign-ins too.
-extension DashboardController {
+struct ConsoleSignIn: ConsolePages {
+    let console: ConsoleRequests
+    let adminToken: String?
+    let throttle: SignInThrottle
+    /// Checks operators' passwords a few at a time, off the request threads.
+    let passwords: PasswordChecks
+    let operators: OperatorStore
+    let audit: AuditLogStore
+    let trustedProxies: Set<String>
+
+    func addRoutes(to pages: RouterGroup<NotifiableRequestContext>) {
+        pages.get("login") { _, _ in console.session == nil ? DashboardPages.closed() : DashboardPages.login() }
+        pages.post("login", use: login)
+        pages.post("logout", use: logout)
+    }
+}
+
+extension ConsoleSignIn {
     @Sendable func login(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
-        guard let session, let adminToken else { return DashboardPages.closed() }
+        guard let session = console.session, let adminToken else { return DashboardPages.closed() }
         let origin = origin(request, context)
         var request = request
         let form = try await FormBody.read(&request).fields
@@ -72,7 +89,7 @@ extension DashboardController {
 
     @Sendable func logout(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         // Ended here, not only forgotten by this browser: a copy of the cookie stops working too.
-        if let session, let cookie = request.cookies[DashboardSession.cookieName]?.value {
+        if let session = console.session, let cookie = request.cookies[DashboardSession.cookieName]?.value {
             if let holder = try await session.holder(cookie) {
                 await AuditMiddleware.write(
                     AuditEntry(

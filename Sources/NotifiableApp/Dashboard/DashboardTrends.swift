@@ -5,7 +5,16 @@ import NotifiableStore
 
 /// An app's last 7 days, hour by hour: pushes sent, failed, delivered and opened, and failures
 /// by reason, drawn as SVG by the server (no script, nothing fetched: it works offline).
-extension DashboardController {
+struct ConsoleTrends: ConsolePages {
+    let console: ConsoleRequests
+    let trends: TrendStore
+
+    func addRoutes(to pages: RouterGroup<NotifiableRequestContext>) {
+        pages.get("apps/:id/trends", use: trendsPage)
+    }
+}
+
+extension ConsoleTrends {
     static let trendDays = 7
 
     @Sendable func trendsPage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
@@ -39,7 +48,7 @@ extension DashboardPages {
         return HTML.page(
             "\(app.name): trends",
             """
-            <p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)")) · the last \(DashboardController.trendDays) days, hour by hour (UTC)</p>
+            <p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)")) · the last \(ConsoleTrends.trendDays) days, hour by hour (UTC)</p>
             <div class="cards">\(cards)<div class="card">Delivered of sent<b>\(HTML.percent(total.delivered, of: total.sent))</b></div>
             <div class="card">Opened of sent<b>\(HTML.percent(total.opened, of: total.sent))</b></div></div>
             <h2>Failures by reason</h2>\(HTML.table(["Reason", "Pushes", "Share"], reasonRows, empty: "No failures in these days."))
