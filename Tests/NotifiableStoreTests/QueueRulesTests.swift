@@ -67,7 +67,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(500))
             #expect(try await queue.extendLeases([kept], lease: .seconds(30)) == [kept.id])
             try await Task.sleep(for: .milliseconds(800))
-            #expect(try await queue.rescueExpiredLeases(maxAttempts: 5) == 1)
+            #expect(try await queue.rescueExpiredLeases(policy: RetryPolicy(maxAttempts: 5)) == 1)
             #expect(try await service.deliveries(of: id, in: "running") == 1)
             #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE device_id = \(first) AND state = 'running'") == 1)
 
@@ -98,7 +98,7 @@ import Testing
             // ignored, and the delivery is claimed (and sent) again.
             let second = try #require(try await queue.claim(limit: 10, lease: .milliseconds(1)).first)
             try await Task.sleep(for: .milliseconds(20))
-            #expect(try await queue.rescueExpiredLeases(maxAttempts: 8) == 1)
+            #expect(try await queue.rescueExpiredLeases(policy: RetryPolicy(maxAttempts: 8)) == 1)
             #expect(try await unknownOutcomes() == 2)
             #expect(
                 try await service.text("SELECT reason FROM deliveries WHERE notification_id = \(id)")

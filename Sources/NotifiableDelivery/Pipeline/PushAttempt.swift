@@ -13,14 +13,10 @@ struct PushAttempt: Sendable {
     func callAsFunction(_ delivery: ClaimedDelivery) async -> DeliveryResult {
         let now = Date()
         if let expiresAt = delivery.expiresAt, expiresAt <= now {
-            return DeliveryResult(deliveryID: delivery.id, attempt: delivery.attempt, state: .dead, reason: "notification expired")
+            return DeliveryResult(.expired, for: delivery, sentAt: now)
         }
         guard let sender = delivery.sandbox ? sandbox?.sender(for: delivery.provider) : senders[delivery.provider] else {
-            let provider = delivery.provider.rawValue
-            return DeliveryResult(
-                deliveryID: delivery.id, attempt: delivery.attempt, state: .dead,
-                reason: "\(provider)_not_supported: this worker cannot send to \(provider)\(delivery.sandbox ? " in sandbox mode" : "")"
-            )
+            return DeliveryResult(.unsupportedProvider(delivery.provider, sandbox: delivery.sandbox), for: delivery, sentAt: now)
         }
         let start = ContinuousClock.now
         let outcome = await sender.send(delivery)

@@ -29,7 +29,7 @@ struct QueueMaintenance: Sendable {
     private func pass(_ run: WorkerRun) async throws {
         _ = try await run.step("raising the queue's floor") { [queue] in try await queue.raiseFloor() }
         let rescued = try await run.step("rescuing expired leases") { [queue, configuration] in
-            try await queue.rescueExpiredLeases(maxAttempts: configuration.retryPolicy.maxAttempts)
+            try await queue.rescueExpiredLeases(policy: configuration.retryPolicy)
         }
         let expired = try await run.step("expiring overdue deliveries") { [queue] in try await queue.expireOverdue() }
         metrics.maintained(rescued: rescued, expired: expired)

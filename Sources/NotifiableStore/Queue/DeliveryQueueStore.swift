@@ -51,7 +51,8 @@ public struct DeliveryQueueStore: Sendable {
                 let provider = Provider(rawValue: provider)
             else {
                 logger.error("stored notification content is unreadable", metadata: ["notification_id": "\(notificationID)"])
-                unreadable.append(DeliveryResult(deliveryID: id, attempt: Int(attempt), state: .failed, reason: "stored notification content is unreadable"))
+                let decision = DeliveryDecision.unreadableContent
+                unreadable.append(DeliveryResult(deliveryID: id, attempt: Int(attempt), state: decision.state, reason: decision.reason))
                 continue
             }
             if kind == "push" { contents[notificationID] = (content, rendered) }
@@ -107,32 +108,44 @@ public struct DeliveryQueueStore: Sendable {
     }
 
     /// The reason a delivery rescued from a lease that ran out carries (until its next attempt).
-    public static let leaseRanOut = "worker lease ran out"
+    public static let leaseRanOut = DeliveryDecision.leaseRanOutReason
 
-    /// Returns deliveries whose lease ran out (their worker died or stalled) to the queue,
-    /// or to `dead` when they have had `maxAttempts` claims already. Its worker may have sent it:
-    /// an attempt of unknown outcome; that worker's record, should it come late, is ignored.
+    /// Returns deliveries whose lease ran out (their worker died or stalled) to the queue, or
+    /// gives them up, as `DeliveryDecision.afterLeaseRanOut` decides for each. Its worker may have
+    /// sent it: an attempt of unknown outcome; that worker's record, should it come late, is ignored.
     @discardableResult
-    public func rescueExpiredLeases(maxAttempts: Int) async throws -> Int {
+    public func rescueExpiredLeases(policy: RetryPolicy, now: Date = Date()) async throws -> Int {
         // Nothing runs below the floor; naming it spares planning every older day.
         let floor = try await DeliveryPartitions.queueFloor(on: client, logger: logger)
-        let rows = try await client.query(
-            """
-            UPDATE deliveries SET
-                state = CASE WHEN attempts >= \(maxAttempts) THEN 'dead' ELSE 'retrying' END,
-                dead_at = CASE WHEN attempts >= \(maxAttempts) THEN now() END,
-                reason = \(Self.leaseRanOut) || COALESCE(' after: ' || reason, ''),
-                unknown_outcomes = unknown_outcomes + 1,
-                locked_until = NULL, run_at = now(), updated_at = now()
-            WHERE day >= \(floor) AND (id, day) IN (
-                SELECT id, day FROM deliveries WHERE state = 'running' AND locked_until < now() AND day >= \(floor)
+        return try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT id, day, attempts, reason FROM deliveries
+                WHERE state = 'running' AND locked_until < now() AND day >= \(floor)
                 LIMIT 10000 FOR UPDATE SKIP LOCKED
+                """,
+                logger: logger
             )
-            RETURNING id
-            """,
-            logger: logger
-        )
-        return try await rows.count()
+            var ids: [Int64] = [], days: [Int32] = [], states: [String] = [], reasons: [String] = []
+            for try await (id, day, attempts, reason) in rows.decode((Int64, Int32, Int32, String?).self) {
+                let decision = DeliveryDecision.afterLeaseRanOut(attempts: Int(attempts), previousReason: reason, policy: policy, now: now)
+                ids.append(id)
+                days.append(day)
+                states.append(decision.state.rawValue)
+                reasons.append(decision.reason ?? "")
+            }
+            guard !ids.isEmpty else { return 0 }
+            try await connection.query(
+                """
+                UPDATE deliveries q SET state = r.state, dead_at = CASE WHEN r.state = 'dead' THEN now() END, reason = r.reason,
+                    unknown_outcomes = q.unknown_outcomes + 1, locked_until = NULL, run_at = now(), updated_at = now()
+                FROM unnest(\(ids)::int8[], \(days)::int4[], \(states)::text[], \(reasons)::text[]) AS r(id, day, state, reason)
+                WHERE q.id = r.id AND q.day = r.day AND q.day = ANY(\(Array(Set(days)))::int4[])
+                """,
+                logger: logger
+            )
+            return ids.count
+        }
     }
 
     /// Moves the queue's floor up past the days with nothing left waiting or running, so that
@@ -142,13 +155,13 @@ public struct DeliveryQueueStore: Sendable {
         try await DeliveryPartitions.raiseQueueFloor(on: client, logger: logger)
     }
 
-    /// Settles waiting deliveries of expired notifications as dead: they can no longer be sent.
+    /// Settles waiting deliveries of expired notifications as `DeliveryDecision.expired` says.
     @discardableResult
     public func expireOverdue() async throws -> Int {
         let floor = try await DeliveryPartitions.queueFloor(on: client, logger: logger)
         let rows = try await client.query(
             """
-            UPDATE deliveries q SET state = 'dead', dead_at = now(), updated_at = now(), reason = 'notification expired'
+            UPDATE deliveries q SET state = \(DeliveryDecision.expired.state.rawValue), dead_at = now(), updated_at = now(), reason = \(DeliveryDecision.expired.reason)
             FROM notifications n
             WHERE n.id = q.notification_id AND COALESCE(q.expires_at, n.expires_at) <= now() AND q.state IN \(unescaped: DeliveryStateList.waiting)
               AND q.day >= \(floor)
