@@ -11,7 +11,7 @@ import Testing
 /// notification whose counts are not folded yet — upgrades to exactly the schema of a database
 /// built fresh, its rows intact and its triggers counting.
 @Suite struct StoredFunctionUpgradeTests {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/database-migrated-to-0030.sql.gz")
 
     @Test func aDatabaseMigratedBeforeTheMoveUpgradesToTheSchemaOfAFreshOne() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import NotifiableStore
+import NotifiableTesting
 import Testing
 
 @Suite struct SQLScriptTests {
@@ -94,10 +95,7 @@ import Testing
     }
 
     @Test func migrationFileSplitsIntoItsStatements() throws {
-        // Tests/NotifiableStoreTests/SQLScriptTests.swift → package root.
-        let root = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let file = root.appendingPathComponent("Migrations/0001_apps_and_devices.sql")
+        let file = TestDatabase.migrationsDirectory.appendingPathComponent("0001_apps_and_devices.sql")
         let script = try String(contentsOf: file, encoding: .utf8)
         let statements = SQLScript.statements(in: script)
         // Every statement of the file starts a line with CREATE or ALTER; count those lines.
