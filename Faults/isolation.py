@@ -147,6 +147,15 @@ def main():
     time.sleep(1.5)  # past the sync-signal delay, so nothing of A's is still due to change
     wait_until(settled, 60, "sync signals settled")
 
+    # A Live Activity of A's, with its channel asked for: its id is a name A chose, which B may
+    # use for an activity of its own but must never reach A's through.
+    a_activity = "match-of-a"
+    for path, body in ((f"/api/v1/live_activities/{a_activity}/channel", {}),
+                       ("/api/v1/live_activities", {"event": "update", "activity_id": a_activity, "content_state": {"n": 1}})):
+        made = Client(api.url, app_a["server_credentials"]).post(path, body)
+        expect(made.status in (200, 202), f"app A's Live Activity ({made.status} {made.body[:200]})")
+    wait_until(settled, 60, "app A's Live Activity settled")
+
     # A webhook of A's: an event B's requests caused in A would be a new row of A's.
     closed_port = free_port()
     webhook = Client(api.url, admin=True).post(f"/admin/apps/{app_a['id']}/webhooks",
@@ -166,11 +175,15 @@ def main():
     rounds = scaled(6, 2)
     for _ in range(rounds):
         for method, template in operations:
+            if template.endswith("{activity_id}/channel"):
+                continue  # makes the caller's own activity under the name it gives: tried below
             callers = [("user token", b_user)] if template.startswith("/api/v1/me/") else \
                       [("device credentials", b_device), ("server credentials", b_server)]
             for role, client in callers:
                 if "{alias}" in template:
                     targets = [("A's alias", a["alias"]), ("an alias never seen", f"nobody-{rng.randrange(10**9)}")]
+                elif "{activity_id}" in template:
+                    targets = [("A's activity", a_activity), ("an activity id never used", "never-an-activity")]
                 elif template.startswith("/api/v1/device_tokens/"):
                     targets = [("A's device", rng.choice(a["devices"])), ("a device id never used", NEVER)]
                 else:
@@ -243,6 +256,13 @@ def main():
         if answer_key(answers[0]) != answer_key(answers[1]):
             leaks.append(f"{method} /api/v1/me/notifications/:id naming A's device in its {query_or_body}: "
                          f"{answer_key(answers[0])}, for a device never used {answer_key(answers[1])}")
+    # B asking for a channel under A's activity's name gets a channel of its own activity, and
+    # reads back its own: A's activity and channel are untouched (the snapshot below).
+    own = b_server.post(f"/api/v1/live_activities/{a_activity}/channel", {})
+    read = b_server.request("GET", f"/api/v1/live_activities/{a_activity}")
+    tried += 2
+    expect(own.status == 202 and read.status == 200 and (read.json or {}).get("notification_id") not in a["notifications"],
+           f"B's own activity under A's activity's name: {own.status} {read.status} {read.body[:200]}")
     sent = b_server.post("/api/v1/notifications", {"title": "B to A", "message": "x", "device_ids": a["devices"]})
     sent_alias = b_server.post("/api/v1/notifications", {"title": "B to A's user", "message": "x", "user_aliases": [a["alias"]]})
     tried += 2

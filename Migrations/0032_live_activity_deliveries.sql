@@ -1,3 +1,6 @@
+-- Incompatible with the previous release: its API processes would keep queueing Live Activity
+-- events as sync deliveries, which this release neither counts nor cancels at an activity's end.
+--
 -- A Live Activity's pushes are deliveries of their own kind, 'activity', beside 'push' (a
 -- notification to its audience) and 'sync' (a stateful notification's silent signal). Like a sync
 -- signal, an activity event carries its own content and is sent to each device in order, a newer
@@ -6,13 +9,17 @@
 -- one can be re-queued (deliveries_count_changes, record_delivery_webhook_events, DeadDeliveries).
 --
 -- By hand: SELECT kind, state, count(*) FROM deliveries GROUP BY 1, 2;
+--
+-- The constraints change in one statement, so deliveries are read once to check them; the table
+-- is locked meanwhile (reads too) and while the three indexes are built (docs/operations.md).
 
 LOCK TABLE notifications, deliveries IN SHARE ROW EXCLUSIVE MODE;
 
-ALTER TABLE deliveries DROP CONSTRAINT deliveries_kind_check;
-ALTER TABLE deliveries ADD CONSTRAINT deliveries_kind_check CHECK (kind IN ('push', 'sync', 'activity'));
-ALTER TABLE deliveries DROP CONSTRAINT deliveries_sync_has_content;
-ALTER TABLE deliveries ADD CONSTRAINT deliveries_own_content CHECK ((kind <> 'push') = (content IS NOT NULL));
+ALTER TABLE deliveries
+    DROP CONSTRAINT deliveries_kind_check,
+    DROP CONSTRAINT deliveries_sync_has_content,
+    ADD CONSTRAINT deliveries_kind_check CHECK (kind IN ('push', 'sync', 'activity')),
+    ADD CONSTRAINT deliveries_own_content CHECK ((kind <> 'push') = (content IS NOT NULL));
 
 -- The events queued before: sync deliveries of an activity's notification. The triggers in place
 -- now count pushes only, so the counts they gain are appended here, as the triggers will append

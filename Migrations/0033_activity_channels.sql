@@ -19,6 +19,8 @@ ALTER TABLE live_activities
     ADD COLUMN channel_attempts integer NOT NULL DEFAULT 0,
     ADD COLUMN channel_run_at timestamptz,
     ADD COLUMN channel_locked_until timestamptz,
+    -- Counts the leases taken on its channel work: an answer is recorded only under its own lease.
+    ADD COLUMN channel_claims integer NOT NULL DEFAULT 0,
     ADD CONSTRAINT live_activities_open_channel_has_id CHECK (channel_state IS DISTINCT FROM 'open' OR channel_id IS NOT NULL);
 
 -- What the workers have to do at Apple: channels to make and to delete.

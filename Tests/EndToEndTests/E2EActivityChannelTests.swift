@@ -127,4 +127,20 @@ import Testing
             }
         }
     }
+    /// An app in sandbox mode makes its channels and broadcasts at the worker's built-in gateway,
+    /// never at Apple.
+    @Test func anAppInSandboxModeBroadcastsToTheBuiltInGateway() async throws {
+        try await withTestService(workers: true) { client, service in
+            let created = try await client.admin(.post, "/admin/apps", body: #"{"name": "Demo", "delivery_mode": "sandbox"}"#, service: service)
+            let server = Credential(.server, ofCreatedApp: created.json)
+            #expect(try await client.signed(.post, "/api/v1/live_activities/demo-1/channel", as: server).status == .accepted)
+            let summary = { @Sendable in try await client.signed(.get, "/api/v1/live_activities/demo-1", as: server) }
+            #expect(try await service.eventually(timeout: .seconds(20)) { try await summary().json["channel"]?["state"]?.stringValue == "open" })
+            _ = try await Self.event(client, server, #"{"event": "update", "activity_id": "demo-1", "content_state": {"n": 1}}"#)
+            #expect(try await service.eventually(timeout: .seconds(20)) { try await summary().json["broadcasts"]?["sent"]?.intValue == 1 })
+            _ = try await Self.event(client, server, #"{"event": "end", "activity_id": "demo-1", "content_state": {"n": 2}}"#)
+            #expect(try await service.eventually(timeout: .seconds(20)) { try await summary().json["channel"]?["state"]?.stringValue == "closed" })
+            #expect(try await summary().json["broadcasts"]?["sent"]?.intValue == 2)
+        }
+    }
 }

@@ -10,7 +10,9 @@ import NotifiableStore
 /// push (`DeliveryDecision`).
 struct ActivityChannelStage: Sendable {
     let store: ActivityChannelStore
-    let gateway: any ActivityChannelGateway
+    /// Apple's, and the built-in gateway of apps in sandbox mode.
+    let live: (any ActivityChannelGateway)?
+    let sandbox: (any ActivityChannelGateway)?
     let configuration: DeliveryWorkerConfiguration
     let logger: Logger
 
@@ -54,10 +56,11 @@ struct ActivityChannelStage: Sendable {
     /// Makes or deletes one channel at Apple and records the answer.
     private func carry(_ work: ActivityChannelWork, _ run: WorkerRun) async throws {
         let answer: ActivityChannelAnswer
-        switch work.action {
-        case .create(let storage): answer = await gateway.createChannel(appID: work.appID, messageStorage: storage)
-        case .delete(let channelID?): answer = await gateway.deleteChannel(appID: work.appID, channelID: channelID)
-        case .delete(nil): answer = .deleted
+        switch (work.action, work.sandbox ? sandbox : live) {
+        case (.delete(nil), _): answer = .deleted
+        case (_, nil): answer = .refused(reason: "apns_not_supported: this worker cannot reach APNs\(work.sandbox ? " in sandbox mode" : "")")
+        case (.create(let storage), let gateway?): answer = await gateway.createChannel(appID: work.appID, messageStorage: storage)
+        case (.delete(let channelID?), let gateway?): answer = await gateway.deleteChannel(appID: work.appID, channelID: channelID)
         }
         logger.info(
             "broadcast channel work", metadata: ["app_id": "\(work.appID)", "activity_id": "\(work.activityID)", "answer": "\(answer)"])
@@ -77,11 +80,19 @@ struct ActivityChannelStage: Sendable {
     }
 
     private func send(_ broadcast: ClaimedBroadcast, _ run: WorkerRun) async {
-        let (outcome, status) = await gateway.broadcast(broadcast)
-        let decision = DeliveryDecision.after(
-            outcome, attempt: broadcast.attempt, policy: configuration.retryPolicy, now: Date(), expiresAt: broadcast.expiresAt, sandbox: false)
+        let decision: DeliveryDecision
+        var status: Int?
+        if let gateway = broadcast.sandbox ? sandbox : live {
+            let answer = await gateway.broadcast(broadcast)
+            status = answer.status
+            decision = DeliveryDecision.after(
+                answer.outcome, attempt: broadcast.attempt, policy: configuration.retryPolicy, now: Date(), expiresAt: broadcast.expiresAt,
+                sandbox: broadcast.sandbox)
+        } else {
+            decision = .unsupportedProvider(.apns, sandbox: broadcast.sandbox)
+        }
         do {
-            try await run.step("recording a broadcast") { [store] in try await store.record(broadcast, decision, gatewayStatus: status) }
+            try await run.step("recording a broadcast") { [store, status] in try await store.record(broadcast, decision, gatewayStatus: status) }
         } catch {
             // Its lease runs out and the broadcast is sent again: the activity's timestamp keeps it harmless.
             logger.error("recording a broadcast failed", metadata: ["broadcast_id": "\(broadcast.id)", "error": "\(databaseErrorText(error))"])

@@ -53,10 +53,14 @@ public final class DeliveryWorker: Service {
             deviceCounts: DeviceCountStore(client: postgres, logger: logger), configuration: configuration, metrics: metrics, logger: logger
         )
         listener = WakeListener(postgres: sessions ?? postgres, logger: logger)
-        channels = (senders[.apns] as? any ActivityChannelGateway).map {
-            ActivityChannelStage(
-                store: ActivityChannelStore(client: postgres, logger: logger), gateway: $0, configuration: configuration, logger: logger)
-        }
+        let liveChannels = senders[.apns] as? any ActivityChannelGateway
+        let sandboxChannels = sandbox?.sender(for: .apns) as? any ActivityChannelGateway
+        channels =
+            liveChannels == nil && sandboxChannels == nil
+            ? nil
+            : ActivityChannelStage(
+                store: ActivityChannelStore(client: postgres, logger: logger), live: liveChannels, sandbox: sandboxChannels,
+                configuration: configuration, logger: logger)
     }
 
     public func run() async throws {

@@ -15,6 +15,8 @@ public struct ClaimedBroadcast: Sendable {
     /// The channel keeps the latest broadcast for a device that is offline (Apple's
     /// message-storage-policy 1); without, APNs takes only `apns-expiration: 0`.
     public let messageStorage: Bool
+    /// The app sends to the built-in gateways.
+    public let sandbox: Bool
     /// 1 for the first.
     public let attempt: Int
 }
@@ -75,8 +77,8 @@ enum ActivityBroadcasts {
             """
             UPDATE activity_broadcasts b SET state = 'running', attempts = b.attempts + 1, updated_at = now(),
                    locked_until = now() + make_interval(secs => \(Double(lease.components.seconds)))
-            FROM live_activities a
-            WHERE b.id IN (
+            FROM live_activities a, apps p
+            WHERE p.id = b.app_id AND b.id IN (
                 SELECT r.id FROM activity_broadcasts r
                 WHERE r.state IN ('available', 'retrying') AND r.run_at <= now()
                   AND NOT EXISTS (SELECT 1 FROM activity_broadcasts older
@@ -85,19 +87,19 @@ enum ActivityBroadcasts {
                 FOR UPDATE SKIP LOCKED)
               AND a.app_id = b.app_id AND a.activity_id = b.activity_id
             RETURNING b.id, b.app_id, b.activity_id, b.notification_id, b.channel_id, b.content::text, b.expires_at,
-                      a.channel_message_storage, b.attempts
+                      a.channel_message_storage, p.delivery_mode = 'sandbox', b.attempts
             """,
             logger: logger
         )
         var claimed: [ClaimedBroadcast] = []
-        for try await (id, appID, activityID, notificationID, channelID, content, expiresAt, storage, attempts) in rows.decode(
-            (Int64, Int64, String, Int64, String, String, Date, Bool, Int).self
+        for try await (id, appID, activityID, notificationID, channelID, content, expiresAt, storage, sandbox, attempts) in rows.decode(
+            (Int64, Int64, String, Int64, String, String, Date, Bool, Bool, Int).self
         ) {
             claimed.append(
                 ClaimedBroadcast(
                     id: id, appID: appID, activityID: activityID, notificationID: notificationID, channelID: channelID,
                     content: try StoredJSON.decode(NotificationContent.self, from: content), expiresAt: expiresAt, messageStorage: storage,
-                    attempt: attempts))
+                    sandbox: sandbox, attempt: attempts))
         }
         return claimed
     }

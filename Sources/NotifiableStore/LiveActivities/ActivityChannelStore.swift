@@ -19,8 +19,10 @@ public struct ActivityChannelStore: Sendable {
     public func claimWork(limit: Int, lease: Duration) async throws -> [ActivityChannelWork] {
         let rows = try await client.query(
             """
-            UPDATE live_activities a SET channel_locked_until = now() + make_interval(secs => \(Double(lease.components.seconds)))
-            WHERE a.id IN (
+            UPDATE live_activities a SET channel_locked_until = now() + make_interval(secs => \(Double(lease.components.seconds))),
+                   channel_claims = a.channel_claims + 1
+            FROM apps p
+            WHERE p.id = a.app_id AND a.id IN (
                 SELECT w.id FROM live_activities w
                 WHERE w.channel_state IN ('requested', 'closing') AND w.channel_run_at <= now()
                   AND (w.channel_locked_until IS NULL OR w.channel_locked_until < now())
@@ -29,28 +31,30 @@ public struct ActivityChannelStore: Sendable {
                       WHERE b.app_id = w.app_id AND b.activity_id = w.activity_id AND b.state IN ('available', 'retrying', 'running')))
                 ORDER BY w.channel_run_at LIMIT \(limit)
                 FOR UPDATE SKIP LOCKED)
-            RETURNING a.id, a.app_id, a.activity_id, a.channel_state, a.channel_id, a.channel_message_storage, a.channel_attempts
+            RETURNING a.id, a.app_id, a.activity_id, a.channel_state, a.channel_id, a.channel_message_storage, a.channel_attempts,
+                      a.channel_claims, p.delivery_mode = 'sandbox'
             """,
             logger: logger
         )
         var work: [ActivityChannelWork] = []
-        for try await (id, appID, activityID, state, channelID, storage, attempts) in rows.decode(
-            (Int64, Int64, String, String, String?, Bool, Int).self
+        for try await (id, appID, activityID, state, channelID, storage, attempts, claim, sandbox) in rows.decode(
+            (Int64, Int64, String, String, String?, Bool, Int, Int, Bool).self
         ) {
             let action: ActivityChannelWork.Action = state == "requested" ? .create(messageStorage: storage) : .delete(channelID: channelID)
-            work.append(ActivityChannelWork(id: id, appID: appID, activityID: activityID, action: action, attempts: attempts))
+            work.append(
+                ActivityChannelWork(id: id, appID: appID, activityID: activityID, action: action, attempts: attempts, claim: claim, sandbox: sandbox))
         }
         return work
     }
 
-    /// Apple made the channel. An activity that ended meanwhile keeps `closing`, so the new channel
-    /// is deleted next.
+    /// Apple made the channel. An activity that ended meanwhile (`closing`, or `closed` when there
+    /// was nothing to delete yet) goes to `closing`, so the new channel is deleted next.
     public func created(_ work: ActivityChannelWork, channelID: String) async throws {
         try await client.query(
             """
             UPDATE live_activities SET channel_id = \(channelID), channel_error = NULL, channel_locked_until = NULL, channel_attempts = 0,
-                   channel_state = CASE WHEN channel_state = 'requested' THEN 'open' ELSE channel_state END, channel_run_at = now()
-            WHERE id = \(work.id)
+                   channel_state = CASE WHEN channel_state = 'requested' THEN 'open' ELSE 'closing' END, channel_run_at = now()
+            WHERE id = \(work.id) AND channel_claims = \(work.claim)
             """,
             logger: logger
         )
@@ -61,7 +65,7 @@ public struct ActivityChannelStore: Sendable {
         try await client.query(
             """
             UPDATE live_activities SET channel_state = 'closed', channel_locked_until = NULL, channel_error = NULL
-            WHERE id = \(work.id) AND channel_state = 'closing'
+            WHERE id = \(work.id) AND channel_state = 'closing' AND channel_claims = \(work.claim)
             """,
             logger: logger
         )
@@ -73,7 +77,7 @@ public struct ActivityChannelStore: Sendable {
             """
             UPDATE live_activities SET channel_run_at = \(at), channel_error = \(reason), channel_attempts = channel_attempts + 1,
                    channel_locked_until = NULL
-            WHERE id = \(work.id)
+            WHERE id = \(work.id) AND channel_claims = \(work.claim)
             """,
             logger: logger
         )
@@ -86,7 +90,7 @@ public struct ActivityChannelStore: Sendable {
             """
             UPDATE live_activities SET channel_error = \(reason), channel_locked_until = NULL,
                    channel_state = CASE WHEN channel_state = 'requested' THEN 'failed' ELSE 'closed' END
-            WHERE id = \(work.id)
+            WHERE id = \(work.id) AND channel_claims = \(work.claim)
             """,
             logger: logger
         )

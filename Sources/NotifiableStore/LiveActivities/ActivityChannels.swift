@@ -39,6 +39,10 @@ public struct ActivityChannelWork: Sendable, Equatable {
     public let action: Action
     /// Attempts made before this one.
     public let attempts: Int
+    /// Which lease this is (`channel_claims`): an answer is recorded under its own lease only.
+    public let claim: Int
+    /// The app sends to the built-in gateways.
+    public let sandbox: Bool
 }
 
 /// The channel columns of `live_activities`: the API asks for a channel and an end closes it

@@ -76,6 +76,8 @@ public struct LiveActivityStore: Sendable {
     /// dismissed it), and cancels the activity's event still waiting for it; false when it had none.
     public func removeToken(appID: Int64, deviceID: Int64, activityID: String) async throws -> Bool {
         try await client.withTransaction(logger: logger) { connection in
+            // After an event being accepted for the activity, whose pushes are then cancelled too.
+            try await Self.lockActivityEvents(appID: appID, activityID: activityID, on: connection, logger: logger)
             let removed = try await connection.query(
                 """
                 DELETE FROM live_activity_tokens t USING devices d
@@ -231,6 +233,13 @@ public struct LiveActivityStore: Sendable {
     /// The reason the sender gives a push whose activity token APNs no longer takes.
     public static let tokenGonePrefix = "activity token gone"
 
+    /// Waits for the events of the activity being accepted, and holds the next ones back until
+    /// this transaction ends (an advisory lock: the activity may have no row yet).
+    static func lockActivityEvents(appID: Int64, activityID: String, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtextextended(\(String(appID)) || '/' || \(activityID), 0))", logger: logger)
+    }
+
     /// What an event or a channel request finds of its activity, with its row locked.
     struct LockedActivity {
         let notificationID: Int64
@@ -251,8 +260,7 @@ public struct LiveActivityStore: Sendable {
     func lockActivity(
         appID: Int64, activityID: String, starting: Bool, first: LiveActivityPush?, on connection: PostgresConnection
     ) async throws -> LockedActivity {
-        try await connection.query(
-            "SELECT pg_advisory_xact_lock(hashtextextended(\(String(appID)) || '/' || \(activityID), 0))", logger: logger)
+        try await Self.lockActivityEvents(appID: appID, activityID: activityID, on: connection, logger: logger)
         let rows = try await connection.query(
             """
             SELECT notification_id, last_timestamp, state, delivery_day(created_at), channel_state, channel_id FROM live_activities

@@ -21,6 +21,12 @@ enum DeadDeliveries {
               AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL
               AND n.state <> 'cancelled'
               AND (COALESCE(q.expires_at, n.expires_at) IS NULL OR COALESCE(q.expires_at, n.expires_at) > now())
+              -- A Live Activity's event goes again only when it is the device's newest of the activity:
+              -- an older one would be superseded, and two waiting at once are one too many.
+              AND (q.kind = 'push' OR NOT EXISTS (
+                  SELECT 1 FROM deliveries newer
+                  WHERE newer.kind = q.kind AND newer.notification_id = q.notification_id AND newer.device_id = q.device_id
+                    AND newer.id > q.id))
               AND (\(appID)::int8 IS NULL OR q.app_id = \(appID)::int8)
               AND (\(ids)::int8[] IS NULL OR q.id = ANY(\(ids)::int8[]))
               AND (\(notificationID)::int8 IS NULL OR q.notification_id = \(notificationID)::int8)

@@ -140,4 +140,25 @@ import Testing
             #expect(bad.status == .unprocessableContent && bad.json["error"]?["field"]?.stringValue == "activity_id")
         }
     }
+    /// Two events of one activity died for one device: re-queueing sends the newest again, and only it.
+    @Test func ofAnActivitysDeadEventsOnlyTheNewestIsRequeued() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xE1), alias: "eve")
+            _ = try await client.signed(
+                .post, "/api/v1/device_tokens/\(device)/live_activities", body: #"{"activity_id": "flight-9", "token": "\#(Pipeline.token(0xE2))"}"#,
+                as: app.deviceCredential)
+            let queue = DeliveryQueueStore(client: service.postgres, logger: TestDatabase.logger)
+            for gate in 1...2 {
+                _ = try await Self.event(client, app, gate)
+                let claimed = try await queue.claim(limit: 10, lease: .seconds(30))
+                try #require(claimed.count == 1)
+                try await queue.record([DeliveryResult(deliveryID: claimed[0].id, attempt: claimed[0].attempt, state: .dead, reason: "Shutdown")])
+            }
+            #expect(try await QueueAdminStore(client: service.postgres, logger: TestDatabase.logger).requeueDead(appID: app.app.id, ids: nil) == 1)
+            let again = try await queue.claim(limit: 10, lease: .seconds(30))
+            try #require(again.count == 1)
+            #expect(again[0].content.liveActivity?.contentState == ["gate": .integer(2)])
+        }
+    }
 }
