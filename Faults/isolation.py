@@ -154,7 +154,12 @@ def main():
                        ("/api/v1/live_activities", {"event": "update", "activity_id": a_activity, "content_state": {"n": 1}})):
         made = Client(api.url, app_a["server_credentials"]).post(path, body)
         expect(made.status in (200, 202), f"app A's Live Activity ({made.status} {made.body[:200]})")
+    def channel_settled():
+        # The channel made by a worker and the event's broadcast sent: nothing of A's is still due to change.
+        return sql("SELECT count(*) FROM live_activities WHERE channel_state IN ('requested', 'closing') "
+                   "UNION ALL SELECT count(*) FROM activity_broadcasts WHERE state IN ('available', 'running', 'retrying')") == "0\n0"
     wait_until(settled, 60, "app A's Live Activity settled")
+    wait_until(channel_settled, 60, "app A's Live Activity channel made and broadcast sent")
 
     # A webhook of A's: an event B's requests caused in A would be a new row of A's.
     closed_port = free_port()
