@@ -19,10 +19,8 @@ struct ActivityChannelStage: Sendable {
     /// Broadcasts and channel requests are few (one per event of a followed activity, not per device).
     static let batchSize = 20
 
-    /// How often leases run out and expiries are looked for; and the least time between two looks
-    /// for work when the last found none, however often the workers' bell rings.
+    /// How often leases run out and expiries are looked for.
     static let tidyInterval = Duration.seconds(5)
-    static let idleSpacing = Duration.milliseconds(250)
 
     func run(_ run: WorkerRun) async {
         var tidied = ContinuousClock.now - Self.tidyInterval
@@ -42,10 +40,8 @@ struct ActivityChannelStage: Sendable {
                 await withTaskGroup(of: Void.self) { group in
                     for broadcast in broadcasts { group.addTask { await send(broadcast, run) } }
                 }
-                if channels.isEmpty && broadcasts.isEmpty {
-                    try? await Task.sleep(for: Self.idleSpacing)
-                    await run.work.wait(atMost: configuration.pollInterval * 4)
-                }
+                // Its own bell: the workers' rings for every accepted notification are not for it.
+                if channels.isEmpty && broadcasts.isEmpty { await run.channels.wait(atMost: configuration.pollInterval * 4) }
             } catch {
                 logger.error("channel work failed; retrying shortly", metadata: ["error": "\(databaseErrorText(error))"])
                 try? await Task.sleep(for: .seconds(1))

@@ -18,8 +18,12 @@ struct WakeListener: Sendable {
                 // pool without a listener still registered on it.
                 try await postgres.withConnection { connection in
                     try await connection.listen(on: "notifiable_work") { notifications in
-                        for try await _ in notifications {
-                            await run.work.ring()
+                        for try await notification in notifications {
+                            if notification.payload == WorkerWake.channels.rawValue {
+                                await run.channels.ring()
+                            } else {
+                                await run.work.ring()
+                            }
                         }
                     }
                 }

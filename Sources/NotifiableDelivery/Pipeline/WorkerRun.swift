@@ -8,6 +8,8 @@ final class WorkerRun: Sendable {
     let work = Doorbell()
     /// Rung only to stop: maintenance keeps its own pace, not the pace of work arriving.
     let maintenance = Doorbell()
+    /// Rung when a broadcast channel is asked for or a broadcast queued (`WorkerWake.channels`).
+    let channels = Doorbell()
     private let stopped = Mutex(false)
     private let stepDeadline: Duration
 
@@ -23,6 +25,7 @@ final class WorkerRun: Sendable {
         stopped.withLock { $0 = true }
         await work.ring()
         await maintenance.ring()
+        await channels.ring()
     }
 
     /// One database step of a stage, abandoned after the configured deadline (see `databaseStep`).

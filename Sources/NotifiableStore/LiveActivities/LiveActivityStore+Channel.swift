@@ -13,7 +13,7 @@ extension LiveActivityStore {
                     appID: appID, activityID: activityID, messageStorage: messageStorage, on: connection, logger: logger)
             }
         }
-        if channel.state == .requested { await wakeWorkers(client, logger: logger) }
+        if channel.state == .requested { await wakeWorkers(client, logger: logger, for: .channels) }
         return channel
     }
 }

@@ -226,7 +226,8 @@ public struct LiveActivityStore: Sendable {
             }
             return Sent(notificationID: notificationID, timestamp: push.timestamp, devices: devices, broadcast: broadcast)
         }
-        if sent.devices > 0 || sent.broadcast { await wakeWorkers(client, logger: logger) }
+        if sent.devices > 0 { await wakeWorkers(client, logger: logger) }
+        if sent.broadcast { await wakeWorkers(client, logger: logger, for: .channels) }
         return sent
     }
 

@@ -49,6 +49,12 @@ import Testing
             #expect(moved.first == ["registered", "a previous user"])
             #expect(moved.contains(["user_changed", "a previous user → dave"]))
             #expect(!moved.joined().joined().contains("carol"))
+            // The SDK's unassign, `"user_alias": ""` in an update, anonymises it the same way.
+            let unassigned = try await client.signed(.patch, "/api/v1/device_tokens/\(other)", body: #"{"user_alias": ""}"#, as: device)
+            #expect(unassigned.status == .ok)
+            let anonymous = try await queries.history(deviceID: other, appID: app.app.id).map { [$0.event, $0.detail ?? ""] }
+            #expect(anonymous.last == ["anonymised", "a previous user → anonymous"], "\(anonymous)")
+            #expect(!anonymous.joined().joined().contains("dave"))
             // Another app's view of the device has no history.
             #expect(try await queries.history(deviceID: other, appID: app.app.id + 1_000_000).isEmpty)
         }

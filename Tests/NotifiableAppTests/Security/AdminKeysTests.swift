@@ -97,6 +97,15 @@ import Testing
                     case .allowed:
                         #expect(answer.status != .unauthorized && answer.status != .forbidden, "\(label) answered \(answer.status.code)")
                         #expect(answer.status != .notFound || tokenStatus == .notFound, "\(label) answered 404")
+                        // Each change a key makes is in the audit log under its operator, with the key.
+                        if role > 0, step.method != .get, answer.status.code < 400 {
+                            let recorded = try await service.integer(
+                                """
+                                SELECT count(*) FROM audit_log WHERE actor = \(names[role]) AND channel = 'admin-api'
+                                  AND action = \("\(step.method.rawValue) \(step.path(role))") AND detail ->> 'api_key' IS NOT NULL
+                                """)
+                            #expect((recorded ?? 0) >= 1, "\(label) is in the audit log under its operator")
+                        }
                     case .forbidden:
                         #expect(answer.status == .forbidden && answer.errorCode == "role_not_allowed", "\(label) answered \(answer.status.code)")
                     case .notFound:
