@@ -622,7 +622,7 @@ WITH kept AS (
            count(*) FILTER (WHERE state = 'sent') AS sent, count(*) FILTER (WHERE state = 'failed') AS failed,
            count(*) FILTER (WHERE state = 'dead') AS dead, count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
            count(delivered_at) AS delivered, count(opened_at) AS opened
-    FROM deliveries WHERE kind = 'push' GROUP BY notification_id
+    FROM deliveries WHERE kind <> 'sync' GROUP BY notification_id
 ), compared AS (
     SELECT n.id,
            ARRAY[k.pending, k.retrying, k.sent, k.failed, k.dead, k.cancelled, k.delivered, k.opened]::int8[] AS kept,
