@@ -155,7 +155,8 @@ public func buildRouter(
         groups: [
             ConsoleNotificationPages(
                 console: console, notifications: notificationReads, sending: sending, queue: queue,
-                queries: DashboardStore(client: reads, logger: logger), devices: devices, finder: finder, administration: administration),
+                queries: DashboardStore(client: reads, logger: logger), devices: devices, finder: finder, administration: administration,
+                activities: LiveActivityStore(client: reads, logger: logger)),
             ConsoleAppSettings(
                 console: console, administration: administration, apnsSettings: apnsSettings, fcmSettings: fcmSettings, webhooks: webhooks,
                 webhookTargets: configuration.webhooks.targets, rateLimits: configuration.rateLimits,

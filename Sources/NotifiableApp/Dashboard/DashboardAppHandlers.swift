@@ -17,6 +17,7 @@ struct ConsoleNotificationPages: ConsolePages {
     let devices: DeviceStore
     let finder: DeviceFinder
     let administration: AppAdministration
+    let activities: LiveActivityStore
 
     func addRoutes(to pages: RouterGroup<NotifiableRequestContext>) {
         pages.get(use: overview)
@@ -103,7 +104,8 @@ extension ConsoleNotificationPages {
             perMinute: try await queries.sendsPerMinute(notificationID: id), reasons: try await queries.failureReasons(notificationID: id),
             deliveries: deliveries, state: state, nextCursor: deliveries.count == Self.pageSize ? deliveries.last?.id : nil,
             csrf: csrf(request), maySend: viewer.may(.send(appID: app.id)),
-            requeued: request.uri.queryParameters["requeued"].flatMap { Int(String($0)) }
+            requeued: request.uri.queryParameters["requeued"].flatMap { Int(String($0)) },
+            activity: try await activities.summary(appID: app.id, notificationID: id)
         ).response()
     }
 

@@ -19,6 +19,8 @@ struct DashboardNotificationPage {
     let csrf: String
     let maySend: Bool
     let requeued: Int?
+    /// The Live Activity whose pushes this notification carries, if it is one's.
+    let activity: LiveActivityStore.Summary?
 
     /// While the notification is still on its way the page reloads itself, without script.
     var isLive: Bool { ["queued", "scheduled", "sending", "awaiting_content"].contains(status) }
@@ -77,6 +79,7 @@ struct DashboardNotificationPage {
         if maySend, counters.dead > 0 { actions.append(button("requeue", "Re-queue this notification's \(counters.dead) dead deliveries")) }
         if maySend, isLive { actions.append(button("cancel", "Cancel what is not sent yet")) }
         let notice = requeued.map { "<p class=\"ok\">Re-queued \($0) deliveries.</p>" } ?? ""
+        let liveActivity = activity.map(Self.activitySection) ?? ""
         return HTML.page(
             "Notification #\(notification.id)",
             """
@@ -85,7 +88,7 @@ struct DashboardNotificationPage {
             <p>\(actions.joined(separator: " "))</p>
             <div class="cards">\(cards)</div>
             <p>\(DashboardPages.bar(counters))</p>
-            \(userStates)
+            \(userStates)\(liveActivity)
             <h2>Text per locale</h2>\(texts)
             <h2>Sends per minute</h2>\(SendsChart(points: perMinute).svg())
             <h2>Failure reasons</h2>\(HTML.table(["State", "Reason", "Deliveries"], reasonRows, empty: "No failures."))
@@ -94,6 +97,24 @@ struct DashboardNotificationPage {
             \(more)
             <h2>Stored content</h2><pre>\(HTML.escape(payload))</pre>
             """, refreshSeconds: isLive ? 2 : nil)
+    }
+}
+
+extension DashboardNotificationPage {
+    /// A Live Activity's state, tokens, channel and broadcasts, above its pushes.
+    static func activitySection(_ activity: LiveActivityStore.Summary) -> String {
+        var facts = [
+            "<strong>\(HTML.escape(activity.activityID))</strong>", HTML.escape(activity.state),
+            "\(activity.tokens) token\(activity.tokens == 1 ? "" : "s") registered",
+        ]
+        if let channel = activity.channel {
+            facts.append(
+                "broadcast channel \(HTML.escape(channel.state.rawValue))" + (channel.channelID.map { " (<code>\(HTML.escape($0))</code>)" } ?? "")
+                    + (channel.error.map { ": \(HTML.escape($0))" } ?? ""))
+            let sent = activity.broadcasts.sorted { $0.key < $1.key }.map { "\($0.value) \(HTML.escape($0.key))" }
+            facts.append("broadcasts: " + (sent.isEmpty ? "none yet" : sent.joined(separator: ", ")))
+        }
+        return "<h2>Live Activity</h2><p id=\"live-activity\">" + facts.joined(separator: " · ") + "</p>"
     }
 }
 

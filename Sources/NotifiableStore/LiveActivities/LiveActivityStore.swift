@@ -312,6 +312,15 @@ public struct LiveActivityStore: Sendable {
         public let broadcasts: [String: Int64]
     }
 
+    /// The activity whose pushes a notification carries (the console's notification page); nil for
+    /// any other notification.
+    public func summary(appID: Int64, notificationID: Int64) async throws -> Summary? {
+        let rows = try await client.query(
+            "SELECT activity_id FROM live_activities WHERE app_id = \(appID) AND notification_id = \(notificationID)", logger: logger)
+        for try await activityID in rows.decode(String.self) { return try await summary(appID: appID, activityID: activityID) }
+        return nil
+    }
+
     public func summary(appID: Int64, activityID: String) async throws -> Summary? {
         let rows = try await client.query(
             """

@@ -420,6 +420,31 @@ import Testing
         }
     }
 
+    /// A Live Activity's notification page says which activity it is, its tokens, its channel and
+    /// its broadcasts; its pushes are rows of kind "activity" among the deliveries.
+    @Test func aLiveActivitysNotificationPageShowsTheActivityAndItsChannel() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let device = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xC0A1))
+            _ = try await client.signed(
+                .post, "/api/v1/device_tokens/\(device)/live_activities", body: #"{"activity_id": "race <7>", "token": "\#(Pipeline.token(0xC0A2))"}"#,
+                as: app.deviceCredential)
+            _ = try await client.signed(.post, "/api/v1/live_activities/race%20%3C7%3E/channel", as: app.serverCredential)
+            let event = try await client.signed(
+                .post, "/api/v1/live_activities", body: #"{"event": "update", "activity_id": "race <7>", "content_state": {"lap": 3}}"#,
+                as: app.serverCredential)
+            let id = try #require(event.json["notification_id"]?.intValue)
+            let console = try await ConsoleSession.admin(client, service)
+            let page = try await console.page("/dashboard/apps/\(app.app.id)/notifications/\(id)")
+            #expect(page.contains("<h2>Live Activity</h2>"))
+            #expect(page.contains("<strong>race &lt;7&gt;</strong> · active · 1 token registered · broadcast channel requested"), "\(page)")
+            #expect(page.contains("(activity)"), "its push is listed as the activity's")
+            // Any other notification's page has no such section.
+            let plain = try await Pipeline.send(client, app.serverCredential, #"{"title": "x", "device_ids": [\#(device)]}"#)
+            #expect(try await !console.page("/dashboard/apps/\(app.app.id)/notifications/\(plain)").contains("Live Activity"))
+        }
+    }
+
     @Test func requeueingANotificationTouchesOnlyItsOwnDeadDeliveries() async throws {
         try await withTestService(isolatedDatabase: true) { client, service in
             let app = try await service.createApp(name: "Requeue one")
