@@ -42,6 +42,43 @@ import Testing
         }
     }
 
+    /// A Live Activity's events queued before 0032 were sync deliveries, not counted: the upgrade
+    /// makes them `activity` deliveries and counts them, so the kept counters equal a recount, and
+    /// the triggers count what happens to them next.
+    @Test func aLiveActivitysEarlierEventsAreCountedAfterTheUpgrade() async throws {
+        let migrations = try Migrator.load(from: TestDatabase.migrationsDirectory)
+        try await TestDatabase.withFreshDatabase { url in
+            try await Self.restore(into: url)
+            try await withPostgresClient(try DatabaseURL.configuration(from: url), logger: TestDatabase.logger) { client in
+                let log = TestDatabase.logger
+                _ = try await client.query("SELECT create_delivery_partition(delivery_day(now()))", logger: log)
+                _ = try await client.query(
+                    """
+                    WITH made AS (
+                        INSERT INTO notifications (app_id, content, targeting, state, fanned_out_at)
+                        SELECT min(id), '{}', '{}', 'fanned_out', now() FROM apps RETURNING id, app_id
+                    ), activity AS (
+                        INSERT INTO live_activities (app_id, activity_id, notification_id) SELECT app_id, 'before-0032', id FROM made
+                    )
+                    INSERT INTO deliveries (kind, notification_id, app_id, device_id, content, state, push_token, sent_at)
+                    SELECT 'sync', made.id, made.app_id, d.id, '{}', s.state, 'ab', CASE WHEN s.state = 'sent' THEN now() END
+                    FROM made, (SELECT min(id) AS id FROM devices) d, (VALUES ('available'), ('sent')) AS s(state)
+                    """,
+                    logger: log)
+                let id = try await Self.count("SELECT notification_id FROM live_activities WHERE activity_id = 'before-0032'", client)
+                #expect(id > 0)
+                _ = try await Migrator(client: client, logger: log).migrate(migrations)
+                #expect(try await Self.count("SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND kind = 'activity'", client) == 2)
+                let counters = NotificationCounterStore(client: client, logger: log)
+                let after = try #require(try await counters.counters(notificationIDs: [id])[id])
+                #expect([after.targeted, after.sent, after.pending] == [2, 1, 1])
+                _ = try await client.query(
+                    "UPDATE deliveries SET state = 'sent', sent_at = now() WHERE notification_id = \(id) AND state = 'available'", logger: log)
+                #expect(try await counters.counters(notificationIDs: [id])[id]?.sent == 2)
+            }
+        }
+    }
+
     /// One that stopped before the last migration that defined a function as it was then would run
     /// the rest without the triggers their data moves were written beside: it is refused, saying
     /// what to do, and left as it was.
