@@ -25,23 +25,28 @@ extension Apps {
             @Flag(help: "Print exactly one JSON object, as POST /admin/apps/:id/webhooks answers.") var json = false
 
             func run() async throws {
-                let subscription: WebhookSubscription
+                let (id, url, eventNames) = (app, url, events.isEmpty ? nil : events)
+                // Said before the database is opened, so a mistyped flag is answered at once.
                 do {
-                    subscription = try WebhookSubscription(url: url, eventNames: events.isEmpty ? nil : events)
+                    _ = try WebhookSubscription(url: url, eventNames: eventNames)
                 } catch {
                     throw ArgumentParser.ValidationError("\(error.field?.hasPrefix("events") == true ? "--event" : "--url"): \(error.message)")
                 }
-                let id = app
                 let configuration = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
-                if let refusal = await configuration.webhooks.targets.refusal(of: subscription.url) {
+                let added: (webhook: Webhook, secret: String)?
+                do {
+                    added = try await withStores(audit: CommandAudit("apps webhooks add", appID: id)) { stores in
+                        do {
+                            return try await WebhookAdministration(webhooks: stores.webhooks, targets: configuration.webhooks.targets).add(
+                                appID: id, url: url, eventNames: eventNames)
+                        } catch WebhookAdministration.Refusal.noSuchApp {
+                            return nil
+                        }
+                    }
+                } catch WebhookAdministration.Refusal.internalTarget(let refusal) {
                     throw ArgumentParser.ValidationError("--url: \(refusal).")
                 }
-                guard
-                    let (webhook, secret) = try await withStores(
-                        audit: CommandAudit("apps webhooks add", appID: id), { try await $0.webhooks.create(appID: id, subscription) })
-                else {
-                    throw CommandFailure("There is no app \(id).")
-                }
+                guard let (webhook, secret) = added else { throw CommandFailure("There is no app \(id).") }
                 print(
                     json
                         ? AdminJSON.webhook(webhook, secret: secret)

@@ -151,16 +151,20 @@ extension ConsoleAppSettings {
             return Self.saved(app.id, "webhook \(id)")
         }
         let events = (form["events"] ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
-        let subscription: WebhookSubscription
-        do {
-            subscription = try WebhookSubscription(url: form["url"] ?? "", eventNames: events.isEmpty ? nil : events)
-        } catch {
-            throw ConsoleRefusal.invalid(error.message + " No webhook was added.")
-        }
+        let url = form["url"] ?? ""
         // The host only: a webhook's path or query often carries a secret, and the log outlives it.
-        AuditMiddleware.note(["host": URLComponents(string: subscription.url)?.host ?? "?", "change": "add"])
-        if let refusal = await webhookTargets.refusal(of: subscription.url) { throw ConsoleRefusal.invalid("\(refusal). No webhook was added.") }
-        guard let (webhook, secret) = try await webhooks.create(appID: app.id, subscription) else { throw ConsoleRefusal.notFound("There is no such app.") }
+        AuditMiddleware.note(["host": URLComponents(string: url)?.host ?? "?", "change": "add"])
+        let webhook: Webhook, secret: String
+        do {
+            (webhook, secret) = try await WebhookAdministration(webhooks: webhooks, targets: webhookTargets).add(
+                appID: app.id, url: url, eventNames: events.isEmpty ? nil : events)
+        } catch WebhookAdministration.Refusal.invalid(let error) {
+            throw ConsoleRefusal.invalid(error.message + " No webhook was added.")
+        } catch WebhookAdministration.Refusal.internalTarget(let refusal) {
+            throw ConsoleRefusal.invalid("\(refusal). No webhook was added.")
+        } catch WebhookAdministration.Refusal.noSuchApp {
+            throw ConsoleRefusal.notFound("There is no such app.")
+        }
         return HTML.page(
             "Webhook added",
             """

@@ -39,19 +39,17 @@ struct WebhooksAdminController {
         default:
             throw APIError(status: .unprocessableContent, code: "invalid_type", message: "events must be an array of event types.", field: "events")
         }
-        let subscription: WebhookSubscription
         do {
-            subscription = try WebhookSubscription(url: url, eventNames: eventNames)
-        } catch {
+            let (webhook, secret) = try await WebhookAdministration(webhooks: webhooks, targets: targets).add(
+                appID: appID, url: url, eventNames: eventNames)
+            return JSONResponse(WebhookJSON(webhook, secret: secret), status: .created)
+        } catch WebhookAdministration.Refusal.invalid(let error) {
             throw APIError.validation(error)
-        }
-        if let refusal = await targets.refusal(of: subscription.url) {
+        } catch WebhookAdministration.Refusal.internalTarget(let refusal) {
             throw APIError(status: .unprocessableContent, code: "internal_webhook_target", message: "url: \(refusal).", field: "url")
-        }
-        guard let (webhook, secret) = try await webhooks.create(appID: appID, subscription) else {
+        } catch WebhookAdministration.Refusal.noSuchApp {
             throw APIError.notFound("There is no app \(appID).")
         }
-        return JSONResponse(WebhookJSON(webhook, secret: secret), status: .created)
     }
 
     @Sendable func list(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Page<WebhookJSON>> {

@@ -36,6 +36,14 @@ import Testing
             #expect(refused.status != 0 && refused.output.contains("--event") && refused.output.contains("bounced"), "\(refused.output)")
             let badURL = try await run("apps", "webhooks", "add", "--app", id, "--url", "file:///etc/passwd")
             #expect(badURL.status != 0 && badURL.output.contains("--url"), "\(badURL.output)")
+            // Where only public targets are allowed, the service's own network is refused as the API
+            // refuses it; an unknown app is named.
+            let onOwnNetwork = try await NotifiableProcess.run(
+                ["apps", "webhooks", "add", "--app", id, "--url", "http://127.0.0.1:9/hooks"],
+                environment: environment.merging(["NOTIFIABLE_WEBHOOK_PUBLIC_TARGETS_ONLY": "true"]) { $1 })
+            #expect(onOwnNetwork.status != 0 && onOwnNetwork.output.contains("--url: "), "\(onOwnNetwork.output)")
+            let noApp = try await run("apps", "webhooks", "add", "--app", "999999999", "--url", "https://example.com/hooks")
+            #expect(noApp.status != 0 && noApp.output.contains("There is no app 999999999"), "\(noApp.output)")
 
             let batches = try await run("apps", "webhooks", "batches", "--app", id, "--webhook", String(webhookID))
             #expect(batches.status == 0, "\(batches.output)")
