@@ -112,7 +112,9 @@ extension APNsSender: ActivityChannelGateway {
 
     private static func answer(_ outcome: DeliveryOutcome) -> ActivityChannelAnswer {
         switch outcome {
-        case .sent: .deleted
+        // Only a 2xx is `sent`, and `manage` reads those itself; here it would be an answer
+        // without what was asked for, which asking again may get.
+        case .sent: .retry(reason: "APNs answered without what was asked for", retryAfter: nil)
         case .retry(let reason, let retryAfter): .retry(reason: reason, retryAfter: retryAfter)
         case .outcomeUnknown(let reason), .refreshCredentialsAndRetry(let reason): .retry(reason: reason, retryAfter: nil)
         case .failed(let reason), .tokenDead(let reason, _), .misconfigured(let reason, _): .refused(reason: reason)

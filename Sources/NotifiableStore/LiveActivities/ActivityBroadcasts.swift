@@ -105,18 +105,14 @@ enum ActivityBroadcasts {
     }
 
     /// Records what became of a claimed broadcast; nothing when its lease was lost meanwhile.
-    static func record(
-        _ broadcast: ClaimedBroadcast, state: DeliveryState, runAt: Date?, reason: String?, gatewayStatus: Int?,
-        on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        try await connection.query(
-            """
-            UPDATE activity_broadcasts SET state = \(state.rawValue), locked_until = NULL, run_at = COALESCE(\(runAt), run_at),
-                   reason = \(reason), gateway_status = \(gatewayStatus), updated_at = now(),
-                   sent_at = CASE WHEN \(state.rawValue) = 'sent' THEN now() END
-            WHERE id = \(broadcast.id) AND state = 'running' AND attempts = \(broadcast.attempt)
-            """,
-            logger: logger
-        )
+    static func recording(
+        _ broadcast: ClaimedBroadcast, state: DeliveryState, runAt: Date?, reason: String?, gatewayStatus: Int?
+    ) -> PostgresQuery {
+        """
+        UPDATE activity_broadcasts SET state = \(state.rawValue), locked_until = NULL, run_at = COALESCE(\(runAt), run_at),
+               reason = \(reason), gateway_status = \(gatewayStatus), updated_at = now(),
+               sent_at = CASE WHEN \(state.rawValue) = 'sent' THEN now() END
+        WHERE id = \(broadcast.id) AND state = 'running' AND attempts = \(broadcast.attempt)
+        """
     }
 }

@@ -110,15 +110,9 @@ public struct ActivityChannelStore: Sendable {
     /// Records the decision about a claimed broadcast (`DeliveryDecision`).
     public func record(_ broadcast: ClaimedBroadcast, _ decision: DeliveryDecision, gatewayStatus: Int?) async throws {
         var runAt: Date?
-        var reason: String?
-        switch decision {
-        case .sent: break
-        case .retry(let at, let why): (runAt, reason) = (at, why)
-        case .failed(let why), .failedTokenDead(let why, _), .dead(let why), .deadMisconfigured(let why, _): reason = why
-        }
-        try await client.withTransaction(logger: logger) { connection in
-            try await ActivityBroadcasts.record(
-                broadcast, state: decision.state, runAt: runAt, reason: reason, gatewayStatus: gatewayStatus, on: connection, logger: logger)
-        }
+        if case .retry(let at, _) = decision { runAt = at }
+        try await client.query(
+            ActivityBroadcasts.recording(broadcast, state: decision.state, runAt: runAt, reason: decision.reason, gatewayStatus: gatewayStatus),
+            logger: logger)
     }
 }

@@ -107,9 +107,6 @@ public struct DeliveryQueueStore: Sendable {
         return Set(try rows.map { try $0.decode(Int64.self) })
     }
 
-    /// The reason a delivery rescued from a lease that ran out carries (until its next attempt).
-    public static let leaseRanOut = DeliveryDecision.leaseRanOutReason
-
     /// Returns deliveries whose lease ran out (their worker died or stalled) to the queue, or
     /// gives them up, as `DeliveryDecision.afterLeaseRanOut` decides for each. Its worker may have
     /// sent it: an attempt of unknown outcome; that worker's record, should it come late, is ignored.

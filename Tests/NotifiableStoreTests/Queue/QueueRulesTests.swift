@@ -102,7 +102,7 @@ import Testing
             #expect(try await unknownOutcomes() == 2)
             #expect(
                 try await service.text("SELECT reason FROM deliveries WHERE notification_id = \(id)")
-                    == "\(DeliveryQueueStore.leaseRanOut) after: request deadline exceeded")
+                    == "\(DeliveryDecision.leaseRanOutReason) after: request deadline exceeded")
             try await queue.record([DeliveryResult(deliveryID: second.id, attempt: second.attempt, state: .sent)])
             #expect(try await service.deliveries(of: id, in: "sent") == 0)
             let third = try #require(try await queue.claim(limit: 10, lease: .seconds(30)).first)

@@ -146,7 +146,8 @@ BEGIN
 
         days := ARRAY(SELECT DISTINCT delivery_day_of(p) FROM unnest(picked) AS p);
         superseded := array_fill(false, ARRAY[cardinality(picked)]);
-        IF EXISTS (SELECT 1 FROM unnest(kinds) AS k WHERE k <> 'push') THEN
+        -- An array test, not a query: PL/pgSQL evaluates it without planning anything.
+        IF NOT ('push' = ALL (kinds)) THEN
             SELECT array_agg(p.id ORDER BY p.ord), array_agg(p.kind ORDER BY p.ord), array_agg(p.superseded ORDER BY p.ord)
             INTO picked, kinds, superseded
             FROM (
