@@ -79,6 +79,7 @@ public func buildRouter(
     let devices = DeviceStore(client: postgres, logger: logger)
     let apnsSettings = APNsSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
     let fcmSettings = FCMSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
+    let webPushSettings = WebPushSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
 
     let router = Router(context: NotifiableRequestContext.self)
     // Outermost, so every answer carries them, error answers included.
@@ -101,8 +102,9 @@ public func buildRouter(
     let api = router.group("api/v1").addIfPresent(databaseGate).add(
         middleware: APIAuthMiddleware(credentials: credentials, seen: SeenRequestStore(client: postgres, logger: logger)))
     let limiter = RateLimiter(limits: configuration.rateLimits, share: processShare, factory: configuration.metrics.factory)
-    DeviceTokensController(devices: devices, userTokens: userTokens).addRoutes(to: api, limiter: limiter)
+    DeviceTokensController(devices: devices, userTokens: userTokens, webPushHosts: configuration.webPushHosts).addRoutes(to: api, limiter: limiter)
     DeviceTagsController(devices: devices).addRoutes(to: api, limiter: limiter)
+    WebPushPublicKeyController(settings: webPushSettings).addRoutes(to: api)
     UserTokensController(verifier: userTokens).addRoutes(to: api)
     let userNotifications = UserNotificationStore(client: postgres, logger: logger, syncDelay: configuration.syncSignalDelay)
     let userNotificationRoutes = UserNotificationsController(store: userNotifications)
@@ -137,6 +139,7 @@ public func buildRouter(
     WebhooksAdminController(webhooks: webhooks, targets: configuration.webhooks.targets).addRoutes(to: admin)
     GatewaySettingsAdminController(store: apnsSettings).addRoutes(to: admin)
     GatewaySettingsAdminController(store: fcmSettings).addRoutes(to: admin)
+    GatewaySettingsAdminController(store: webPushSettings).addRoutes(to: admin)
     SandboxAdminController(apps: apps, pushes: SandboxPushStore(client: postgres, logger: logger)).addRoutes(to: admin)
 
     let console = ConsoleRequests(
@@ -188,11 +191,23 @@ public func makeDeliveryWorker(
     let fcm = FCMSender(
         settings: { appID in try await fcmSettings.settings(appID: appID) }, logger: logger, requestTimeout: configuration.apnsRequestTimeout
     )
+    let devices = DeviceStore(client: postgres, logger: logger)
+    let webPushSettings = WebPushSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
+    var senders: [Provider: any PushSender] = [.apns: apns, .fcm: fcm]
+    // Checked at start (ServerConfiguration): a CA that does not parse never gets here.
+    if let webpush = try? WebPushSender(
+        settings: { appID in try await webPushSettings.settings(appID: appID) }, keys: { try await devices.pushKeys(deviceID: $0) },
+        route: .endpoints(configuration.webPushHosts), trustedCAPEM: configuration.webPushTrustedCAPEM, logger: logger,
+        requestTimeout: configuration.apnsRequestTimeout)
+    {
+        senders[.webpush] = webpush
+    }
     var worker = configuration.worker
     worker.sendBudget = configuration.apnsRequestTimeout
     return DeliveryWorker(
-        postgres: postgres, sessions: sessions, senders: replacingSenders ?? [.apns: apns, .fcm: fcm],
-        sandbox: BuiltInSandbox(logger: logger, requestTimeout: configuration.apnsRequestTimeout),
+        postgres: postgres, sessions: sessions, senders: replacingSenders ?? senders,
+        sandbox: BuiltInSandbox(
+            webPushKeys: { try await devices.pushKeys(deviceID: $0) }, logger: logger, requestTimeout: configuration.apnsRequestTimeout),
         configuration: worker, metrics: DeliveryMetrics(factory: configuration.metrics.factory),
         logger: logger, beforeStart: beforeStart
     )

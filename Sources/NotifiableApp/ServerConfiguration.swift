@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOSSL
 import NotifiableCore
 import NotifiableDelivery
 import NotifiableStore
@@ -42,6 +43,10 @@ public struct ServerConfiguration: Sendable {
     public var worker = DeliveryWorkerConfiguration()
     public var webhooks = WebhookWorkerConfiguration()
     public var apnsRequestTimeout: Duration = .seconds(15)
+    /// NOTIFIABLE_WEBPUSH_ALLOWED_HOSTS: the push services a browser's subscription may point at.
+    public var webPushHosts = WebPushHosts.browsers
+    /// NOTIFIABLE_WEBPUSH_CA_FILE: a CA (PEM) trusted for push services besides the system's.
+    public var webPushTrustedCAPEM: String?
     /// How long a connection may go without sending a complete request head, or sit idle between
     /// requests, before it is closed: a client holding connections open cannot use up the
     /// server's descriptors.
@@ -167,6 +172,22 @@ public struct ServerConfiguration: Sendable {
         if let drain = try reader.integer("NOTIFIABLE_DRAIN_SECONDS", in: 1...3600) { configuration.drainTime = .seconds(drain) }
         if let publicOnly = try reader.boolean("NOTIFIABLE_WEBHOOK_PUBLIC_TARGETS_ONLY") {
             configuration.webhooks.targets = WebhookTargets(refusesInternalAddresses: publicOnly)
+        }
+        if let list = reader.optional("NOTIFIABLE_WEBPUSH_ALLOWED_HOSTS") {
+            guard let hosts = WebPushHosts(list: list) else {
+                throw ConfigurationError(
+                    variable: "NOTIFIABLE_WEBPUSH_ALLOWED_HOSTS",
+                    problem: "list push service host names or *.suffix patterns, comma-separated (e.g. fcm.googleapis.com,*.push.apple.com)")
+            }
+            configuration.webPushHosts = hosts
+        }
+        if let path = reader.optional("NOTIFIABLE_WEBPUSH_CA_FILE") {
+            guard let pem = try? String(contentsOfFile: path, encoding: .utf8),
+                let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)), !certificates.isEmpty
+            else {
+                throw ConfigurationError(variable: "NOTIFIABLE_WEBPUSH_CA_FILE", problem: "\(path) is not a readable PEM certificate file")
+            }
+            configuration.webPushTrustedCAPEM = pem
         }
         configuration.metricsToken = reader.optional("NOTIFIABLE_METRICS_TOKEN")
         if let proxies = reader.optional("NOTIFIABLE_TRUSTED_PROXIES") {

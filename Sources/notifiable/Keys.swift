@@ -42,7 +42,7 @@ struct Keys: AsyncParsableCommand {
             }
             let id = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment).masterKey.id
             print(
-                "Re-sealed \(report.total) secrets with master key \(id): \(report.credentials) credentials, \(report.apnsKeys) APNs keys, \(report.fcmServiceAccounts) FCM service accounts, \(report.webhookSecrets) webhook secrets."
+                "Re-sealed \(report.total) secrets with master key \(id): \(report.credentials) credentials, \(report.apnsKeys) APNs keys, \(report.fcmServiceAccounts) FCM service accounts, \(report.webPushKeys) Web Push keys, \(report.webhookSecrets) webhook secrets."
             )
         }
     }

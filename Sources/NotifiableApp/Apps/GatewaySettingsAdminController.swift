@@ -12,6 +12,12 @@ protocol AdministeredGatewaySettings: GatewaySettings {
     static var displayName: String { get }
     static func parse(_ body: JSONValue) throws -> Self
     static func json(_ summary: Summary) -> SummaryJSON
+    /// The settings to save from what was sent and what the app has (read only when asked for).
+    static func completed(_ parsed: Self, previous: () async throws -> Self?) async throws -> Self
+}
+
+extension AdministeredGatewaySettings {
+    static func completed(_ parsed: Self, previous: () async throws -> Self?) async throws -> Self { parsed }
 }
 
 extension APNsSettings: AdministeredGatewaySettings {
@@ -26,8 +32,17 @@ extension FCMSettings: AdministeredGatewaySettings {
     static func json(_ summary: FCMSettingsSummary) -> FCMSettingsJSON { FCMSettingsJSON(summary) }
 }
 
+extension WebPushSettings: AdministeredGatewaySettings {
+    static let displayName = "Web Push"
+    static func parse(_ body: JSONValue) throws -> WebPushSettings { try WebPushSettingsInput.parse(body) }
+    static func json(_ summary: WebPushSettingsSummary) -> WebPushSettingsJSON { WebPushSettingsJSON(summary) }
+    static func completed(_ parsed: WebPushSettings, previous: () async throws -> WebPushSettings?) async throws -> WebPushSettings {
+        parsed.privateKeyPEM.isEmpty ? WebPushSettingsInput.completed(parsed, previous: try await previous()) : parsed
+    }
+}
+
 /// Operators set, replace, read back (redacted) and remove an app's settings for one provider, at
-/// `apps/:id/apns` or `apps/:id/fcm`.
+/// `apps/:id/apns`, `apps/:id/fcm` or `apps/:id/webpush`.
 struct GatewaySettingsAdminController<Settings: AdministeredGatewaySettings> {
     let store: GatewaySettingsStore<Settings>
 
@@ -41,7 +56,8 @@ struct GatewaySettingsAdminController<Settings: AdministeredGatewaySettings> {
     @Sendable func set(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Settings.SummaryJSON> {
         let appID = try context.pathID("id", what: "app")
         var request = request
-        let settings = try Settings.parse(try await request.jsonBody(context: context))
+        let parsed = try Settings.parse(try await request.jsonBody(context: context))
+        let settings = try await Settings.completed(parsed) { try await store.settings(appID: appID) }
         guard try await store.save(settings, appID: appID), let saved = try await store.summary(appID: appID) else {
             throw APIError.notFound("There is no app \(appID).")
         }

@@ -67,3 +67,29 @@ struct FCMSettingsJSON: Encodable, Sendable {
         masterKeyID = settings.masterKeyID
     }
 }
+
+/// An app's Web Push settings as operators read them: the public key browsers subscribe with, never the private key.
+struct WebPushSettingsJSON: Encodable, Sendable {
+    let subject: String
+    let publicKey: String
+    let privateKey = "[redacted]"
+    let misconfiguration: String?
+    let updatedAt: String
+    let masterKeyID: String?
+
+    enum CodingKeys: String, CodingKey {
+        case masterKeyID = "master_key_id"
+        case publicKey = "public_key"
+        case privateKey = "private_key"
+        case updatedAt = "updated_at"
+        case subject, misconfiguration
+    }
+
+    init(_ settings: WebPushSettingsSummary) {
+        subject = settings.subject
+        publicKey = settings.publicKey
+        misconfiguration = settings.misconfigurationReason
+        updatedAt = Timestamp.iso8601(settings.updatedAt)
+        masterKeyID = settings.masterKeyID
+    }
+}

@@ -8,9 +8,12 @@ import NotifiableStore
 struct DeviceTokensController {
     let devices: DeviceStore
     let verifiedAliases: VerifiedAliasGate
+    /// The push services a browser's subscription may point at.
+    let webPushHosts: WebPushHosts
 
-    init(devices: DeviceStore, userTokens: UserTokenVerifier) {
+    init(devices: DeviceStore, userTokens: UserTokenVerifier, webPushHosts: WebPushHosts) {
         self.devices = devices
+        self.webPushHosts = webPushHosts
         self.verifiedAliases = VerifiedAliasGate(verifier: userTokens)
     }
 
@@ -33,7 +36,7 @@ struct DeviceTokensController {
         if let token = DeviceFields.tokenWithoutProvider(in: body) {
             storedProvider = try await devices.provider(ofToken: token, appID: caller.appID)
         }
-        let fields = try DeviceFields.registration(from: body, storedProvider: storedProvider)
+        let fields = try DeviceFields.registration(from: body, storedProvider: storedProvider, webPushHosts: webPushHosts)
         try verifiedAliases.admit(caller, tags: fields.tags)
         try await verifiedAliases.admit(
             caller, actingFor: fields.userAliasToProve(current: nil), token: VerifiedAliasGate.presentedToken(request, body: body)
@@ -50,7 +53,7 @@ struct DeviceTokensController {
         guard let current = try await devices.device(id: id, appID: caller.appID) else {
             throw APIError.notFound("There is no registered device of this app \(id).")
         }
-        let fields = try DeviceFields.update(from: body, provider: current.provider)
+        let fields = try DeviceFields.update(from: body, provider: current.provider, webPushHosts: webPushHosts)
         try verifiedAliases.admit(caller, tags: fields.tags)
         try await verifiedAliases.admit(
             caller, actingFor: fields.userAliasToProve(current: current), token: VerifiedAliasGate.presentedToken(request, body: body)

@@ -6,7 +6,7 @@ import NotifiableDelivery
 import NotifiableSandbox
 import NotifiableStore
 
-/// The sandbox a worker process carries: a fake APNs and a fake FCM, each started inside the
+/// The sandbox a worker process carries: a fake APNs, a fake FCM and a fake push service, each started inside the
 /// process on a loopback port the first time an app in sandbox mode has something for it, and
 /// senders that reach them exactly as the live senders reach Apple and Google (same payloads,
 /// headers, signed tokens, HTTP/2).
@@ -14,18 +14,21 @@ final class BuiltInSandbox: SandboxDelivery {
     private let gateways: SandboxGateways
     private let apns: APNsSender
     private let fcm: FCMSender
+    private let webpush: SandboxWebPush
 
-    init(logger: Logger, requestTimeout: Duration) {
+    init(webPushKeys: @escaping WebPushSender.KeysReader, logger: Logger, requestTimeout: Duration) {
         let gateways = SandboxGateways(logger: logger)
         self.gateways = gateways
         apns = APNsSender(settings: { appID in try await gateways.apnsSettings(appID: appID) }, logger: logger, requestTimeout: requestTimeout)
         fcm = FCMSender(settings: { _ in try await gateways.fcmSettings() }, logger: logger, requestTimeout: requestTimeout)
+        webpush = SandboxWebPush(keys: webPushKeys, logger: logger, requestTimeout: requestTimeout)
     }
 
     func sender(for provider: Provider) -> (any PushSender)? {
         switch provider {
         case .apns: apns
         case .fcm: fcm
+        case .webpush: webpush
         }
     }
 
@@ -37,12 +40,15 @@ final class BuiltInSandbox: SandboxDelivery {
         case .fcm:
             guard let message = await gateways.startedFCM?.takeMessage(named: gatewayID) else { return nil }
             return SandboxPush(provider: .fcm, token: message.token, headers: message.headers, payload: message.bodyString)
+        case .webpush:
+            return await webpush.takePush(location: gatewayID)
         }
     }
 
     func shutdown() async {
         await apns.shutdown()
         await fcm.shutdown()
+        await webpush.shutdown()
         await gateways.stop()
     }
 }

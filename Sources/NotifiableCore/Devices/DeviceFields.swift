@@ -19,6 +19,8 @@ public struct DeviceFields: Sendable, Equatable {
     public var apnsEnvironment: APNsEnvironment?
     /// The badge the app shows now (0 when it opens); nil leaves it.
     public var badge: Int?
+    /// A browser subscription's keys (Web Push devices); nil leaves them.
+    public var pushKeys: WebPushKeys?
     /// Merged key by key into what the device already has.
     public var platformProperties: [String: JSONValue] = [:]
 
@@ -36,16 +38,18 @@ public struct DeviceFields: Sendable, Equatable {
     /// `storedProvider` is the provider of the app's device that already holds the token, if
     /// any: the Android SDK's `assignDeviceToUser` and `unassignDeviceFromUser` re-register a
     /// token the app has registered before without naming its provider (docs/compatibility.md).
-    public static func registration(from body: JSONValue, storedProvider: Provider? = nil) throws(ValidationError) -> DeviceFields {
+    public static func registration(
+        from body: JSONValue, storedProvider: Provider? = nil, webPushHosts: WebPushHosts = .browsers
+    ) throws(ValidationError) -> DeviceFields {
         let reader = try DeviceFieldReader(body: body)
         var fields = DeviceFields()
         guard let providerName = try reader.string("provider"), !providerName.isEmpty else {
             guard let storedProvider else {
-                throw reader.missing("provider", "Say which gateway reaches this device: \"apns\" or \"fcm\".")
+                throw reader.missing("provider", "Say which gateway reaches this device: \(Provider.wireNamesForMessages).")
             }
             fields.provider = storedProvider
             fields.token = try reader.string("token").map { token throws(ValidationError) in
-                try PushToken.normalized(token, provider: storedProvider, field: reader.path("token"))
+                try PushToken.normalized(token, provider: storedProvider, field: reader.path("token"), webPushHosts: webPushHosts)
             }
             try fields.readOptionalFields(reader, provider: storedProvider)
             if fields.userAlias == .unchanged { fields.userAlias = .set(nil) }
@@ -55,7 +59,7 @@ public struct DeviceFields: Sendable, Equatable {
         guard let provider = Provider(wireName: providerName) else {
             throw ValidationError(
                 code: "invalid_provider",
-                message: "Unknown provider \"\(providerName)\"; use \"apns\" or \"fcm\".",
+                message: "Unknown provider \"\(providerName)\"; use \(Provider.wireNamesForMessages).",
                 field: reader.path("provider")
             )
         }
@@ -63,8 +67,11 @@ public struct DeviceFields: Sendable, Equatable {
         guard let token = try reader.string("token") else {
             throw reader.missing("token", "The device's push token is required.")
         }
-        fields.token = try PushToken.normalized(token, provider: provider, field: reader.path("token"))
+        fields.token = try PushToken.normalized(token, provider: provider, field: reader.path("token"), webPushHosts: webPushHosts)
         try fields.readOptionalFields(reader, provider: provider)
+        if provider == .webpush, fields.pushKeys == nil {
+            throw reader.missing("keys", "A browser's subscription needs its keys, {\"p256dh\": …, \"auth\": …}, as PushSubscription.toJSON() gives them.")
+        }
         if fields.userAlias == .unchanged { fields.userAlias = .set(nil) }
         try fields.refuseBadgeOnRegistration(reader)
         return fields
@@ -92,7 +99,9 @@ public struct DeviceFields: Sendable, Equatable {
     }
 
     /// A partial update of a device reached through `provider`; only the fields sent change.
-    public static func update(from body: JSONValue, provider: Provider) throws(ValidationError) -> DeviceFields {
+    public static func update(
+        from body: JSONValue, provider: Provider, webPushHosts: WebPushHosts = .browsers
+    ) throws(ValidationError) -> DeviceFields {
         let reader = try DeviceFieldReader(body: body)
         var fields = DeviceFields()
         if let providerName = try reader.string("provider"), !providerName.isEmpty,
@@ -101,7 +110,7 @@ public struct DeviceFields: Sendable, Equatable {
             guard Provider(wireName: providerName) != nil else {
                 throw ValidationError(
                     code: "invalid_provider",
-                    message: "Unknown provider \"\(providerName)\"; use \"apns\" or \"fcm\".",
+                    message: "Unknown provider \"\(providerName)\"; use \(Provider.wireNamesForMessages).",
                     field: reader.path("provider")
                 )
             }
@@ -112,7 +121,7 @@ public struct DeviceFields: Sendable, Equatable {
             )
         }
         if let token = try reader.string("token") {
-            fields.token = try PushToken.normalized(token, provider: provider, field: reader.path("token"))
+            fields.token = try PushToken.normalized(token, provider: provider, field: reader.path("token"), webPushHosts: webPushHosts)
         }
         try fields.readOptionalFields(reader, provider: provider)
         return fields
@@ -134,6 +143,10 @@ public struct DeviceFields: Sendable, Equatable {
         customProperties = try reader.customProperties()
         if let sent = reader.fields["tags"] { tags = .set(try DeviceTags.read(sent, path: reader.path("tags"))) }
         platformProperties = reader.fields.filter { !Self.knownKeys.contains($0.key) || $0.key == "platform" }
+        if provider == .webpush, reader.fields["keys"] != nil {
+            pushKeys = try WebPushKeys.read(reader.fields["keys"], path: reader.path("keys"))
+            platformProperties["keys"] = nil
+        }
     }
 }
 

@@ -4,9 +4,14 @@ public enum PushToken {
     public static let fcmMaxLength = 4096
 
     /// Returns the token as stored, or a validation error naming `field`.
-    /// APNs tokens are hex and stored lower-case; FCM tokens are opaque and stored as sent.
-    public static func normalized(_ token: String, provider: Provider, field: String) throws(ValidationError) -> String {
+    /// APNs tokens are hex and stored lower-case; FCM tokens are opaque and stored as sent; a Web
+    /// Push token is its subscription's endpoint, on one of `webPushHosts`.
+    public static func normalized(
+        _ token: String, provider: Provider, field: String, webPushHosts: WebPushHosts = .browsers
+    ) throws(ValidationError) -> String {
         switch provider {
+        case .webpush:
+            return try WebPushEndpoint.normalized(token, hosts: webPushHosts, field: field)
         case .apns:
             let isHex = token.utf8.allSatisfy { byte in
                 (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)

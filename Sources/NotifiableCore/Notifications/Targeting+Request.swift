@@ -239,7 +239,7 @@ extension DeviceFilter {
             }
             guard let provider = Provider(wireName: name) else {
                 throw ValidationError(
-                    code: "invalid_provider", message: "\(path): unknown provider \"\(name)\"; use \"apns\" or \"fcm\".",
+                    code: "invalid_provider", message: "\(path): unknown provider \"\(name)\"; use \(Provider.wireNamesForMessages).",
                     field: path
                 )
             }

@@ -77,7 +77,7 @@ public final class SandboxFCMGateway: Sendable {
                 configurator: { streamOrConnection in
                     streamOrConnection.eventLoop.makeCompletedFuture {
                         try streamOrConnection.pipeline.syncOperations.addHandler(
-                            SandboxFCMRequestHandler(rules: rules, logger: logger)
+                            SandboxHTTPRequestHandler(rules: rules, logger: logger)
                         )
                     }
                 }

@@ -4,7 +4,9 @@ import _CryptoExtras
 
 /// The fake FCM gateway's state and Google's rules, shared by every connection and guarded by one mutex held only
 /// briefly (never while verifying a signature or parsing a body).
-final class SandboxFCMRules: FaultInjectingRules {
+final class SandboxFCMRules: FaultInjectingRules, SandboxHTTPRules {
+    let gatewayName = "fake FCM"
+
     static let defaultAccessTokenLifetimeSeconds = 3599
     /// Issued access tokens kept at most; past this, expired ones are swept out.
     static let sweepAccessTokensAbove = 1024
@@ -117,12 +119,16 @@ final class SandboxFCMRules: FaultInjectingRules {
 
     // MARK: Deciding
 
-    func decide(_ request: SandboxFCMRequest, now: Date = Date()) -> SandboxFCMDecision {
+    func decide(_ request: SandboxHTTPRequest) -> SandboxHTTPDecision {
+        decide(request, now: Date())
+    }
+
+    func decide(_ request: SandboxHTTPRequest, now: Date) -> SandboxHTTPDecision {
         if request.path == "/token" { return decideToken(request, now: now) }
         guard let projectID = Self.sendPathProject(request.path) else {
             let latency = state.withLock { $0.latency }
             let body = GoogleErrorBody.apiError(code: 404, message: "Requested entity was not found.", status: "NOT_FOUND")
-            return .answer(SandboxFCMReply(status: 404, body: body), after: latency)
+            return .answer(SandboxHTTPReply(status: 404, body: body), after: latency)
         }
         return decideSend(request, projectID: projectID, now: now)
     }

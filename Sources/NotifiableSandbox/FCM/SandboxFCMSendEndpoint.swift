@@ -8,7 +8,7 @@ extension SandboxFCMRules {
         "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid "
         + "authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."
 
-    func decideSend(_ request: SandboxFCMRequest, projectID: String, now: Date) -> SandboxFCMDecision {
+    func decideSend(_ request: SandboxHTTPRequest, projectID: String, now: Date) -> SandboxHTTPDecision {
         let bearer = BearerAuthorization.token(request.header("authorization"))
         let (accessToken, latency, recording) = state.withLock { state in
             state.sendRequestCount += 1
@@ -27,9 +27,9 @@ extension SandboxFCMRules {
         /// `outcome` is what the statistics count the answer under.
         func answer(
             _ status: Int, _ body: String, headers: [String: String] = [:], outcome: String, token: String = ""
-        ) -> SandboxFCMDecision {
+        ) -> SandboxHTTPDecision {
             state.withLock { record(outcome, token: token, status: status, into: &$0) }
-            return .answer(SandboxFCMReply(status: status, body: body, headers: headers), after: latency)
+            return .answer(SandboxHTTPReply(status: status, body: body, headers: headers), after: latency)
         }
 
         guard request.method == "POST" else {
@@ -40,7 +40,7 @@ extension SandboxFCMRules {
             )
         }
         guard !request.isBodyTooLarge else {
-            let message = "Request payload size exceeds the limit: \(SandboxFCMRequest.maxBodyBytes) bytes."
+            let message = "Request payload size exceeds the limit: \(SandboxHTTPRequest.maxBodyBytes) bytes."
             return answer(
                 400, GoogleErrorBody.apiError(code: 400, message: message, status: "INVALID_ARGUMENT"), outcome: "INVALID_ARGUMENT"
             )
@@ -87,7 +87,7 @@ extension SandboxFCMRules {
 
         let name = "projects/\(projectID)/messages/\(Self.newMessageID(now: now))"
         let headers = recording ? request.headerDictionary : [:]
-        return state.withLock { state -> SandboxFCMDecision in
+        return state.withLock { state -> SandboxHTTPDecision in
             var outcome = SandboxFCMOutcome.accept
             var faultName: String?
             if !state.scripts.isEmpty, let next = state.scripts[valid.token]?.popLast() {
@@ -138,7 +138,7 @@ extension SandboxFCMRules {
     }
 
     /// The answer to a `.reject` outcome, in Google's error shape.
-    static func reply(rejecting outcome: SandboxFCMOutcome) -> SandboxFCMReply {
+    static func reply(rejecting outcome: SandboxFCMOutcome) -> SandboxHTTPReply {
         guard case .reject(let httpStatus, let status, let errorCode, let message, let retryAfterSeconds) = outcome else {
             return .ok(nameBody(""))
         }
@@ -148,7 +148,7 @@ extension SandboxFCMRules {
             details.append(.fieldViolation(field: field, description: message))
         }
         let body = GoogleErrorBody.apiError(code: httpStatus, message: message, status: status, details: details)
-        var reply = SandboxFCMReply(status: httpStatus, body: body)
+        var reply = SandboxHTTPReply(status: httpStatus, body: body)
         if let retryAfterSeconds { reply.headers["retry-after"] = String(retryAfterSeconds) }
         return reply
     }

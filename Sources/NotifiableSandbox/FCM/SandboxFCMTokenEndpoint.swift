@@ -5,22 +5,22 @@ import NotifiableCore
 extension SandboxFCMRules {
     static let jwtBearerGrantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
-    func decideToken(_ request: SandboxFCMRequest, now: Date) -> SandboxFCMDecision {
+    func decideToken(_ request: SandboxHTTPRequest, now: Date) -> SandboxHTTPDecision {
         let (latency, accounts, audience) = state.withLock { state in
             state.tokenRequestCount += 1
             return (state.tokenLatency, state.accounts, state.tokenURI)
         }
 
-        func refuse(status: Int = 400, _ error: String, _ description: String) -> SandboxFCMDecision {
+        func refuse(status: Int = 400, _ error: String, _ description: String) -> SandboxHTTPDecision {
             let body = GoogleErrorBody.oauthError(error, description: description)
-            return .answer(SandboxFCMReply(status: status, body: body, headers: Self.noStore), after: latency)
+            return .answer(SandboxHTTPReply(status: status, body: body, headers: Self.noStore), after: latency)
         }
 
         guard request.method == "POST" else {
             return refuse(status: 405, "invalid_request", "The token endpoint takes POST, not \(request.method).")
         }
         guard !request.isBodyTooLarge else {
-            return refuse("invalid_request", "The request body is larger than \(SandboxFCMRequest.maxBodyBytes) bytes.")
+            return refuse("invalid_request", "The request body is larger than \(SandboxHTTPRequest.maxBodyBytes) bytes.")
         }
         let form = Self.parameters(of: request)
         guard let grantType = form["grant_type"], !grantType.isEmpty else {
@@ -54,7 +54,7 @@ extension SandboxFCMRules {
             ("access_token", JSONText.quoted(accessToken)), ("expires_in", String(lifetime)),
             ("token_type", JSONText.quoted("Bearer")),
         ])
-        return .answer(SandboxFCMReply(status: 200, body: body, headers: Self.noStore), after: latency)
+        return .answer(SandboxHTTPReply(status: 200, body: body, headers: Self.noStore), after: latency)
     }
 
     /// Token answers must not be cached (RFC 6749 §5.1).
@@ -69,7 +69,7 @@ extension SandboxFCMRules {
 
     /// The request's parameters: a form (`application/x-www-form-urlencoded`, what clients send), or a JSON object
     /// of strings, which Google's endpoint takes too. A repeated name keeps its last value.
-    static func parameters(of request: SandboxFCMRequest) -> [String: String] {
+    static func parameters(of request: SandboxHTTPRequest) -> [String: String] {
         let body = request.bodyBytes
         if request.header("content-type")?.lowercased().hasPrefix("application/json") == true {
             guard let object = (try? JSONValue.decode(body))?.objectValue else { return [:] }

@@ -60,3 +60,4 @@ package struct GatewaySettingsStore<Settings: GatewaySettings>: Sendable {
 
 package typealias APNsSettingsStore = GatewaySettingsStore<APNsSettings>
 package typealias FCMSettingsStore = GatewaySettingsStore<FCMSettings>
+package typealias WebPushSettingsStore = GatewaySettingsStore<WebPushSettings>

@@ -3,7 +3,7 @@ import Logging
 import NotifiableCore
 import PostgresNIO
 
-/// What the per-app gateway settings tables (`apns_settings`, `fcm_settings`) share: one row per
+/// What the per-app gateway settings tables (`apns_settings`, `fcm_settings`, `webpush_settings`) share: one row per
 /// app, removable, with a misconfiguration mark the gateway's refusals set.
 struct GatewaySettingsTable: Sendable {
     /// A table name from the fixed list below, never from input.
@@ -14,6 +14,7 @@ struct GatewaySettingsTable: Sendable {
 
     static let apns = GatewaySettingsTable(name: "apns_settings", sealedColumn: "sealed_private_key", provider: .apns)
     static let fcm = GatewaySettingsTable(name: "fcm_settings", sealedColumn: "sealed_service_account", provider: .fcm)
+    static let webpush = GatewaySettingsTable(name: "webpush_settings", sealedColumn: "sealed_private_key", provider: .webpush)
 
     /// The table holding `provider`'s settings.
     init(_ provider: Provider) {
@@ -21,6 +22,7 @@ struct GatewaySettingsTable: Sendable {
             switch provider {
             case .apns: .apns
             case .fcm: .fcm
+            case .webpush: .webpush
             }
     }
 

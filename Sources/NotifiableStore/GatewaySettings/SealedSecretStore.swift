@@ -22,8 +22,9 @@ public struct SealedSecretStore: Sendable {
         public var credentials = 0
         public var apnsKeys = 0
         public var fcmServiceAccounts = 0
+        public var webPushKeys = 0
         public var webhookSecrets = 0
-        public var total: Int { credentials + apnsKeys + fcmServiceAccounts + webhookSecrets }
+        public var total: Int { credentials + apnsKeys + fcmServiceAccounts + webPushKeys + webhookSecrets }
     }
 
     /// One table's sealed secrets: where they live and what each is bound to.
@@ -49,6 +50,7 @@ public struct SealedSecretStore: Sendable {
         SealedColumn(table: "app_credentials", keyColumn: "access_id", secretColumn: "sealed_secret") { $0 },
         SealedColumn(gatewaySettings: .apns),
         SealedColumn(gatewaySettings: .fcm),
+        SealedColumn(gatewaySettings: .webpush),
         SealedColumn(table: "webhooks", keyColumn: "id", secretColumn: "sealed_secret") { "webhook:\($0)" },
     ]
 
@@ -59,7 +61,9 @@ public struct SealedSecretStore: Sendable {
             for column in Self.columns {
                 counts.append(try await reseal(column, on: connection))
             }
-            return Report(credentials: counts[0], apnsKeys: counts[1], fcmServiceAccounts: counts[2], webhookSecrets: counts[3])
+            return Report(
+                credentials: counts[0], apnsKeys: counts[1], fcmServiceAccounts: counts[2], webPushKeys: counts[3], webhookSecrets: counts[4]
+            )
         }
     }
 

@@ -49,7 +49,7 @@ public struct PersonErasureStore: Sendable {
             """
             UPDATE devices SET token = 'erased ' || id, name = NULL, user_alias = NULL, language = NULL, country = NULL,
                                custom_properties = '{}', platform_properties = '{}', tags = '{}', platform = NULL,
-                               apns_environment = NULL, badge = 0, invalidation_reason = NULL,
+                               apns_environment = NULL, push_keys = NULL, badge = 0, invalidation_reason = NULL,
                                unregistered_at = coalesce(unregistered_at, now()), erased_at = now(), updated_at = now()
             WHERE id = ANY(\(ids)::int8[]) AND erased_at IS NULL
             RETURNING 1

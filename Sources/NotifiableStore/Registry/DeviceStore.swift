@@ -101,6 +101,7 @@ public struct DeviceStore: Sendable {
                         platform = COALESCE(\(binds.platform)::text, platform),
                         apns_environment = COALESCE(\(binds.apnsEnvironment)::text, apns_environment),
                         badge = COALESCE(\(binds.badge)::int4, badge),
+                        push_keys = COALESCE(\(binds.pushKeys)::jsonb, push_keys),
                         tags = CASE WHEN \(binds.setsTags) THEN \(binds.tags)::text[] ELSE tags END,
                         updated_at = now(),
                         registered_at = CASE WHEN \(newToken)::text IS NULL THEN registered_at ELSE now() END,
@@ -222,9 +223,12 @@ struct ColumnBinds {
     /// Set when sent; a registration without them keeps the device's.
     let platform: String?, apnsEnvironment: String?
     let badge: Int32?
+    /// A browser subscription's keys as JSON; set when sent, else the device keeps its own.
+    let pushKeys: String?
 
     init(_ fields: DeviceFields) {
         badge = fields.badge.map { Int32($0) }
+        pushKeys = fields.pushKeys.map { JSONValue.object(["p256dh": .string($0.p256dh), "auth": .string($0.auth)]).jsonText() }
         platform = fields.platform?.rawValue
         apnsEnvironment = fields.apnsEnvironment?.rawValue
         (setsName, name) = Self.split(fields.name)
@@ -245,5 +249,18 @@ struct ColumnBinds {
         case .unchanged: (false, nil)
         case .set(let value): (true, value)
         }
+    }
+}
+
+extension DeviceStore {
+    /// A Web Push device's subscription keys; nil when it has none (or is no such device).
+    public func pushKeys(deviceID: Int64) async throws -> WebPushKeys? {
+        let rows = try await client.query(
+            "SELECT push_keys ->> 'p256dh', push_keys ->> 'auth' FROM devices WHERE id = \(deviceID)", logger: logger)
+        for try await (p256dh, auth) in rows.decode((String?, String?).self) {
+            guard let p256dh, let auth else { return nil }
+            return WebPushKeys(p256dh: p256dh, auth: auth)
+        }
+        return nil
     }
 }

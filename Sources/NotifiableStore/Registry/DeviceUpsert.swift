@@ -13,17 +13,18 @@ import PostgresNIO
 struct DeviceUpsert: PostgresPreparedStatement {
     typealias Row = Device
 
-    static let name = "device_upsert_v3"
+    static let name = "device_upsert_v4"
 
     static let sql = """
         INSERT INTO devices (app_id, provider, token, name, user_alias, language, country,
-                             custom_properties, platform_properties, tags, platform, apns_environment)
+                             custom_properties, platform_properties, tags, platform, apns_environment, push_keys)
         SELECT r.app_id, r.provider, r.token, r.name, r.user_alias, r.language, r.country,
                COALESCE(r.custom_properties, '{}'), r.platform_properties,
-               ARRAY(SELECT jsonb_array_elements_text(r.tags)), r.platform, r.apns_environment
+               ARRAY(SELECT jsonb_array_elements_text(r.tags)), r.platform, r.apns_environment, r.push_keys
         FROM jsonb_to_recordset($1::jsonb) AS r(app_id int8, provider text, token text, name text, user_alias text,
                                                 language text, country text, custom_properties jsonb,
-                                                platform_properties jsonb, tags jsonb, platform text, apns_environment text)
+                                                platform_properties jsonb, tags jsonb, platform text, apns_environment text,
+                                                push_keys jsonb)
         ORDER BY r.app_id, lower(r.token)  -- one lock order for all batches, so two sharing tokens wait rather than deadlock
         ON CONFLICT (app_id, lower(token)) WHERE merged_into IS NULL DO UPDATE SET
             provider = EXCLUDED.provider,
@@ -37,6 +38,7 @@ struct DeviceUpsert: PostgresPreparedStatement {
             tags = CASE WHEN $7 THEN EXCLUDED.tags ELSE devices.tags END,
             platform = COALESCE(EXCLUDED.platform, devices.platform),
             apns_environment = COALESCE(EXCLUDED.apns_environment, devices.apns_environment),
+            push_keys = COALESCE(EXCLUDED.push_keys, devices.push_keys),
             updated_at = now(),
             registered_at = now(),
             invalidated_at = NULL,
@@ -108,6 +110,7 @@ struct Registration: Sendable {
         row += #","platform_properties":"# + binds.platformProperties
         row += #","platform":"# + (binds.platform.map(JSONText.quoted) ?? "null")
         row += #","apns_environment":"# + (binds.apnsEnvironment.map(JSONText.quoted) ?? "null")
+        row += #","push_keys":"# + (binds.pushKeys ?? "null")
         row += #","tags":"# + (binds.tags.map { "[" + $0.map(JSONText.quoted).joined(separator: ",") + "]" } ?? "null")
         return row + "}"
     }

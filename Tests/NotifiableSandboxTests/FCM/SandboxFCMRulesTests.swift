@@ -16,26 +16,26 @@ struct SandboxFCMRulesTests {
         return (rules, try ServiceAccountKey(json: account.json))
     }
 
-    func tokenRequest(_ assertion: String) -> SandboxFCMRequest {
-        SandboxFCMRequest(
+    func tokenRequest(_ assertion: String) -> SandboxHTTPRequest {
+        SandboxHTTPRequest(
             method: "POST", path: "/token", headers: [(name: "content-type", value: "application/x-www-form-urlencoded")],
             body: Array("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)".utf8)
         )
     }
 
-    func sendRequest(bearer: String) -> SandboxFCMRequest {
-        SandboxFCMRequest(
+    func sendRequest(bearer: String) -> SandboxHTTPRequest {
+        SandboxHTTPRequest(
             method: "POST", path: "/v1/projects/p/messages:send", headers: [(name: "authorization", value: "Bearer \(bearer)")],
             body: Array(#"{"message":{"token":"t"}}"#.utf8)
         )
     }
 
-    func reply(_ decision: SandboxFCMDecision) throws -> SandboxFCMReply {
+    func reply(_ decision: SandboxHTTPDecision) throws -> SandboxHTTPReply {
         guard case .answer(let reply, _) = decision else { throw SandboxGatewayError("No answer: \(decision)") }
         return reply
     }
 
-    func json(_ reply: SandboxFCMReply) throws -> [String: Any] {
+    func json(_ reply: SandboxHTTPReply) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any])
     }
 
@@ -74,7 +74,7 @@ struct SandboxFCMRulesTests {
     func jsonTokenRequest() throws {
         let (rules, account) = try makeRules()
         let body = #"{"grant_type":"urn:ietf:params:oauth:grant-type:jwt-bearer","assertion":"\#(try account.assertion())"}"#
-        let request = SandboxFCMRequest(
+        let request = SandboxHTTPRequest(
             method: "POST", path: "/token", headers: [(name: "content-type", value: "application/json")], body: Array(body.utf8)
         )
         #expect(try reply(rules.decide(request)).status == 200)

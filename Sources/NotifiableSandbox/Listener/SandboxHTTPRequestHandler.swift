@@ -2,18 +2,25 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// Serves the fake FCM gateway's requests on an HTTP/2 stream (behind NIO's HTTP/2-to-HTTP/1 codec) or an HTTP/1.1
+/// What decides a fake gateway's answer to a request (FCM's, a Web Push service's).
+protocol SandboxHTTPRules: Sendable {
+    /// The gateway's name in log lines.
+    var gatewayName: String { get }
+    func decide(_ request: SandboxHTTPRequest) -> SandboxHTTPDecision
+}
+
+/// Serves a fake gateway's requests on an HTTP/2 stream (behind NIO's HTTP/2-to-HTTP/1 codec) or an HTTP/1.1
 /// connection: gathers head and body, asks the rules, writes the answer.
-final class SandboxFCMRequestHandler: ChannelInboundHandler {
+final class SandboxHTTPRequestHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let rules: SandboxFCMRules
+    private let rules: any SandboxHTTPRules
     private let logger: Logger
-    private var request: SandboxFCMRequest?
+    private var request: SandboxHTTPRequest?
     private var keepAlive = true
 
-    init(rules: SandboxFCMRules, logger: Logger) {
+    init(rules: any SandboxHTTPRules, logger: Logger) {
         self.rules = rules
         self.logger = logger
     }
@@ -21,7 +28,7 @@ final class SandboxFCMRequestHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            request = SandboxFCMRequest(head: head)
+            request = SandboxHTTPRequest(head: head)
             keepAlive = head.isKeepAlive
         case .body(var buffer):
             request?.append(body: &buffer)
@@ -34,28 +41,28 @@ final class SandboxFCMRequestHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        logger.debug("fake FCM request error", metadata: ["error": "\(error)"])
+        logger.debug("\(rules.gatewayName) request error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
     }
 
-    private func answer(_ request: SandboxFCMRequest, context: ChannelHandlerContext) {
+    private func answer(_ request: SandboxHTTPRequest, context: ChannelHandlerContext) {
         let channel = context.channel
         // An HTTP/2 stream has its connection as parent; HTTP/1.1 runs on the connection itself.
         let closeAfter = channel.parent == nil && !keepAlive
         switch rules.decide(request) {
         case .dropConnection:
-            logger.debug("fake FCM drops the connection")
+            logger.debug("\(rules.gatewayName) drops the connection")
             SandboxGatewayConnectionDropper.drop(connectionOf: channel)
         case .resetStream:
-            logger.debug("fake FCM resets a stream")
+            logger.debug("\(rules.gatewayName) resets a stream")
             // Closing an HTTP/2 stream channel before its answer sends RST_STREAM; HTTP/1.1 has only the connection.
             channel.close(promise: nil)
         case .noAnswer:
-            logger.debug("fake FCM leaves a send unanswered")
+            logger.debug("\(rules.gatewayName) leaves a request unanswered")
         case .answer(let reply, let delay):
-            if reply.status != 200 {
+            if !(200..<300).contains(reply.status) {
                 logger.debug(
-                    "fake FCM refuses a request",
+                    "\(rules.gatewayName) refuses a request",
                     metadata: ["path": "\(request.path)", "status": "\(reply.status)", "body": "\(reply.body)"]
                 )
             }
@@ -69,10 +76,10 @@ final class SandboxFCMRequestHandler: ChannelInboundHandler {
         }
     }
 
-    private static func write(_ reply: SandboxFCMReply, on channel: any Channel, close: Bool) {
+    private static func write(_ reply: SandboxHTTPReply, on channel: any Channel, close: Bool) {
         let body = channel.allocator.buffer(string: reply.body)
         var headers = HTTPHeaders()
-        headers.add(name: "content-type", value: "application/json; charset=UTF-8")
+        if reply.headers["content-type"] == nil { headers.add(name: "content-type", value: "application/json; charset=UTF-8") }
         headers.add(name: "content-length", value: String(body.readableBytes))
         for (name, value) in reply.headers.sorted(by: { $0.key < $1.key }) { headers.add(name: name, value: value) }
         if close { headers.add(name: "connection", value: "close") }

@@ -1,9 +1,9 @@
 import NIOCore
 import NIOHTTP1
 
-/// The parts of an HTTP request the fake FCM gateway looks at, gathered by the request handler
+/// The parts of an HTTP request a fake gateway (FCM, Web Push) looks at, gathered by the request handler
 /// (the same for HTTP/1.1 and for an HTTP/2 stream, which NIO turns into HTTP/1-style parts).
-struct SandboxFCMRequest {
+struct SandboxHTTPRequest {
     var method: String
     /// The path without its query.
     var path: String
@@ -66,19 +66,19 @@ struct SandboxFCMRequest {
 }
 
 /// An answer to write: a status, extra headers, and a JSON body.
-struct SandboxFCMReply: Sendable, Equatable {
+struct SandboxHTTPReply: Sendable, Equatable {
     var status: Int
     var body: String
     var headers: [String: String] = [:]
 
     /// 200 with a JSON body.
-    static func ok(_ body: String) -> SandboxFCMReply {
-        SandboxFCMReply(status: 200, body: body)
+    static func ok(_ body: String) -> SandboxHTTPReply {
+        SandboxHTTPReply(status: 200, body: body)
     }
 }
 
-enum SandboxFCMDecision: Sendable, Equatable {
-    case answer(SandboxFCMReply, after: Duration)
+enum SandboxHTTPDecision: Sendable, Equatable {
+    case answer(SandboxHTTPReply, after: Duration)
     case dropConnection
     case resetStream
     case noAnswer
