@@ -84,6 +84,17 @@ import _CryptoExtras
             try await admin(.get, "/admin/apps/\(appID)/fcm")
             try await admin(.delete, "/admin/apps/\(appID)/fcm")
             try await admin(.put, "/admin/apps/\(appID)/fcm", #"{"service_account": {"project_id": "x"}}"#)
+            try await api(.get, "/api/v1/web_push/vapid_public_key", as: device)
+            try await admin(.put, "/admin/apps/\(appID)/webpush", #"{"subject": "mailto:docs@example.com"}"#)
+            try await admin(.get, "/admin/apps/\(appID)/webpush")
+            try await api(.get, "/api/v1/web_push/vapid_public_key", as: device)
+            try await admin(.put, "/admin/apps/\(appID)/webpush", #"{"subject": "ftp://x"}"#)
+            try await admin(.delete, "/admin/apps/\(appID)/webpush")
+            let browser = P256.KeyAgreement.PrivateKey().publicKey.x963Representation
+            try await api(
+                .post, "/api/v1/device_tokens",
+                #"{"provider": "webpush", "token": "https://fcm.googleapis.com/fcm/send/docs", "keys": {"p256dh": "\#(Base64URL.encode(browser))", "auth": "AAECAwQFBgcICQoLDA0ODw"}}"#,
+                as: device)
 
             let registration =
                 #"{"device_token": {"provider": "apns", "token": "\#(String(repeating: "d0", count: 32))", "user_alias": "ada", "language": "en"}}"#
