@@ -88,6 +88,8 @@ public func buildRouter(
     router.add(middleware: RequestLogMiddleware())
     // Outside the error middleware too, so error answers count with their status.
     router.add(middleware: HTTPMetricsMiddleware(factory: configuration.metrics.factory))
+    // Outside the error middleware, so a browser can read an error answer too.
+    if !configuration.webOrigins.isEmpty { router.add(middleware: BrowserOriginsMiddleware(origins: configuration.webOrigins)) }
     router.add(middleware: ErrorMiddleware())
     HealthController(postgres: postgres).addRoutes(to: router)
     OpenAPIController().addRoutes(to: router)

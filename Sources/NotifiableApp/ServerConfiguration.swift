@@ -45,6 +45,8 @@ public struct ServerConfiguration: Sendable {
     public var apnsRequestTimeout: Duration = .seconds(15)
     /// NOTIFIABLE_WEBPUSH_ALLOWED_HOSTS: the push services a browser's subscription may point at.
     public var webPushHosts = WebPushHosts.browsers
+    /// NOTIFIABLE_WEB_ORIGINS: the web apps' origins whose pages may call the device API (CORS).
+    public var webOrigins: Set<String> = []
     /// NOTIFIABLE_WEBPUSH_CA_FILE: a CA (PEM) trusted for push services besides the system's.
     public var webPushTrustedCAPEM: String?
     /// How long a connection may go without sending a complete request head, or sit idle between
@@ -180,6 +182,17 @@ public struct ServerConfiguration: Sendable {
                     problem: "list push service host names or *.suffix patterns, comma-separated (e.g. fcm.googleapis.com,*.push.apple.com)")
             }
             configuration.webPushHosts = hosts
+        }
+        if let list = reader.optional("NOTIFIABLE_WEB_ORIGINS") {
+            let origins = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            for origin in origins where origin != "*" {
+                guard let url = URL(string: origin), ["https", "http"].contains(url.scheme ?? ""), url.host != nil, url.path.isEmpty else {
+                    throw ConfigurationError(
+                        variable: "NOTIFIABLE_WEB_ORIGINS",
+                        problem: "\"\(origin)\" is not an origin; list them as https://app.example.com (scheme, host, port), comma-separated")
+                }
+            }
+            configuration.webOrigins = Set(origins)
         }
         if let path = reader.optional("NOTIFIABLE_WEBPUSH_CA_FILE") {
             guard let pem = try? String(contentsOfFile: path, encoding: .utf8),

@@ -26,6 +26,8 @@ struct APIAuthMiddleware: RouterMiddleware {
 
     /// Each body hash header's name, made once rather than on every request.
     static let bodyHashHeaders = APIAuth.BodyHash.allCases.map { ($0, HTTPField.Name($0.headerName)!) }
+    static let hmacDate = HTTPField.Name("X-HMAC-Date")!
+    static let xDate = HTTPField.Name("X-Date")!
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var request = request
@@ -42,7 +44,10 @@ struct APIAuthMiddleware: RouterMiddleware {
                 "The Authorization header must be \"APIAuth <access_id>:<signature>\" or \"APIAuth-HMAC-SHA256 <access_id>:<signature>\"."
             )
         }
-        let (date, dateSeconds) = try checkedDate(request.headers[.date])
+        // Browsers may not set Date (a forbidden header name for fetch): as the api_auth gem's
+        // request drivers do, X-HMAC-Date and X-Date stand in for it, in that order.
+        let (date, dateSeconds) = try checkedDate(
+            request.headers[Self.hmacDate] ?? request.headers[Self.xDate] ?? request.headers[.date])
 
         // Each body hash header present, with its value; the first stands in the signature.
         let bodyHashes = Self.bodyHashHeaders.compactMap { hash, name in request.headers[name].map { (hash, $0) } }
@@ -130,7 +135,8 @@ struct APIAuthMiddleware: RouterMiddleware {
     /// within the allowed skew.
     private func checkedDate(_ header: String?) throws -> (String, Int64) {
         guard let header, !header.isEmpty else {
-            throw APIError.unauthorized("missing_date", "Send a Date header (RFC 1123, e.g. \"\(HTTPDate.format(now()))\"); it is part of the signature.")
+            throw APIError.unauthorized(
+                "missing_date", "Send a Date header (RFC 1123, e.g. \"\(HTTPDate.format(now()))\"), or X-Date from a browser; it is part of the signature.")
         }
         guard let seconds = HTTPDate.parse(header) else {
             throw APIError.unauthorized("invalid_date", "The Date header must be an RFC 1123 GMT date such as \"\(HTTPDate.format(now()))\".")

@@ -13,7 +13,7 @@ public struct WebPushHosts: Sendable, Equatable {
     /// Chrome and other Chromium browsers (Firebase), Firefox (Mozilla's autopush), Safari (Apple)
     /// and Edge (Windows Push Notification Services).
     public static let browsers = WebPushHosts(patterns: [
-        "fcm.googleapis.com", "android.googleapis.com", "updates.push.services.mozilla.com", "*.push.apple.com",
+        "fcm.googleapis.com", "updates.push.services.mozilla.com", "*.push.apple.com",
         "*.notify.windows.com",
     ])
 

@@ -58,6 +58,8 @@ import Testing
             adminRoute(.delete, "/admin/apps/:id/apns", "/admin/apps/\(app.app.id)/apns")
             adminRoute(.put, "/admin/apps/:id/fcm", "/admin/apps/\(app.app.id)/fcm", #"{"service_account": "{}"}"#)
             adminRoute(.delete, "/admin/apps/:id/fcm", "/admin/apps/\(app.app.id)/fcm")
+            adminRoute(.put, "/admin/apps/:id/webpush", "/admin/apps/\(app.app.id)/webpush", #"{"subject": "mailto:ops@example.com"}"#)
+            adminRoute(.delete, "/admin/apps/:id/webpush", "/admin/apps/\(app.app.id)/webpush")
             adminRoute(.post, "/admin/apps/:id/webhooks", "/admin/apps/\(app.app.id)/webhooks", #"{"url": "https://example.com/second"}"#)
             adminRoute(.post, "/admin/apps/:id/webhooks/:webhook_id/resume", "/admin/apps/\(app.app.id)/webhooks/\(webhookID)/resume")
             adminRoute(.delete, "/admin/apps/:id/webhooks/:webhook_id", "/admin/apps/\(app.app.id)/webhooks/\(webhookID)")

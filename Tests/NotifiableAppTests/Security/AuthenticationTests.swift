@@ -135,6 +135,26 @@ import Testing
         }
     }
 
+    /// A browser cannot set Date (a forbidden header name for fetch): X-Date, or X-HMAC-Date before
+    /// it, carries the signed date, as the api_auth gem's request drivers read it.
+    @Test func aBrowsersXDateStandsInForDate() async throws {
+        try await withTestService { client, service in
+            let app = try await service.createApp()
+            let uri = "/api/v1/device_tokens?user_alias=alice"
+            for name in ["X-Date", "X-HMAC-Date"] {
+                var headers = signedHeaders(method: .get, path: uri, body: "", credential: app.deviceCredential)
+                let date = try #require(headers[.date])
+                headers[.date] = nil
+                headers[HTTPField.Name(name)!] = date
+                #expect(try await client.execute(uri: uri, method: .get, headers: headers, body: nil).status == .ok, "\(name)")
+            }
+            // The first of them that is present is the one signed: a stale X-Date is not rescued by Date.
+            var headers = signedHeaders(method: .get, path: uri, body: "", credential: app.deviceCredential)
+            headers[HTTPField.Name("X-Date")!] = "Sun, 22 Nov 2026 06:01:44 GMT"
+            #expect(try await client.execute(uri: uri, method: .get, headers: headers, body: nil).status == .unauthorized)
+        }
+    }
+
     /// CONTRACT §6: a backend's POST, PUT or PATCH covers its body, with the current api_auth
     /// gem's X-Authorization-Content-SHA256 or the older Content-MD5, under either algorithm;
     /// otherwise one captured request would send any body to its path for fifteen minutes.
