@@ -77,9 +77,7 @@ public func buildRouter(
     let reads = reads ?? postgres
     let apps = AppStore(client: postgres, keys: configuration.keys, logger: logger)
     let devices = DeviceStore(client: postgres, logger: logger)
-    let apnsSettings = APNsSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
-    let fcmSettings = FCMSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
-    let webPushSettings = WebPushSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
+    let gatewaySettings = GatewaySettingsStores(client: postgres, keys: configuration.keys, logger: logger)
 
     let router = Router(context: NotifiableRequestContext.self)
     // Outermost, so every answer carries them, error answers included.
@@ -106,7 +104,7 @@ public func buildRouter(
     let limiter = RateLimiter(limits: configuration.rateLimits, share: processShare, factory: configuration.metrics.factory)
     DeviceTokensController(devices: devices, userTokens: userTokens, webPushHosts: configuration.webPushHosts).addRoutes(to: api, limiter: limiter)
     DeviceTagsController(devices: devices).addRoutes(to: api, limiter: limiter)
-    WebPushPublicKeyController(settings: webPushSettings).addRoutes(to: api)
+    WebPushPublicKeyController(settings: gatewaySettings.webpush).addRoutes(to: api)
     UserTokensController(verifier: userTokens).addRoutes(to: api)
     let userNotifications = UserNotificationStore(client: postgres, logger: logger, syncDelay: configuration.syncSignalDelay)
     let userNotificationRoutes = UserNotificationsController(store: userNotifications)
@@ -135,13 +133,13 @@ public func buildRouter(
     QueueAdminController(queue: QueueAdminStore(client: postgres, logger: logger)).addRoutes(to: admin)
     let administration = AppAdministration(apps: apps, credentials: credentials)
     AppsAdminController(
-        apps: apps, administration: administration, apnsSettings: apnsSettings, fcmSettings: fcmSettings, userTokens: userTokens.settings,
+        apps: apps, administration: administration, gatewaySettings: gatewaySettings, userTokens: userTokens.settings,
         serviceRetentionDays: configuration.retentionDays
     ).addRoutes(to: admin)
     WebhooksAdminController(webhooks: webhooks, targets: configuration.webhooks.targets).addRoutes(to: admin)
-    GatewaySettingsAdminController(store: apnsSettings).addRoutes(to: admin)
-    GatewaySettingsAdminController(store: fcmSettings).addRoutes(to: admin)
-    GatewaySettingsAdminController(store: webPushSettings).addRoutes(to: admin)
+    GatewaySettingsAdminController(store: gatewaySettings.apns).addRoutes(to: admin)
+    GatewaySettingsAdminController(store: gatewaySettings.fcm).addRoutes(to: admin)
+    GatewaySettingsAdminController(store: gatewaySettings.webpush).addRoutes(to: admin)
     SandboxAdminController(apps: apps, pushes: SandboxPushStore(client: postgres, logger: logger)).addRoutes(to: admin)
 
     let console = ConsoleRequests(
@@ -163,7 +161,7 @@ public func buildRouter(
                 queries: DashboardStore(client: reads, logger: logger), devices: devices, finder: finder, administration: administration,
                 activities: LiveActivityStore(client: reads, logger: logger)),
             ConsoleAppSettings(
-                console: console, administration: administration, apnsSettings: apnsSettings, fcmSettings: fcmSettings, webhooks: webhooks,
+                console: console, administration: administration, gatewaySettings: gatewaySettings, webhooks: webhooks,
                 webhookTargets: configuration.webhooks.targets, rateLimits: configuration.rateLimits,
                 serviceRetentionDays: configuration.retentionDays, queueReads: queueReads, audit: audit),
             ConsoleCompose(console: console, sending: sending, contents: NotificationContentStore(client: postgres, logger: logger)),

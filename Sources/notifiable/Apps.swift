@@ -8,10 +8,11 @@ import PostgresNIO
 
 struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Manage apps (tenants), their credentials and their APNs/FCM settings.",
+        abstract: "Manage apps (tenants), their credentials and their gateway settings (APNs, FCM, Web Push).",
         subcommands: [
             Create.self, List.self, Show.self, Update.self, Delete.self, RotateCredentials.self, RevokeCredential.self,
-            RotateUserTokenKey.self, SetAPNs.self, RemoveAPNs.self, SetFCM.self, RemoveFCM.self, Webhooks.self,
+            RotateUserTokenKey.self, SetAPNs.self, RemoveAPNs.self, SetFCM.self, RemoveFCM.self, SetWebPush.self, RemoveWebPush.self,
+            Webhooks.self,
         ]
     )
 
@@ -54,7 +55,7 @@ struct Apps: AsyncParsableCommand {
                 guard let app = try await stores.apps.app(id: id), let policy = try await stores.userTokens.policy(appID: id) else { return nil }
                 return AdminJSON.app(
                     app, policy: policy, credentials: try await stores.apps.credentials(appID: id),
-                    apns: try await stores.apns.summary(appID: id), fcm: try await stores.fcm.summary(appID: id)
+                    gateways: try await stores.gateways.summaries(appID: id)
                 )
             }
             guard let text else { throw CommandFailure("There is no app \(id).") }
@@ -189,8 +190,7 @@ extension CredentialRole: ExpressibleByArgument {}
 /// The stores a CLI command works with, over the configured database.
 struct Stores: Sendable {
     let apps: AppStore
-    let apns: APNsSettingsStore
-    let fcm: FCMSettingsStore
+    let gateways: GatewaySettingsStores
     let userTokens: UserTokenSettingsStore
     let audit: AuditLogStore
     let client: Database
@@ -258,8 +258,7 @@ func withStores<T: Sendable>(audit: CommandAudit? = nil, _ body: @Sendable (Stor
         try await migrate(configuration, postgres: client, logger: logger)
         let stores = Stores(
             apps: AppStore(client: client, keys: configuration.keys, logger: logger),
-            apns: APNsSettingsStore(client: client, keys: configuration.keys, logger: logger),
-            fcm: FCMSettingsStore(client: client, keys: configuration.keys, logger: logger),
+            gateways: GatewaySettingsStores(client: client, keys: configuration.keys, logger: logger),
             userTokens: UserTokenSettingsStore(client: client, logger: logger),
             audit: AuditLogStore(client: client, logger: logger),
             client: client, configuration: configuration, logger: logger

@@ -37,7 +37,7 @@ extension Apps {
                 throw commandLineError(error)
             }
             let appID = app
-            guard try await withStores(audit: CommandAudit("apps set-apns", appID: appID), { try await $0.apns.save(settings, appID: appID) }) else {
+            guard try await withStores(audit: CommandAudit("apps set-apns", appID: appID), { try await $0.gateways.apns.save(settings, appID: appID) }) else {
                 throw CommandFailure("There is no app \(appID).")
             }
             print("App \(appID) sends to APNs at \(settings.baseURL) as \(settings.bundleID).")
@@ -46,16 +46,8 @@ extension Apps {
 
     struct RemoveAPNs: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "remove-apns", abstract: "Remove an app's APNs settings (its key is deleted).")
-
         @Option(help: "The app's id.") var app: Int64
-
-        func run() async throws {
-            let appID = app
-            guard try await withStores(audit: CommandAudit("apps remove-apns", appID: appID), { try await $0.apns.remove(appID: appID) }) else {
-                throw CommandFailure("App \(appID) has no APNs settings.")
-            }
-            print("Removed app \(appID)'s APNs settings.")
-        }
+        func run() async throws { try await removeGatewaySettings(.apns, appID: app) }
     }
 
     struct SetFCM: AsyncParsableCommand {
@@ -80,7 +72,7 @@ extension Apps {
                 throw commandLineError(error)
             }
             let appID = app
-            guard try await withStores(audit: CommandAudit("apps set-fcm", appID: appID), { try await $0.fcm.save(settings, appID: appID) }) else {
+            guard try await withStores(audit: CommandAudit("apps set-fcm", appID: appID), { try await $0.gateways.fcm.save(settings, appID: appID) }) else {
                 throw CommandFailure("There is no app \(appID).")
             }
             print("App \(appID) sends to FCM at \(settings.baseURL) for project \(settings.projectID) as \(settings.clientEmail).")
@@ -89,17 +81,57 @@ extension Apps {
 
     struct RemoveFCM: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "remove-fcm", abstract: "Remove an app's FCM settings (its service account is deleted).")
-
         @Option(help: "The app's id.") var app: Int64
+        func run() async throws { try await removeGatewaySettings(.fcm, appID: app) }
+    }
+
+    struct SetWebPush: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-webpush",
+            abstract: "Let an app send to browsers: its VAPID key (kept, made, rotated or read from a file) and the contact push services see."
+        )
+
+        @Option(help: "The app's id (see `notifiable apps list`).") var app: Int64
+        @Option(help: "mailto: address or https: URL where push services can reach you.") var subject: String
+        @Option(help: "Path of a P-256 private key (PEM) to use instead of the app's own.") var keyFile: String?
+        @Flag(help: "Make a new key pair: browsers subscribed with the old public key must subscribe again.") var rotate = false
 
         func run() async throws {
-            let appID = app
-            guard try await withStores(audit: CommandAudit("apps remove-fcm", appID: appID), { try await $0.fcm.remove(appID: appID) }) else {
-                throw CommandFailure("App \(appID) has no FCM settings.")
+            var body: [String: JSONValue] = ["subject": .string(subject)]
+            if let keyFile { body["private_key"] = .string(try readFile(keyFile, option: "--key-file")) }
+            if rotate { body["rotate"] = .bool(true) }
+            let parsed: WebPushSettings
+            do {
+                parsed = try WebPushSettingsInput.parse(.object(body))
+            } catch let error as APIError {
+                throw commandLineError(error)
             }
-            print("Removed app \(appID)'s FCM settings.")
+            let appID = app
+            let saved = try await withStores(audit: CommandAudit("apps set-webpush", appID: appID)) { stores -> WebPushSettings? in
+                let settings = WebPushSettingsInput.completed(parsed, previous: try await stores.gateways.webpush.settings(appID: appID))
+                return try await stores.gateways.webpush.save(settings, appID: appID) ? settings : nil
+            }
+            guard let saved else { throw CommandFailure("There is no app \(appID).") }
+            print("App \(appID) sends to browsers as \(saved.subject). Browsers subscribe with this public key (applicationServerKey):")
+            print(saved.publicKey)
         }
     }
+
+    struct RemoveWebPush: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove-webpush", abstract: "Remove an app's Web Push key (browsers subscribed with it can no longer be reached).")
+        @Option(help: "The app's id.") var app: Int64
+        func run() async throws { try await removeGatewaySettings(.webpush, appID: app) }
+    }
+}
+
+/// `apps remove-apns|remove-fcm|remove-webpush`.
+func removeGatewaySettings(_ provider: Provider, appID: Int64) async throws {
+    let removed = try await withStores(audit: CommandAudit("apps remove-\(provider.rawValue)", appID: appID)) {
+        try await $0.gateways.remove(provider, appID: appID)
+    }
+    guard removed else { throw CommandFailure("App \(appID) has no \(provider.displayName) settings.") }
+    print("Removed app \(appID)'s \(provider.displayName) settings.")
 }
 
 func readFile(_ path: String, option: String) throws -> String {

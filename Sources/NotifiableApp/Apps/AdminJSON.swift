@@ -5,12 +5,9 @@ import NotifiableStore
 /// The admin API's answers as text, for the CLI commands that print the same objects.
 public enum AdminJSON {
     public static func app(
-        _ app: App, policy: UserTokenPolicy, credentials: [AppStore.CredentialSummary], apns: APNsSettingsSummary?, fcm: FCMSettingsSummary?
+        _ app: App, policy: UserTokenPolicy, credentials: [AppStore.CredentialSummary], gateways: GatewaySummaries
     ) -> String {
-        text(
-            AppJSON(
-                app, policy: policy, credentials: credentials, apns: .some(apns.map(APNsSettingsJSON.init)), fcm: .some(fcm.map(FCMSettingsJSON.init))
-            ))
+        text(AppJSON(app, policy: policy, credentials: credentials, gateways: gateways))
     }
 
     /// `POST /admin/apps/:id/user_tokens/rotate`'s answer.

@@ -20,11 +20,11 @@ struct AppJSON: Encodable, Sendable {
     let createdAt: String
     let updatedAt: String
     let credentials: [CredentialJSON]?
-    let apns: APNsSettingsJSON??
-    let fcm: FCMSettingsJSON??
+    /// Every provider's settings (the app's page), nil in listings.
+    let gateways: GatewaySummaries?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, credentials, apns, fcm
+        case id, name, credentials, apns, fcm, webpush
         case deliveryMode = "delivery_mode"
         case requireVerifiedAlias = "require_verified_alias"
         case userTokenGeneration = "user_token_generation"
@@ -40,13 +40,11 @@ struct AppJSON: Encodable, Sendable {
 
     /// The app alone (listings).
     init(_ app: App, policy: UserTokenPolicy) {
-        self.init(app, policy: policy, credentials: nil, apns: nil, fcm: nil)
+        self.init(app, policy: policy, credentials: nil, gateways: nil)
     }
 
     /// The app with its credentials and gateway settings (null when not configured).
-    init(
-        _ app: App, policy: UserTokenPolicy, credentials: [AppStore.CredentialSummary]?, apns: APNsSettingsJSON??, fcm: FCMSettingsJSON??
-    ) {
+    init(_ app: App, policy: UserTokenPolicy, credentials: [AppStore.CredentialSummary]?, gateways: GatewaySummaries?) {
         id = app.id
         name = app.name
         deliveryMode = app.deliveryMode.rawValue
@@ -61,8 +59,7 @@ struct AppJSON: Encodable, Sendable {
         createdAt = Timestamp.iso8601(app.createdAt)
         updatedAt = Timestamp.iso8601(app.updatedAt)
         self.credentials = credentials?.map(CredentialJSON.init)
-        self.apns = apns
-        self.fcm = fcm
+        self.gateways = gateways
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -81,9 +78,12 @@ struct AppJSON: Encodable, Sendable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encodeIfPresent(credentials, forKey: .credentials)
-        // Present but null: "not configured", which an operator should see spelled out.
-        if let apns { try container.encode(apns, forKey: .apns) }
-        if let fcm { try container.encode(fcm, forKey: .fcm) }
+        // Each provider present, null when not configured, which an operator should see spelled out.
+        if let gateways {
+            try container.encode(gateways.apns.map(APNsSettingsJSON.init), forKey: .apns)
+            try container.encode(gateways.fcm.map(FCMSettingsJSON.init), forKey: .fcm)
+            try container.encode(gateways.webpush.map(WebPushSettingsJSON.init), forKey: .webpush)
+        }
     }
 }
 

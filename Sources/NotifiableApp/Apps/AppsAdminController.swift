@@ -8,8 +8,7 @@ import NotifiableStore
 struct AppsAdminController {
     let apps: AppStore
     let administration: AppAdministration
-    let apnsSettings: APNsSettingsStore
-    let fcmSettings: FCMSettingsStore
+    let gatewaySettings: GatewaySettingsStores
     let userTokens: UserTokenSettingsStore
     /// NOTIFIABLE_RETENTION_DAYS: the most days an app may keep.
     let serviceRetentionDays: Int
@@ -51,14 +50,9 @@ struct AppsAdminController {
         let app = try await existingApp(context)
         async let policy = userTokens.policy(appID: app.id)
         async let credentials = apps.credentials(appID: app.id)
-        async let apns = apnsSettings.summary(appID: app.id)
-        async let fcm = fcmSettings.summary(appID: app.id)
+        async let gateways = gatewaySettings.summaries(appID: app.id)
         guard let policy = try await policy else { throw APIError.notFound("There is no app \(app.id).") }
-        return JSONResponse(
-            AppJSON(
-                app, policy: policy, credentials: try await credentials,
-                apns: .some(try await apns.map(APNsSettingsJSON.init)), fcm: .some(try await fcm.map(FCMSettingsJSON.init))
-            ))
+        return JSONResponse(AppJSON(app, policy: policy, credentials: try await credentials, gateways: try await gateways))
     }
 
     /// `{"name"?, "delivery_mode"?, "require_verified_alias"?, "android_style"?, "default_ttl_seconds"?,

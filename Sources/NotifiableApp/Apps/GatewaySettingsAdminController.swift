@@ -56,9 +56,8 @@ struct GatewaySettingsAdminController<Settings: AdministeredGatewaySettings> {
     @Sendable func set(_ request: Request, context: NotifiableRequestContext) async throws -> JSONResponse<Settings.SummaryJSON> {
         let appID = try context.pathID("id", what: "app")
         var request = request
-        let parsed = try Settings.parse(try await request.jsonBody(context: context))
-        let settings = try await Settings.completed(parsed) { try await store.settings(appID: appID) }
-        guard try await store.save(settings, appID: appID), let saved = try await store.summary(appID: appID) else {
+        guard try await store.save(parsing: try await request.jsonBody(context: context), appID: appID), let saved = try await store.summary(appID: appID)
+        else {
             throw APIError.notFound("There is no app \(appID).")
         }
         return JSONResponse(Settings.json(saved))
@@ -76,5 +75,14 @@ struct GatewaySettingsAdminController<Settings: AdministeredGatewaySettings> {
         let appID = try context.pathID("id", what: "app")
         guard try await store.remove(appID: appID) else { throw APIError.notFound("App \(appID) has no \(Settings.displayName) settings.") }
         return Response(status: .noContent)
+    }
+}
+
+extension GatewaySettingsStore where Settings: AdministeredGatewaySettings {
+    /// Validates the settings as an operator sent them and saves them (the admin API, the
+    /// console); false when there is no such app.
+    func save(parsing body: JSONValue, appID: Int64) async throws -> Bool {
+        let settings = try await Settings.completed(try Settings.parse(body)) { try await self.settings(appID: appID) }
+        return try await save(settings, appID: appID)
     }
 }

@@ -11,8 +11,7 @@ struct ConsoleAppSettings: ConsolePages {
     let console: ConsoleRequests
     /// Changes to an app and its credentials, as the admin API makes them.
     let administration: AppAdministration
-    let apnsSettings: APNsSettingsStore
-    let fcmSettings: FCMSettingsStore
+    let gatewaySettings: GatewaySettingsStores
     let webhooks: WebhookStore
     let webhookTargets: WebhookTargets
     let rateLimits: RateLimits
@@ -58,8 +57,8 @@ extension ConsoleAppSettings {
     @Sendable func settingsPage(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let app = try await app(context, ConsoleAction.manage, "manage this app")
         return DashboardPages.settings(
-            app, credentials: try await console.apps.credentials(appID: app.id), apns: try await apnsSettings.summary(appID: app.id),
-            fcm: try await fcmSettings.summary(appID: app.id), webhooks: try await webhooks.list(appID: app.id) ?? [],
+            app, credentials: try await console.apps.credentials(appID: app.id), gateways: try await gatewaySettings.summaries(appID: app.id),
+            webhooks: try await webhooks.list(appID: app.id) ?? [],
             dead: try await queueReads.dead(appID: app.id, afterID: nil, limit: 1).count, serviceRetentionDays: serviceRetentionDays,
             rateLimits: rateLimits, audit: try await audit.list(appID: app.id, limit: 20), csrf: csrf(request),
             notice: request.uri.queryParameters["saved"].map { "Saved: \(String($0))." }
@@ -109,29 +108,40 @@ extension ConsoleAppSettings {
         return Self.saved(app.id, "credential \(accessID) revoked")
     }
 
-    /// Uploads APNs (`.p8` key) or FCM (service account) settings; `remove` takes them away.
+    /// Uploads a provider's settings (APNs `.p8` key, FCM service account, Web Push contact and
+    /// key); `remove` takes them away.
     @Sendable func changeGateway(_ request: Request, context: NotifiableRequestContext) async throws -> Response {
         let form = try await form(of: request, "nothing was changed")
         let app = try await app(context, ConsoleAction.manage, "manage this app's gateways")
-        let provider = context.parameters.get("provider") ?? ""
-        AuditMiddleware.note(["gateway": provider, "change": form["remove"] != nil ? "removed" : "set"])
+        let name = context.parameters.get("provider") ?? ""
+        guard let provider = Provider(rawValue: name) else { throw ConsoleRefusal.notFound("There is no gateway \(name).") }
+        AuditMiddleware.note(["gateway": provider.rawValue, "change": form["remove"] != nil ? "removed" : "set"])
         do {
-            switch (provider, form["remove"] != nil) {
-            case ("apns", true): _ = try await apnsSettings.remove(appID: app.id)
-            case ("fcm", true): _ = try await fcmSettings.remove(appID: app.id)
-            case ("apns", false):
-                var body: [String: JSONValue] = [:]
-                for field in ["key_id", "team_id", "bundle_id", "private_key", "environment"] { body[field] = form[field].map(JSONValue.string) }
-                _ = try await apnsSettings.save(try APNsSettingsInput.parse(.object(body)), appID: app.id)
-            case ("fcm", false):
-                _ = try await fcmSettings.save(
-                    try FCMSettingsInput.parse(.object(["service_account": form["service_account"].map(JSONValue.string) ?? .null])), appID: app.id)
-            default: throw ConsoleRefusal.notFound("There is no gateway \(provider).")
+            if form["remove"] != nil {
+                _ = try await gatewaySettings.remove(provider, appID: app.id)
+            } else {
+                // The form's fields carry the admin API's names; an empty one is one not sent.
+                func body(_ fields: [String]) -> JSONValue {
+                    .object(Dictionary(uniqueKeysWithValues: fields.compactMap { field in form[field].map { (field, JSONValue.string($0)) } }))
+                }
+                switch provider {
+                case .apns:
+                    _ = try await gatewaySettings.apns.save(
+                        parsing: body(["key_id", "team_id", "bundle_id", "private_key", "environment"]), appID: app.id)
+                case .fcm:
+                    _ = try await gatewaySettings.fcm.save(
+                        parsing: .object(["service_account": form["service_account"].map(JSONValue.string) ?? .null]), appID: app.id)
+                case .webpush:
+                    var fields = body(["subject"]).objectValue ?? [:]
+                    if let key = form["private_key"], !key.isEmpty { fields["private_key"] = .string(key) }
+                    if form["rotate"] != nil { fields["rotate"] = .bool(true) }
+                    _ = try await gatewaySettings.webpush.save(parsing: .object(fields), appID: app.id)
+                }
             }
         } catch let error as APIError {
             throw ConsoleRefusal.invalid((error.field.map { "\($0): " } ?? "") + error.message + " Nothing was changed.")
         }
-        return Self.saved(app.id, "\(provider == "apns" ? "APNs" : "FCM") settings")
+        return Self.saved(app.id, "\(provider.displayName) settings")
     }
 
     /// Adds a webhook (its secret shown once), or pauses, resumes or removes one.

@@ -31,7 +31,7 @@ extension DashboardPages {
     }
 
     static func settings(
-        _ app: App, credentials: [AppStore.CredentialSummary], apns: APNsSettingsSummary?, fcm: FCMSettingsSummary?, webhooks: [Webhook], dead: Int,
+        _ app: App, credentials: [AppStore.CredentialSummary], gateways: GatewaySummaries, webhooks: [Webhook], dead: Int,
         serviceRetentionDays: Int, rateLimits: RateLimits, audit: [AuditEntry], csrf: String, notice: String?
     ) -> Response {
         let csrfField = "<input type=\"hidden\" name=\"csrf\" value=\"\(HTML.escape(csrf))\">"
@@ -53,18 +53,26 @@ extension DashboardPages {
             (reason.map { "<span class=\"bad\">misconfigured: \(HTML.escape($0))</span>" } ?? "<span class=\"ok\">ok</span>") + ", set \(HTML.time(updatedAt))"
         }
         let apnsState =
-            apns.map {
+            gateways.apns.map {
                 "Key <code>\(HTML.escape($0.keyID))</code> of team <code>\(HTML.escape($0.teamID))</code> for <code>\(HTML.escape($0.bundleID))</code> "
                     + "(\(HTML.escape($0.environment))): \(gatewayState($0.misconfigurationReason, updatedAt: $0.updatedAt))"
             } ?? "<span class=\"muted\">not set</span>"
         let fcmState =
-            fcm.map {
+            gateways.fcm.map {
                 "Project <code>\(HTML.escape($0.projectID))</code> as <code>\(HTML.escape($0.clientEmail))</code>: "
                     + gatewayState($0.misconfigurationReason, updatedAt: $0.updatedAt)
             } ?? "<span class=\"muted\">not set</span>"
-        func remove(_ provider: String, _ present: Bool) -> String {
-            present
-                ? "<form class=\"inline\" method=\"post\" action=\"\(base)/gateways/\(provider)\">\(csrfField)<input type=\"hidden\" name=\"remove\" value=\"1\"><button>Remove</button></form>"
+        let webPushState =
+            gateways.webpush.map {
+                "Contact <code>\(HTML.escape($0.subject))</code>, public key <code class=\"wrap\">\(HTML.escape($0.publicKey))</code>: "
+                    + gatewayState($0.misconfigurationReason, updatedAt: $0.updatedAt)
+            } ?? "<span class=\"muted\">not set</span>"
+        func heading(_ provider: Provider) -> String {
+            "<h3>\(provider.displayName) (\(provider.reaches))</h3>"
+        }
+        func remove(_ provider: Provider) -> String {
+            gateways.state(of: provider).configured
+                ? "<form class=\"inline\" method=\"post\" action=\"\(base)/gateways/\(provider.rawValue)\">\(csrfField)<input type=\"hidden\" name=\"remove\" value=\"1\"><button>Remove</button></form>"
                 : ""
         }
         let webhookRows = webhooks.map { webhook -> [String] in
@@ -110,17 +118,24 @@ extension DashboardPages {
             <label>The old pair keeps working for (hours) <input type="number" name="grace_hours" min="0" max="\(366 * 24)" value="24"></label>
             <button>Rotate</button></form>
             <h2>Gateways</h2>
-            <div class="grid2"><div class="panel"><h3>APNs (iOS)</h3><p>\(apnsState) \(remove("apns", apns != nil))</p>
+            <div class="grid2"><div class="panel">\(heading(.apns))<p>\(apnsState) \(remove(.apns))</p>
             <form method="post" enctype="multipart/form-data" action="\(base)/gateways/apns">\(csrfField)
             <label>Key id <input type="text" name="key_id" required></label><label>Team id <input type="text" name="team_id" required></label>
             <label>Bundle id <input type="text" name="bundle_id" required></label>
             <label>Environment <select name="environment"><option>production</option><option value="sandbox">sandbox (development)</option></select></label>
             <label>Key (.p8 file from Apple) <input type="file" name="private_key" accept=".p8" required></label>
             <button>Upload APNs key</button></form></div>
-            <div class="panel"><h3>FCM (Android)</h3><p>\(fcmState) \(remove("fcm", fcm != nil))</p>
+            <div class="panel">\(heading(.fcm))<p>\(fcmState) \(remove(.fcm))</p>
             <form method="post" enctype="multipart/form-data" action="\(base)/gateways/fcm">\(csrfField)
             <label>Service account (JSON file from the Firebase console) <input type="file" name="service_account" accept=".json" required></label>
-            <button>Upload service account</button></form></div></div>
+            <button>Upload service account</button></form></div>
+            <div class="panel">\(heading(.webpush))<p>\(webPushState) \(remove(.webpush))</p>
+            <form method="post" enctype="multipart/form-data" action="\(base)/gateways/webpush">\(csrfField)
+            <label>Contact for push services (mailto: or https:) <input type="text" name="subject" required \
+            value="\(HTML.escape(gateways.webpush?.subject ?? ""))" placeholder="mailto:push@example.com"></label>
+            <label>VAPID private key (PEM file; empty: keep the app's key, or make one) <input type="file" name="private_key" accept=".pem"></label>
+            <label><input type="checkbox" name="rotate" value="1"> Make a new key (browsers must subscribe again)</label>
+            <button>Save Web Push settings</button></form></div></div>
             <h2>Webhooks</h2>
             \(HTML.table(["Webhook", "URL", "Events", "State", "Waiting events", ""], webhookRows, empty: "No webhooks."))
             <form class="panel" method="post" action="\(base)/webhooks">\(csrfField)

@@ -108,6 +108,22 @@ import _CryptoExtras
             let keyLine = key.pemRepresentation.split(separator: "\n")[1]
             #expect(!shown.output.contains(keyLine))
 
+            // Web Push: a key is made once and kept when the contact changes; --rotate replaces it.
+            #expect(try await run("apps", "set-webpush", "--app", id, "--subject", "push@example.com").status != 0, "a bare address is refused")
+            let made = try await run("apps", "set-webpush", "--app", id, "--subject", "mailto:push@example.com")
+            #expect(made.status == 0, "\(made.output)")
+            let publicKey = try #require(made.output.split(separator: "\n").last.map(String.init))
+            #expect(Base64URL.decode(Substring(publicKey))?.count == 65)
+            let kept = try await run("apps", "set-webpush", "--app", id, "--subject", "https://example.com/push-contact")
+            #expect(kept.output.hasSuffix(publicKey + "\n") || kept.output.hasSuffix(publicKey), "\(kept.output)")
+            let rotated2 = try await run("apps", "set-webpush", "--app", id, "--subject", "mailto:push@example.com", "--rotate")
+            #expect(rotated2.status == 0 && !rotated2.output.contains(publicKey), "\(rotated2.output)")
+            let webShown = try JSONValue.decode(Array(try await run("apps", "show", "--app", id).output.utf8))["webpush"]
+            #expect(webShown?["subject"]?.stringValue == "mailto:push@example.com")
+            #expect(webShown?["private_key"]?.stringValue == "[redacted]")
+            #expect(try await run("apps", "remove-webpush", "--app", id).status == 0)
+            #expect(try await run("apps", "remove-webpush", "--app", id).status != 0)
+
             #expect(try await run("apps", "revoke-credential", "--app", id, "--access-id", serverAccessID).status == 0)
             #expect(try await run("apps", "remove-fcm", "--app", id).status == 0)
             #expect(try await run("apps", "remove-fcm", "--app", id).status != 0)

@@ -646,6 +646,19 @@ import Testing
             #expect(bad.status == .unprocessableContent)
             #expect(String(buffer: bad.body).contains("private_key"))
 
+            // Web Push: the contact alone makes a key, which the page shows and a second save keeps.
+            let web = "/dashboard/apps/\(app.app.id)/gateways/webpush"
+            #expect(try await console.post(web, ["subject": "push@example.com"]).status == .unprocessableContent)
+            #expect(try await console.post(web, ["subject": "mailto:push@example.com"]).status == .seeOther)
+            let publicKey = try #require(try await service.text("SELECT public_key FROM webpush_settings WHERE app_id = \(app.app.id)"))
+            #expect(try await console.page(settings).contains(publicKey))
+            #expect(try await console.post(web, ["subject": "https://example.com/contact"]).status == .seeOther)
+            #expect(try await service.text("SELECT public_key FROM webpush_settings WHERE app_id = \(app.app.id)") == publicKey)
+            #expect(try await console.post(web, ["subject": "https://example.com/contact", "rotate": "1"]).status == .seeOther)
+            #expect(try await service.text("SELECT public_key FROM webpush_settings WHERE app_id = \(app.app.id)") != publicKey)
+            #expect(try await console.post(web, ["remove": "1"]).status == .seeOther)
+            #expect(try await service.integer("SELECT count(*) FROM webpush_settings WHERE app_id = \(app.app.id)") == 0)
+
             // Webhooks: added (the secret shown once), paused, resumed; another app's is not reachable from here.
             let added = try await console.post("/dashboard/apps/\(app.app.id)/webhooks", ["url": "https://example.com/console-hook", "events": "sent,failed"])
             #expect(added.status == .ok)
