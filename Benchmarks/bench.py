@@ -1133,7 +1133,8 @@ def console_fixture(api_port, n):
         # Every roll-up the pages read, the devices' counts included (a row per device added).
         folded = wait_until(lambda: sql("SELECT (SELECT count(*) FROM notification_counter_changes) + "
                                         "(SELECT count(*) FROM delivery_failure_changes) + "
-                                        "(SELECT count(*) FROM app_device_count_changes)") == "0", 300, 0.5)
+                                        "(SELECT count(*) FROM app_device_count_changes) + "
+                                        "(SELECT count(*) FROM device_count_changes)") == "0", 300, 0.5)
     finally:
         stop(folder)
     if not folded:

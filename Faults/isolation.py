@@ -137,7 +137,8 @@ def main():
                    "UNION ALL SELECT count(*) FROM notifications WHERE state = 'fanning_out' "
                    "UNION ALL SELECT count(*) FROM notification_counter_changes "
                    "UNION ALL SELECT count(*) FROM delivery_failure_changes "
-                   "UNION ALL SELECT count(*) FROM app_device_count_changes") == "0\n0\n0\n0\n0"
+                   "UNION ALL SELECT count(*) FROM app_device_count_changes "
+                   "UNION ALL SELECT count(*) FROM device_count_changes") == "0\n0\n0\n0\n0\n0"
     wait_until(settled, 120, "both apps' notifications fanned out and delivered")
     for fixture, app in ((a, app_a), (b, app_b)):
         delivered = Client(api.url, app["device_credentials"]).post(

@@ -270,7 +270,7 @@ extension DashboardPages {
             previewHTML = """
                 <h2>Preview</h2>
                 <div class="cards" id="audience"><div class="card">Devices<b>\(preview.audience.total)</b></div>
-                <div class="card">iOS (APNs)<b>\(preview.audience.apns)</b></div><div class="card">Android (FCM)<b>\(preview.audience.fcm)</b></div></div>
+                \(Provider.allCases.map { "<div class=\"card\">\($0.reaches) (\($0.displayName))<b>\(preview.audience[$0])</b></div>" }.joined())</div>
                 <p class="muted">Counted now among registered, reachable devices; the send counts again as it fans out. \
                 <code>n_id</code> becomes the notification's id.</p>
                 \(HTML.table(["Locale", "APNs payload", "FCM message (Android)", "FCM message (iPhone on Firebase)"], rows))

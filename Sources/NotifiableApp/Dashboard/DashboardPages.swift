@@ -29,17 +29,17 @@ enum DashboardPages {
             return [
                 HTML.link("/dashboard/apps/\(app.id)", "\(app.name) (\(app.id))"),
                 app.deliveryMode == .sandbox ? "<span class=\"warn\">sandbox</span>" : "live",
-                "<span class=\"num\">\(overview.apnsDevices)</span>", "<span class=\"num\">\(overview.fcmDevices)</span>",
-                "<span class=\"num\">\(overview.invalidatedDevices)</span>", "<span class=\"num\">\(overview.newLastDay)</span>",
-                gateway(overview.apns, sandbox: app.deliveryMode == .sandbox), gateway(overview.fcm, sandbox: app.deliveryMode == .sandbox),
-            ]
+            ] + Provider.allCases.map { "<span class=\"num\">\(overview.devices[$0])</span>" } + [
+                "<span class=\"num\">\(overview.devices.invalidated)</span>", "<span class=\"num\">\(overview.newLastDay)</span>",
+            ] + Provider.allCases.map { gateway(overview.gateway($0), sandbox: app.deliveryMode == .sandbox) }
         }
         let create = mayCreate ? "<p>\(HTML.link("/dashboard/apps/new", "Create an app"))</p>" : ""
         return HTML.page(
             "Apps",
             create
                 + HTML.table(
-                    ["App", "Mode", "iOS devices", "Android devices", "Invalidated", "New in 24 h", "APNs", "FCM"], rows,
+                    ["App", "Mode"] + Provider.allCases.map(\.devicesHeading)
+                        + ["Invalidated", "New in 24 h"] + Provider.allCases.map(\.displayName), rows,
                     empty: "No apps yet: create one with `notifiable apps create` or POST /admin/apps."
                 ) + (nextCursor.map { "<p class=\"pager\">" + HTML.link("/dashboard?cursor=\($0)", "More apps →") + "</p>" } ?? ""))
     }

@@ -20,7 +20,7 @@ extension DashboardPages {
         }
         let outcomes = [("sent", day.sent), ("failed", day.failed), ("gave up", day.dead), ("delivered", day.delivered), ("opened", day.opened)]
             .map { card($0.0, "\($0.1)") }.joined()
-        let misconfigured = (depth.misconfigured[.apns] ?? 0) + (depth.misconfigured[.fcm] ?? 0)
+        let misconfigured = depth.misconfigured.values.reduce(0, +)
         let rows = dead.map { record -> [String] in
             [
                 "#\(record.id)", HTML.link("/dashboard/notifications/\(record.notificationID)", "#\(record.notificationID)"),

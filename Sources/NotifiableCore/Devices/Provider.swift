@@ -34,6 +34,15 @@ public enum Provider: String, Sendable, Codable, CaseIterable {
         }
     }
 
+    /// Its devices, as a column of counts is headed ("iOS devices", "Browsers").
+    public var devicesHeading: String {
+        switch self {
+        case .apns: "iOS devices"
+        case .fcm: "Android devices"
+        case .webpush: "Browsers"
+        }
+    }
+
     /// The wire names a request may use, quoted and joined for error messages.
     public static var wireNamesForMessages: String {
         let names = allCases.map { "\"\($0.rawValue)\"" }

@@ -32,6 +32,16 @@ struct GatewaySettingsTable: Sendable {
         self.provider = provider
     }
 
+    /// Every provider's table.
+    static var all: [GatewaySettingsTable] { Provider.allCases.map(GatewaySettingsTable.init) }
+
+    /// Every provider's settings as rows of (app_id, provider, misconfiguration_reason), for reads
+    /// that look at all providers at once (the console's apps, the queue's gauges).
+    static var everyProvidersSettings: String {
+        all.map { "SELECT app_id, '\($0.provider.rawValue)' AS provider, misconfiguration_reason FROM \($0.name)" }
+            .joined(separator: " UNION ALL ")
+    }
+
     /// What an app's sealed secret is bound to, so a row copied to another app or provider does
     /// not open.
     func sealingContext(appID: some CustomStringConvertible) -> String { "\(provider.rawValue):\(appID)" }

@@ -3,14 +3,14 @@ import PostgresNIO
 
 /// How many devices a notification would reach, per provider.
 public struct AudienceSize: Sendable, Equatable {
-    public var apns: Int64 = 0
-    public var fcm: Int64 = 0
-    public var total: Int64 { apns + fcm }
+    public var byProvider: [Provider: Int64] = [:]
+    public var total: Int64 { byProvider.values.reduce(0, +) }
 
-    public init(apns: Int64 = 0, fcm: Int64 = 0) {
-        self.apns = apns
-        self.fcm = fcm
+    public init(byProvider: [Provider: Int64] = [:]) {
+        self.byProvider = byProvider
     }
+
+    public subscript(provider: Provider) -> Int64 { byProvider[provider] ?? 0 }
 }
 
 extension NotificationStore {
@@ -20,20 +20,22 @@ extension NotificationStore {
         // Rules are unioned, so "all" reaches every reachable device: the app's kept counts, not a count of them.
         if targeting.all {
             let counts = try await DeviceCountStore(client: client, logger: logger).counts(appID: appID)
-            return AudienceSize(apns: counts.apns, fcm: counts.fcm)
+            return AudienceSize(byProvider: counts.reachable)
         }
         var builder = SQLBuilder()
         builder.append(
             """
-            SELECT count(*) FILTER (WHERE d.provider = 'apns'), count(*) FILTER (WHERE d.provider = 'fcm')
+            SELECT d.provider, count(*)
             FROM devices d
             WHERE d.app_id = \(builder.bind(appID)) AND d.unregistered_at IS NULL AND d.invalidated_at IS NULL AND d.merged_into IS NULL
               AND 
             """)
         TargetingSQL.appendCondition(for: targeting, to: &builder)
-        for try await (apns, fcm) in try await client.query(builder.query, logger: logger).decode((Int64, Int64).self) {
-            return AudienceSize(apns: apns, fcm: fcm)
+        builder.append(" GROUP BY d.provider")
+        var size = AudienceSize()
+        for try await (name, count) in try await client.query(builder.query, logger: logger).decode((String, Int64).self) {
+            if let provider = Provider(rawValue: name) { size.byProvider[provider] = count }
         }
-        return AudienceSize()
+        return size
     }
 }

@@ -6,14 +6,14 @@ import PostgresNIO
 /// An app at a glance, for the operators' dashboard.
 public struct AppOverview: Sendable {
     public let app: App
-    /// Devices that can be reached (registered, not invalidated), by provider.
-    public let apnsDevices: Int64
-    public let fcmDevices: Int64
-    public let invalidatedDevices: Int64
+    /// Devices that can be reached (registered, not invalidated), by provider, and invalidated.
+    public let devices: AppDeviceCounts
     /// Devices new to the app in the last 24 hours (whole hours).
     public let newLastDay: Int64
-    public let apns: GatewayState
-    public let fcm: GatewayState
+    /// How the app reaches each provider.
+    public let gateways: [Provider: GatewayState]
+
+    public func gateway(_ provider: Provider) -> GatewayState { gateways[provider] ?? .notConfigured }
 }
 
 /// How an app reaches one gateway, as operators need to see it.
@@ -39,39 +39,35 @@ public struct DashboardStore: Sendable {
     public func appOverviews(in appIDs: [Int64]?, afterID: Int64?, limit: Int, now: Date = Date()) async throws -> [AppOverview] {
         let rows = try await client.query(
             """
-            SELECT a.id, a.name, a.delivery_mode, a.created_at, a.updated_at,
-                   s.app_id IS NOT NULL, s.misconfiguration_reason, f.app_id IS NOT NULL, f.misconfiguration_reason
+            SELECT a.id, a.name, a.delivery_mode, a.created_at, a.updated_at
             FROM apps a
-            LEFT JOIN apns_settings s ON s.app_id = a.id
-            LEFT JOIN fcm_settings f ON f.app_id = a.id
             WHERE a.id > \(afterID ?? 0) AND (\(appIDs)::int8[] IS NULL OR a.id = ANY(\(appIDs)::int8[]))
             ORDER BY a.id LIMIT \(limit)
             """,
             logger: logger
         )
-        var apps: [(App, GatewayState, GatewayState)] = []
-        for try await (id, name, mode, createdAt, updatedAt, hasAPNs, apnsProblem, hasFCM, fcmProblem) in rows.decode(
-            (Int64, String, String, Date, Date, Bool, String?, Bool, String?).self
-        ) {
-            func state(_ configured: Bool, _ problem: String?) -> GatewayState {
-                guard configured else { return .notConfigured }
-                return problem.map(GatewayState.misconfigured) ?? .ok
-            }
-            apps.append(
-                (
-                    App(id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, createdAt: createdAt, updatedAt: updatedAt),
-                    state(hasAPNs, apnsProblem), state(hasFCM, fcmProblem)
-                ))
+        var apps: [App] = []
+        for try await (id, name, mode, createdAt, updatedAt) in rows.decode((Int64, String, String, Date, Date).self) {
+            apps.append(App(id: id, name: name, deliveryMode: DeliveryMode(rawValue: mode) ?? .live, createdAt: createdAt, updatedAt: updatedAt))
+        }
+        let ids = apps.map(\.id)
+        var gateways: [Int64: [Provider: GatewayState]] = [:]
+        let settings = try await client.query(
+            """
+            SELECT app_id, provider, misconfiguration_reason FROM (\(unescaped: GatewaySettingsTable.everyProvidersSettings)) AS s
+            WHERE app_id = ANY(\(ids)::int8[])
+            """,
+            logger: logger)
+        for try await (appID, name, problem) in settings.decode((Int64, String, String?).self) {
+            guard let provider = Provider(rawValue: name) else { continue }
+            gateways[appID, default: [:]][provider] = problem.map(GatewayState.misconfigured) ?? .ok
         }
         let counts = DeviceCountStore(client: client, logger: logger)
-        let ids = apps.map(\.0.id)
         let devices = try await counts.counts(appIDs: ids)
         let added = try await counts.newDevices(appIDs: ids, since: now.addingTimeInterval(-24 * 3600))
-        return apps.map { app, apns, fcm in
-            let count = devices[app.id] ?? AppDeviceCounts()
-            return AppOverview(
-                app: app, apnsDevices: count.apns, fcmDevices: count.fcm, invalidatedDevices: count.invalidated, newLastDay: added[app.id] ?? 0,
-                apns: apns, fcm: fcm)
+        return apps.map { app in
+            AppOverview(
+                app: app, devices: devices[app.id] ?? AppDeviceCounts(), newLastDay: added[app.id] ?? 0, gateways: gateways[app.id] ?? [:])
         }
     }
 

@@ -44,23 +44,30 @@ extension QueueAdminStore {
                 (SELECT count(*) FROM deliveries WHERE state = 'running'),
                 (SELECT count(*) FROM deliveries WHERE state = 'dead'),
                 (SELECT count(*) FROM notifications WHERE state = 'fanning_out'),
-                (SELECT count(*) FROM apns_settings WHERE misconfiguration_reason IS NOT NULL),
-                (SELECT count(*) FROM fcm_settings WHERE misconfiguration_reason IS NOT NULL),
                 \(unescaped: Self.replicaLag)
             FROM deliveries WHERE state IN \(unescaped: DeliveryStateList.waiting)
             """,
             logger: logger
         )
         var depth = QueueDepth()
-        for try await (available, retrying, age, running, dead, fanningOut, apns, fcm, lag) in rows.decode(
-            (Int64, Int64, Double, Int64, Int64, Int64, Int64, Int64, Double).self
+        for try await (available, retrying, age, running, dead, fanningOut, lag) in rows.decode(
+            (Int64, Int64, Double, Int64, Int64, Int64, Double).self
         ) {
             depth = QueueDepth(
                 available: available, retrying: retrying, running: running, dead: dead,
                 oldestReadyAgeSeconds: max(0, age), fanningOut: fanningOut
             )
-            depth.misconfigured = [.apns: apns, .fcm: fcm]
             depth.replicaLagSeconds = max(0, lag)
+        }
+        depth.misconfigured = Dictionary(uniqueKeysWithValues: Provider.allCases.map { ($0, 0) })
+        let misconfigured = try await client.query(
+            """
+            SELECT provider, count(*) FROM (\(unescaped: GatewaySettingsTable.everyProvidersSettings)) AS s
+            WHERE misconfiguration_reason IS NOT NULL GROUP BY provider
+            """,
+            logger: logger)
+        for try await (name, count) in misconfigured.decode((String, Int64).self) {
+            if let provider = Provider(rawValue: name) { depth.misconfigured[provider] = count }
         }
         return depth
     }

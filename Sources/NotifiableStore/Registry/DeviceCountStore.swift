@@ -6,22 +6,27 @@ import PostgresNIO
 /// An app's devices by what a send can do with them.
 public struct AppDeviceCounts: Sendable, Equatable {
     /// Reachable (registered, not invalidated, not merged), by provider.
-    public var apns: Int64 = 0
-    public var fcm: Int64 = 0
+    public var reachable: [Provider: Int64] = [:]
     /// Registered but invalidated by a gateway.
     public var invalidated: Int64 = 0
 
-    public init(apns: Int64 = 0, fcm: Int64 = 0, invalidated: Int64 = 0) {
-        self.apns = apns
-        self.fcm = fcm
+    public init(reachable: [Provider: Int64] = [:], invalidated: Int64 = 0) {
+        self.reachable = reachable
         self.invalidated = invalidated
     }
+
+    /// Reachable devices of `provider`.
+    public subscript(provider: Provider) -> Int64 { reachable[provider] ?? 0 }
 }
 
 /// Each app's device counts, kept as devices change (the devices_count_* triggers,
-/// Registry/SQL/): totals in
-/// `app_device_counts`, plus the changes the devices' trigger appended and the queue's
-/// maintenance has not folded yet, read in one statement so the sum is exact.
+/// Registry/SQL/): totals in `device_counts`, one row per app and class (a provider's name or
+/// `invalidated`), plus the changes the devices' triggers appended and the queue's maintenance has
+/// not folded yet, read in one statement so the sum is exact.
+///
+/// `app_device_count_changes` is the table the triggers appended to before counts were kept per
+/// class (a column per provider); rows written there while an upgrade ran are read and folded
+/// too, one row per provider column.
 public struct DeviceCountStore: Sendable {
     let client: Database
     let logger: Logger
@@ -29,6 +34,16 @@ public struct DeviceCountStore: Sendable {
     public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
+    }
+
+    /// The former table's rows as (app, class, devices, new devices, at): each row's new devices
+    /// ride on its first class only.
+    private static func formerChanges(_ source: String) -> String {
+        """
+        SELECT o.app_id, k.class, k.devices, CASE WHEN k.class = 'apns' THEN o.new_devices ELSE 0 END AS new_devices, o.at
+        FROM \(source) AS o
+        CROSS JOIN LATERAL (VALUES ('apns', o.apns), ('fcm', o.fcm), ('invalidated', o.invalidated)) AS k(class, devices)
+        """
     }
 
     public func counts(appID: Int64) async throws -> AppDeviceCounts {
@@ -39,17 +54,31 @@ public struct DeviceCountStore: Sendable {
     public func counts(appIDs: [Int64]) async throws -> [Int64: AppDeviceCounts] {
         let rows = try await client.query(
             """
-            SELECT app_id, sum(apns)::int8, sum(fcm)::int8, sum(invalidated)::int8 FROM (
-                SELECT app_id, apns, fcm, invalidated FROM app_device_counts WHERE app_id = ANY(\(appIDs)::int8[])
+            SELECT app_id, class, sum(devices)::int8 FROM (
+                SELECT app_id, class, devices FROM device_counts WHERE app_id = ANY(\(appIDs)::int8[])
                 UNION ALL
-                SELECT app_id, apns, fcm, invalidated FROM app_device_count_changes WHERE app_id = ANY(\(appIDs)::int8[])
+                SELECT app_id, class, devices FROM device_count_changes WHERE app_id = ANY(\(appIDs)::int8[]) AND class IS NOT NULL
+                UNION ALL
+                SELECT app_id, class, devices FROM (\(unescaped: Self.formerChanges("app_device_count_changes"))) AS former
+                WHERE app_id = ANY(\(appIDs)::int8[])
             ) AS counts
-            GROUP BY app_id
+            GROUP BY app_id, class
             """,
             logger: logger)
         var counts: [Int64: AppDeviceCounts] = [:]
-        for try await (app, apns, fcm, invalidated) in rows.decode((Int64, Int64, Int64, Int64).self) {
-            counts[app] = AppDeviceCounts(apns: apns, fcm: fcm, invalidated: invalidated)
+        for try await (app, rawClass, devices) in rows.decode((Int64, String, Int64).self) {
+            var count = counts[app] ?? AppDeviceCounts()
+            // A class emptied keeps its row; it counts as absent, so equal counts compare equal.
+            if devices == 0 {
+                counts[app] = count
+                continue
+            }
+            if rawClass == "invalidated" {
+                count.invalidated += devices
+            } else if let provider = Provider(rawValue: rawClass) {
+                count.reachable[provider, default: 0] += devices
+            }
+            counts[app] = count
         }
         return counts
     }
@@ -63,6 +92,9 @@ public struct DeviceCountStore: Sendable {
                 SELECT app_id, new_devices FROM app_hourly_stats
                 WHERE app_id = ANY(\(appIDs)::int8[]) AND hour >= date_trunc('hour', \(since)::timestamptz) AND new_devices <> 0
                 UNION ALL
+                SELECT app_id, new_devices FROM device_count_changes
+                WHERE app_id = ANY(\(appIDs)::int8[]) AND at >= date_trunc('hour', \(since)::timestamptz)
+                UNION ALL
                 SELECT app_id, new_devices FROM app_device_count_changes
                 WHERE app_id = ANY(\(appIDs)::int8[]) AND at >= date_trunc('hour', \(since)::timestamptz)
             ) AS added
@@ -74,18 +106,26 @@ public struct DeviceCountStore: Sendable {
         return counts
     }
 
-    /// Folds up to `limit` of the oldest changes into the totals and the apps' hours, in one
-    /// transaction; returns how many it folded. Changes of apps that no longer exist are dropped.
-    /// Several workers may fold at once: each takes changes the others have not locked, and rows
-    /// are upserted in app order, so two folds never wait on each other in a circle.
+    /// Folds up to `limit` of the oldest changes (of each table) into the totals and the apps'
+    /// hours, in one transaction; returns how many it folded. Changes of apps that no longer exist
+    /// are dropped. Several workers may fold at once: each takes changes the others have not
+    /// locked, and rows are upserted in key order, so two folds never wait on each other in a circle.
     @discardableResult
     public func fold(limit: Int = 10_000) async throws -> Int {
         let rows = try await client.query(
             """
-            WITH folded AS (
+            WITH taken AS (
+                DELETE FROM device_count_changes
+                WHERE id IN (SELECT id FROM device_count_changes ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                RETURNING app_id, class, devices, new_devices, at
+            ), former AS (
                 DELETE FROM app_device_count_changes
                 WHERE id IN (SELECT id FROM app_device_count_changes ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                RETURNING app_id, apns, fcm, invalidated, new_devices, at
+                RETURNING *
+            ), folded AS (
+                SELECT app_id, class, devices, new_devices, at FROM taken
+                UNION ALL
+                \(unescaped: Self.formerChanges("former"))
             ), live AS (
                 SELECT id FROM apps WHERE id IN (SELECT app_id FROM folded) ORDER BY id FOR KEY SHARE
             ), hourly AS (
@@ -96,14 +136,14 @@ public struct DeviceCountStore: Sendable {
                 GROUP BY 1, 2 ORDER BY 1, 2
                 ON CONFLICT (app_id, hour) DO UPDATE SET new_devices = h.new_devices + EXCLUDED.new_devices
             ), summed AS (
-                INSERT INTO app_device_counts AS c (app_id, apns, fcm, invalidated)
-                SELECT f.app_id, sum(f.apns), sum(f.fcm), sum(f.invalidated)
+                INSERT INTO device_counts AS c (app_id, class, devices)
+                SELECT f.app_id, f.class, sum(f.devices)
                 FROM folded f JOIN live ON live.id = f.app_id
-                GROUP BY 1 ORDER BY 1
-                ON CONFLICT (app_id) DO UPDATE SET
-                    apns = c.apns + EXCLUDED.apns, fcm = c.fcm + EXCLUDED.fcm, invalidated = c.invalidated + EXCLUDED.invalidated
+                WHERE f.class IS NOT NULL
+                GROUP BY 1, 2 HAVING sum(f.devices) <> 0 ORDER BY 1, 2
+                ON CONFLICT (app_id, class) DO UPDATE SET devices = c.devices + EXCLUDED.devices
             )
-            SELECT count(*)::int8 FROM folded
+            SELECT ((SELECT count(*) FROM taken) + (SELECT count(*) FROM former))::int8
             """,
             logger: logger)
         for try await count in rows.decode(Int64.self) { return Int(count) }

@@ -790,12 +790,12 @@ import Testing
             }
             #expect(pages.map(\.count) == [50, 3])
             #expect(pages.flatMap { $0 } == apps.map(\.app.id), "every app once, in order")
-            // The first app's row: 2 reachable iPhones, 1 Android, 1 invalidated, 4 new today.
+            // The first app's row: 2 reachable iPhones, 1 Android, no browser, 1 invalidated, 4 new today.
             let home = try await owner.page("/dashboard")
             let row = try #require(home.components(separatedBy: "<tr>").first { $0.contains("Listed 0 (\(first.app.id))") })
             #expect(
                 row.contains(
-                    #"<td data-label="iOS devices"><span class="num">2</span></td><td data-label="Android devices"><span class="num">1</span></td><td data-label="Invalidated"><span class="num">1</span></td><td data-label="New in 24 h"><span class="num">4</span></td>"#
+                    #"<td data-label="iOS devices"><span class="num">2</span></td><td data-label="Android devices"><span class="num">1</span></td><td data-label="Browsers"><span class="num">0</span></td><td data-label="Invalidated"><span class="num">1</span></td><td data-label="New in 24 h"><span class="num">4</span></td>"#
                 ), "\(row)")
             // An editor of two apps is listed those two.
             let editor = try await ConsoleSession.addOperator(service, .editor, apps: [apps[5].app.id, apps[51].app.id])

@@ -27,6 +27,17 @@ import Testing
                     #expect([before?.targeted, before?.sent, before?.pending] == [4, 3, 1])
                     _ = try await client.query("UPDATE deliveries SET state = 'sent', sent_at = now() WHERE state = 'available'", logger: TestDatabase.logger)
                     #expect(try await counters.counters(notificationIDs: [1])[1]?.sent == 4)
+                    // The devices' counts, kept per column before 0035 and per class since, read the same;
+                    // the devices' changes after the upgrade are counted too.
+                    let devices = DeviceCountStore(client: client, logger: TestDatabase.logger)
+                    let app = try await Self.count("SELECT min(id) FROM apps", client)
+                    let reachable = try await Self.count("SELECT count(*) FROM devices WHERE invalidated_at IS NULL AND unregistered_at IS NULL", client)
+                    #expect(reachable == 4)
+                    #expect(try await devices.counts(appID: app).reachable.values.reduce(0, +) == reachable)
+                    _ = try await client.query("UPDATE devices SET invalidated_at = now() WHERE id = (SELECT min(id) FROM devices)", logger: TestDatabase.logger)
+                    #expect(try await devices.counts(appID: app).invalidated == 1)
+                    _ = try await devices.fold()
+                    #expect(try await devices.counts(appID: app).reachable.values.reduce(0, +) == reachable - 1)
                 }
                 try await withPostgresClient(try DatabaseURL.configuration(from: fresh), logger: TestDatabase.logger) { client in
                     _ = try await Migrator(client: client, logger: TestDatabase.logger).migrate(migrations)

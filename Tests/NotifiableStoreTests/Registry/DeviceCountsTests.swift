@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
@@ -17,16 +18,23 @@ import Testing
             let other = try await service.createApp()
             let counts = DeviceCountStore(client: service.postgres, logger: TestDatabase.logger)
             func recount(_ appID: Int64) async throws -> AppDeviceCounts {
-                let rows = try await service.integers(
-                    """
-                    SELECT x FROM (SELECT
-                        count(*) FILTER (WHERE provider = 'apns' AND invalidated_at IS NULL) AS a,
-                        count(*) FILTER (WHERE provider = 'fcm' AND invalidated_at IS NULL) AS f,
-                        count(*) FILTER (WHERE invalidated_at IS NOT NULL) AS i
-                        FROM devices WHERE app_id = \(appID) AND unregistered_at IS NULL AND merged_into IS NULL) AS c,
-                    LATERAL (VALUES (1, a), (2, f), (3, i)) AS v(n, x) ORDER BY n
-                    """)
-                return AppDeviceCounts(apns: rows[0], fcm: rows[1], invalidated: rows[2])
+                var counted = AppDeviceCounts()
+                for provider in Provider.allCases {
+                    let count =
+                        try await service.integer(
+                            """
+                            SELECT count(*) FROM devices WHERE app_id = \(appID) AND provider = \(provider.rawValue)
+                              AND invalidated_at IS NULL AND unregistered_at IS NULL AND merged_into IS NULL
+                            """) ?? 0
+                    if count > 0 { counted.reachable[provider] = count }
+                }
+                counted.invalidated =
+                    try await service.integer(
+                        """
+                        SELECT count(*) FROM devices WHERE app_id = \(appID) AND invalidated_at IS NOT NULL
+                          AND unregistered_at IS NULL AND merged_into IS NULL
+                        """) ?? 0
+                return counted
             }
             func expectExact(_ step: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
                 for id in [app.app.id, other.app.id] {
@@ -44,14 +52,33 @@ import Testing
             let android = try await client.signed(
                 .post, "/api/v1/device_tokens", body: #"{"device_token": {"provider": "fcm", "token": "fcm-token-counted-1"}}"#, as: app.deviceCredential)
             #expect(android.status == .ok)
+            let browser = WebPushKeys(p256dh: Base64URL.encode(P256.KeyAgreement.PrivateKey().publicKey.x963Representation), auth: "AAECAwQFBgcICQoLDA0ODw")
+            let web = try await client.signed(
+                .post, "/api/v1/device_tokens",
+                body:
+                    #"{"provider": "webpush", "token": "https://fcm.googleapis.com/fcm/send/counted", "keys": {"p256dh": "\#(browser.p256dh)", "auth": "\#(browser.auth)"}}"#,
+                as: app.deviceCredential)
+            #expect(web.status == .ok, "\(String(buffer: web.body))")
             _ = try await Pipeline.register(client, other.deviceCredential, token: Pipeline.token(0xD00), alias: "elsewhere")
             try await expectExact("registrations")
-            #expect(try await counts.counts(appID: app.app.id) == AppDeviceCounts(apns: 6, fcm: 1, invalidated: 0))
+            #expect(try await counts.counts(appID: app.app.id) == AppDeviceCounts(reachable: [.apns: 6, .fcm: 1, .webpush: 1]))
 
             // Registering again, as the SDK does on every launch, changes no count and appends nothing.
-            let changes = try await service.integer("SELECT count(*) FROM app_device_count_changes") ?? -1
+            let changes = try await service.integer("SELECT count(*) FROM device_count_changes") ?? -1
             _ = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0xD00), alias: "u0")
-            #expect(try await service.integer("SELECT count(*) FROM app_device_count_changes") == changes)
+            #expect(try await service.integer("SELECT count(*) FROM device_count_changes") == changes)
+
+            // While an upgrade runs, the trigger functions of the release before append a column per
+            // provider to app_device_count_changes: those rows count, and fold, too.
+            try await service.sql("ALTER TABLE devices DISABLE TRIGGER devices_count_insert")
+            try await service.sql(
+                "INSERT INTO devices (app_id, provider, token) VALUES (\(app.app.id), 'fcm', 'added-during-an-upgrade'), (\(app.app.id), 'apns', \(Pipeline.token(0xDFF)))"
+            )
+            try await service.sql("ALTER TABLE devices ENABLE TRIGGER devices_count_insert")
+            try await service.sql(
+                "INSERT INTO app_device_count_changes (app_id, apns, fcm, invalidated, new_devices) VALUES (\(app.app.id), 1, 1, 0, 2)")
+            try await expectExact("changes appended by the release before")
+            #expect(try await service.integer("SELECT count(*) FROM app_device_count_changes") == 0, "folded")
 
             try await service.sql("UPDATE devices SET invalidated_at = now(), invalidation_reason = 'Unregistered' WHERE id = \(devices[1])")
             try await expectExact("an invalidation")
@@ -93,16 +120,16 @@ import Testing
 
             // Devices new in the last day, from the hours they were added in.
             #expect(
-                try await counts.newDevices(appIDs: [app.app.id, other.app.id], since: Date().addingTimeInterval(-3600))[app.app.id] == 9,
-                "seven registered, two imported")
+                try await counts.newDevices(appIDs: [app.app.id, other.app.id], since: Date().addingTimeInterval(-3600))[app.app.id] == 12,
+                "eight registered, two added during an upgrade, two imported")
             #expect(try await counts.newDevices(appIDs: [app.app.id, other.app.id], since: Date().addingTimeInterval(-3600))[other.app.id] == 1)
 
             // An app's deletion takes its counts with it; the other app's stay.
             try await service.sql("DELETE FROM apps WHERE id = \(app.app.id)")
             _ = try await counts.fold()
             #expect(try await counts.counts(appIDs: [app.app.id]).isEmpty)
-            #expect(try await service.integer("SELECT count(*) FROM app_device_count_changes") == 0, "changes of a deleted app are dropped")
-            #expect(try await counts.counts(appID: other.app.id) == AppDeviceCounts(apns: 1, fcm: 0, invalidated: 0))
+            #expect(try await service.integer("SELECT count(*) FROM device_count_changes") == 0, "changes of a deleted app are dropped")
+            #expect(try await counts.counts(appID: other.app.id) == AppDeviceCounts(reachable: [.apns: 1]))
         }
     }
 }

@@ -4,21 +4,22 @@
 -- an update that moves no count runs nothing (see devices_count_added).
 --
 -- Each app's devices are counted by what a send can do with them (device_count_class: reachable
--- through APNs, reachable through FCM, invalidated, or none), kept as devices change instead of
+-- through a provider, invalidated, or none), one row per class, kept as devices change instead of
 -- counted on every read: the console's apps page and an "everyone" audience cost the same for an
--- app of ten devices or ten million (DeviceCountStore). Rows appended to app_device_count_changes
--- in the transaction of the change are folded by the queue's maintenance into app_device_counts,
--- and into the app's hour for devices new that hour (app_hourly_stats); a read adds the folded
--- totals and the changes not folded yet in one statement, so it is exact.
+-- app of ten devices or ten million (DeviceCountStore). Rows appended to device_count_changes in
+-- the transaction of the change are folded by the queue's maintenance into device_counts, and
+-- into the app's hour for devices new that hour (app_hourly_stats); a read adds the folded totals
+-- and the changes not folded yet in one statement, so it is exact.
 
 CREATE OR REPLACE FUNCTION devices_count_moved() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-    before text := coalesce(device_count_class(OLD.provider, OLD.unregistered_at, OLD.invalidated_at, OLD.merged_into), '');
-    after text := coalesce(device_count_class(NEW.provider, NEW.unregistered_at, NEW.invalidated_at, NEW.merged_into), '');
+    before text := device_count_class(OLD.provider, OLD.unregistered_at, OLD.invalidated_at, OLD.merged_into);
+    after text := device_count_class(NEW.provider, NEW.unregistered_at, NEW.invalidated_at, NEW.merged_into);
 BEGIN
-    INSERT INTO app_device_count_changes (app_id, apns, fcm, invalidated, new_devices)
-    VALUES (NEW.app_id, (after = 'apns')::int - (before = 'apns')::int, (after = 'fcm')::int - (before = 'fcm')::int,
-            (after = 'invalidated')::int - (before = 'invalidated')::int, 0);
+    INSERT INTO device_count_changes (app_id, class, devices, new_devices)
+    SELECT NEW.app_id, moved.class, moved.devices, 0
+    FROM (VALUES (before, -1), (after, 1)) AS moved(class, devices)
+    WHERE moved.class IS NOT NULL;
     RETURN NULL;
 END
 $$;
