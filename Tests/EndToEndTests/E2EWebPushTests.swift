@@ -102,6 +102,24 @@ import Testing
         }
     }
 
+    /// A browser shows every push: a background update is not sent to one, and says why.
+    @Test func aBackgroundUpdateIsNotSentToABrowser() async throws {
+        try await Self.withGateway { gateway in
+            try await Self.withService(gateway) { client, service in
+                let app = try await service.createApp()
+                let publicKey = try await Self.enableWebPush(client, service, appID: app.app.id)
+                let subscription = gateway.makeSubscription(applicationServerKey: publicKey)
+                let device = try await Pipeline.register(client, app.deviceCredential, body: Self.subscriptionBody(subscription.endpoint, subscription.keys))
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"content_available": true, "device_ids": [\#(device)]}"#)
+                #expect(try await Pipeline.settled(service, id))
+                #expect(
+                    try await service.integer(
+                        "SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state = 'failed' AND reason LIKE 'not_shown_in_browsers%'") == 1)
+                #expect(gateway.requestCount == 0)
+            }
+        }
+    }
+
     @Test func anEndpointOffTheAllowedPushServicesIsRefusedAndNeverContacted() async throws {
         try await Self.withGateway { gateway in
             // A second push service on another loopback name: not on the list, so never to be reached.

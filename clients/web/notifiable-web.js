@@ -7,7 +7,8 @@
 //   button.onclick = () => Notifiable.subscribe(config, { userAlias: "alice" });
 //
 // Requests are signed as clients/notifiable.mjs signs them (README, Authentication), with
-// WebCrypto, which pages, service workers and Node 18+ all have.
+// WebCrypto (crypto.subtle), which pages and service workers have, and Node from 19 (18 has it
+// as require("node:crypto").webcrypto).
 (function (global) {
   "use strict";
 

@@ -7,6 +7,7 @@
 //   ENDPOINT=https://… P256DH=… AUTH=… (a subscription) EXPECT_PUBLIC_KEY=… (the app's VAPID key)
 //   [N_ID=… (a notification sent to web-alice, to report)] [WEB_ORIGIN=https://… (one of NOTIFIABLE_WEB_ORIGINS)]
 //   node scripts/lib/web_client_check.mjs      → {"device_id": …}
+import { webcrypto } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import vm from "node:vm";
@@ -37,7 +38,7 @@ async function browserFetch(url, init) {
 const file = fileURLToPath(new URL("../../clients/web/notifiable-web.js", import.meta.url));
 const context = vm.createContext({
   fetch: browserFetch,
-  crypto: globalThis.crypto,
+  crypto: webcrypto, // globalThis.crypto only from Node 19 (18 needs a flag)
   TextEncoder,
   atob,
   btoa,

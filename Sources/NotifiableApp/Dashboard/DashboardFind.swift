@@ -100,7 +100,7 @@ extension DashboardPages {
             """
             <p>\(HTML.link("/dashboard/apps/\(app.id)", "← \(app.name)"))</p>
             <form class="panel" method="get" action="/dashboard/apps/\(app.id)/devices">
-            <label>Provider <select name="provider">\(option("", "any", filter.provider?.rawValue ?? ""))\(option("apns", "APNs (iOS)", filter.provider?.rawValue))\(option("fcm", "FCM (Android)", filter.provider?.rawValue))</select></label>
+            <label>Provider <select name="provider">\(option("", "any", filter.provider?.rawValue ?? ""))\(Provider.allCases.map { option($0.rawValue, "\($0.displayName) (\($0.reaches))", filter.provider?.rawValue) }.joined())</select></label>
             <label>Language <input type="text" name="language" size="4" value="\(HTML.escape(filter.language ?? ""))" placeholder="en"></label>
             <label>Country <input type="text" name="country" size="4" value="\(HTML.escape(filter.country ?? ""))" placeholder="gb"></label>
             <label>Tag <input type="text" name="tag" value="\(HTML.escape(filter.tag ?? ""))"></label>

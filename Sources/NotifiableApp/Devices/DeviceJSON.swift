@@ -52,7 +52,7 @@ struct DeviceJSON: Encodable, Sendable {
         updatedAt = Timestamp.iso8601(device.updatedAt)
         invalidatedAt = device.invalidatedAt.map(Timestamp.iso8601)
         // What the device is taken for: an APNs device is an iPhone, an FCM device Android unless it said.
-        platform = (device.platform ?? (device.provider == .apns ? .ios : .android)).rawValue
+        platform = device.platform?.rawValue ?? device.provider.defaultPlatform
         apnsEnvironment = device.apnsEnvironment?.rawValue
         badge = device.badge
     }

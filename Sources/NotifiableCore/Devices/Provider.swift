@@ -34,6 +34,20 @@ public enum Provider: String, Sendable, Codable, CaseIterable {
         }
     }
 
+    /// Whether its devices take a push that shows nothing (a background update, a stateful
+    /// notification's sync signal). A browser must show every push it is sent
+    /// (`userVisibleOnly`), so Web Push devices are sent none.
+    public var takesSilentPushes: Bool { self != .webpush }
+
+    /// The platform a device of this provider is, when it does not say (`ios`, `android`, `web`).
+    public var defaultPlatform: String {
+        switch self {
+        case .apns: "ios"
+        case .fcm: "android"
+        case .webpush: "web"
+        }
+    }
+
     /// Its devices, as a column of counts is headed ("iOS devices", "Browsers").
     public var devicesHeading: String {
         switch self {

@@ -56,6 +56,11 @@ public final class WebPushSender: PushSender {
     }
 
     public func send(_ delivery: ClaimedDelivery) async -> DeliveryOutcome {
+        guard !delivery.content.isBackgroundOnly, delivery.content.liveActivity == nil else {
+            return .failed(
+                reason: "not_shown_in_browsers: a browser shows every push it is sent, so a background update or Live Activity "
+                    + "event is not sent to one")
+        }
         let connection: WebPushConnection
         switch await connections.connection(appID: delivery.appID) {
         case .success(let ready): connection = ready

@@ -34,7 +34,8 @@ import Testing
                     let reachable = try await Self.count("SELECT count(*) FROM devices WHERE invalidated_at IS NULL AND unregistered_at IS NULL", client)
                     #expect(reachable == 4)
                     #expect(try await devices.counts(appID: app).reachable.values.reduce(0, +) == reachable)
-                    _ = try await client.query("UPDATE devices SET invalidated_at = now() WHERE id = (SELECT min(id) FROM devices)", logger: TestDatabase.logger)
+                    _ = try await client.query(
+                        "UPDATE devices SET invalidated_at = now() WHERE id = (SELECT min(id) FROM devices)", logger: TestDatabase.logger)
                     #expect(try await devices.counts(appID: app).invalidated == 1)
                     _ = try await devices.fold()
                     #expect(try await devices.counts(appID: app).reachable.values.reduce(0, +) == reachable - 1)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
@@ -112,6 +113,34 @@ import Testing
             let jo = try await client.userToken(for: "jo", as: app.serverCredential)
             #expect(try await opened(second, alias: "jo", token: jo) == 200)
             #expect(try await state(second) == "read activated")
+        }
+    }
+}
+
+/// A browser shows every push it is sent, so a user's browsers get the notification but never its
+/// silent sync signals, and their device answers say they are on the web.
+@Suite struct SyncSignalsSkipBrowsersTests {
+    @Test func aUsersBrowserGetsNoSyncSignal() async throws {
+        try await withTestService(isolatedDatabase: true) { client, service in
+            let app = try await service.createApp()
+            let phone = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x7A), alias: "kim")
+            let point = Base64URL.encode(P256.KeyAgreement.PrivateKey().publicKey.x963Representation)
+            let browser = try await client.signed(
+                .post, "/api/v1/device_tokens",
+                body:
+                    #"{"provider": "webpush", "token": "https://updates.push.services.mozilla.com/wpush/v2/kim", "keys": {"p256dh": "\#(point)", "auth": "AAECAwQFBgcICQoLDA0ODw"}, "user_alias": "kim"}"#,
+                as: app.deviceCredential)
+            #expect(browser.status == .ok, "\(String(buffer: browser.body))")
+            #expect(browser.json["platform"]?.stringValue == "web")
+            let browserID = try #require(browser.json["id"]?.intValue)
+            _ = try await Pipeline.register(client, app.deviceCredential, token: Pipeline.token(0x7B), alias: "kim")
+            let id = try await Pipeline.send(client, app.serverCredential, #"{"title": "x", "user_aliases": ["kim"], "stateful": true}"#)
+            try await Pipeline.fanOut(service)
+            #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND kind = 'push'") == 3)
+            let store = UserNotificationStore(client: service.postgres, logger: TestDatabase.logger, syncDelay: .zero)
+            _ = try await store.update(appID: app.app.id, userAlias: "kim", notificationID: id, readState: .read, actionState: nil, deviceID: phone)
+            #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE kind = 'sync'") == 1, "the tablet's only")
+            #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE kind = 'sync' AND device_id = \(browserID)") == 0)
         }
     }
 }
