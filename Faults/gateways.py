@@ -1,4 +1,4 @@
-"""What the delivery-side fault scenarios share: fake APNs and FCM gateways run as processes with
+"""What the delivery-side fault scenarios share: fake APNs, FCM and Web Push gateways run as processes with
 seeded fault injection and statistics files, audiences inserted straight into the database, and
 checks on what the gateways saw (duplicates, retry spacing) against the database's end state.
 Standard library only; builds on harness.py.
@@ -116,23 +116,63 @@ class FCMGateway(ObservedGateway, harness.Process):
 
 
 
+class WebPushGateway(ObservedGateway, harness.Process):
+    """`notifiable fake-webpush`, a browser push service taking any subscription id under /push/,
+    with faults and observation files as APNsGateway. The service reaches it through
+    `environment()` (its host allowed, its certificate trusted); `configure(app)` gives an app a
+    VAPID key."""
+
+    def __init__(self, faults=(), seed=1, latency_ms=0, label="fake-webpush"):
+        self.port = harness.free_port()
+        self.observation = GatewayObservation(label)
+        self.cert_path = os.path.join(FAULTS_DIR, f"{label}-cert.pem")
+        if os.path.exists(self.cert_path):
+            os.remove(self.cert_path)
+        args = [harness.BIN, "fake-webpush", "--port", self.port, "--certificate-out", self.cert_path,
+                "--log-level", "warning"] + list(self.observation.arguments(faults, seed, latency_ms))
+        super().__init__(args, label)
+        wait_until(lambda: os.path.exists(self.cert_path) or not self.alive(), 60, f"{label} wrote its certificate")
+        expect(self.alive(), self.exit_report())
+        self.url = f"https://127.0.0.1:{self.port}"
+
+    def environment(self):
+        return {"NOTIFIABLE_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1", "NOTIFIABLE_WEBPUSH_CA_FILE": self.cert_path}
+
+    def configure(self, app):
+        cli("apps", "set-webpush", "--app", app["id"], "--subject", "mailto:faults@example.com")
+
+
 # ---------------------------------------------------------------- audiences and notifications
+
+# A browser's public key for every inserted subscription: P-256's generator, a valid point (the fake
+# push service does not open what it is sent, so one key serves them all).
+BROWSER_KEY = ("BGsX0fLhLEJH-Lzm5WOkQPJ3A32BLeszoPShOUXYmMKWT-NC4v4af5uO5-tKfA-eFivOM1drMV7Oy7ZAaDe_UfU")
+BROWSER_AUTH = "AAECAwQFBgcICQoLDA0ODw"
+
+# What a gateway's request log calls a device's token: a Web Push device's is the last part of its
+# endpoint (the subscription id), the others' the token itself.
+GATEWAY_TOKEN_SQL = "CASE WHEN d.provider = 'webpush' THEN regexp_replace(d.token, '^.*/', '') ELSE d.token END"
 
 def fcm_token(n):
     """A distinct FCM registration token for each integer (the shape Android apps get)."""
     return f"fcm{n:08d}:APA91b" + "x" * 120
 
 
-def insert_devices(app_id, provider, count, first=1):
+def insert_devices(app_id, provider, count, first=1, push_service=None):
     """Inserts `count` devices straight into the registry (registered an hour ago, so a gateway's
-    410 dated now is newer than the registration); tokens are harness.apns_token(n) or fcm_token(n)
-    for n in first .. first+count-1. Returns the range of n."""
+    410 dated now is newer than the registration); tokens are harness.apns_token(n), fcm_token(n),
+    or for Web Push an endpoint `{push_service}/push/wp{n:08}` with BROWSER_KEY, for n in
+    first .. first+count-1. Returns the range of n."""
+    keys = "NULL"
     if provider == "apns":
         token = "lpad(to_hex(n), 64, '0')"
+    elif provider == "webpush":
+        token = f"'{push_service}/push/wp' || lpad(n::text, 8, '0')"
+        keys = f"""'{{"p256dh": "{BROWSER_KEY}", "auth": "{BROWSER_AUTH}"}}'::jsonb"""
     else:
         token = "'fcm' || lpad(n::text, 8, '0') || ':APA91b' || repeat('x', 120)"
-    sql(f"""INSERT INTO devices (app_id, provider, token, language, registered_at)
-            SELECT {app_id}, '{provider}', {token}, 'en', now() - interval '1 hour'
+    sql(f"""INSERT INTO devices (app_id, provider, token, push_keys, language, registered_at)
+            SELECT {app_id}, '{provider}', {token}, {keys}, 'en', now() - interval '1 hour'
             FROM generate_series({first}, {first + count - 1}) AS n""")
     return range(first, first + count)
 
@@ -264,7 +304,7 @@ def explain_duplicates(notification_id, *gateway_stats, requests=()):
     for stats in gateway_stats:
         for token, count in stats.get("accepted_more_than_once", {}).items():
             accepted[token.lower()] = accepted.get(token.lower(), 0) + int(count)
-    rows = sql_rows(f"""SELECT q.id, lower(d.token), q.unknown_outcomes FROM deliveries q JOIN devices d ON d.id = q.device_id
+    rows = sql_rows(f"""SELECT q.id, lower({GATEWAY_TOKEN_SQL}), q.unknown_outcomes FROM deliveries q JOIN devices d ON d.id = q.device_id
                         WHERE q.notification_id = {notification_id}""")
     unknown = {token: (int(delivery), int(count)) for delivery, token, count in rows}
     unexplained = []

@@ -11,7 +11,7 @@ struct Notifiable: AsyncParsableCommand {
         version: BuildInfo.version,
         subcommands: [
             Serve.self, Work.self, Migrate.self, Apps.self, Devices.self, Users.self, Notifications.self, Queue.self, Retention.self,
-            Operators.self, Audit.self, Keys.self, Sign.self, Call.self, Health.self, FakeAPNs.self, FakeFCM.self,
+            Operators.self, Audit.self, Keys.self, Sign.self, Call.self, Health.self, FakeAPNs.self, FakeFCM.self, FakeWebPush.self,
             BenchRegistrationCeiling.self,
         ]
     )

@@ -102,6 +102,32 @@ import Testing
         }
     }
 
+    /// Many browsers at once share one connection's streams: each gets its message once, and every
+    /// delivery is recorded sent.
+    @Test func aBroadcastToManyBrowsersSendsEachItsMessageOnce() async throws {
+        try await Self.withGateway { gateway in
+            try await Self.withService(gateway) { client, service in
+                let app = try await service.createApp()
+                let publicKey = try await Self.enableWebPush(client, service, appID: app.app.id)
+                let keys = gateway.makeSubscription(applicationServerKey: publicKey).keys
+                try await service.sql(
+                    """
+                    INSERT INTO devices (app_id, provider, token, push_keys)
+                    SELECT \(app.app.id), 'webpush', \(gateway.baseURL) || '/push/many-' || n,
+                           jsonb_build_object('p256dh', \(keys.p256dh)::text, 'auth', \(keys.auth)::text)
+                    FROM generate_series(1, 300) AS n
+                    """)
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "to all", "all": true}"#)
+                #expect(try await Pipeline.settled(service, id))
+                let counters = try await Pipeline.counters(client, app.serverCredential, id)
+                let states = try await service.describeDeliveries(of: id)
+                #expect(counters["counters"]?["sent"]?.intValue == 300, "\(counters) \(states.prefix(600))")
+                #expect(gateway.acceptedCount == 300)
+                #expect(Set(gateway.acceptedMessages.map(\.subscription)).count == 300)
+            }
+        }
+    }
+
     /// A browser shows every push: a background update is not sent to one, and says why.
     @Test func aBackgroundUpdateIsNotSentToABrowser() async throws {
         try await Self.withGateway { gateway in

@@ -8,7 +8,7 @@ import Synchronization
 /// messages go to, and the HTTP client that carries them.
 struct FCMConnection: Sendable {
     let tokens: FCMAccessTokens
-    let transport: any FCMTransport
+    let transport: any GatewayTransport
     /// `{endpoint}/v1/projects/{project_id}/messages:send`.
     let sendURL: String
     let serviceAccountJSON: String
@@ -39,20 +39,20 @@ extension AppConnections where Settings == FCMSettings, Connection == FCMConnect
 /// names no CA, and one is made per distinct trusted CA (a test or staging gateway, whose token
 /// endpoint it serves too). They live until `shutdown()`.
 final class FCMTransports: Sendable {
-    typealias Maker = @Sendable (_ trustedCAPEM: String?) throws -> any FCMTransport
+    typealias Maker = @Sendable (_ trustedCAPEM: String?) throws -> any GatewayTransport
 
     private let make: Maker
     /// By trusted CA PEM; "" for the system's roots.
-    private let made = Mutex<[String: any FCMTransport]>([:])
+    private let made = Mutex<[String: any GatewayTransport]>([:])
 
     init(make: @escaping Maker) {
         self.make = make
     }
 
-    func transport(trusting ca: String?) throws -> any FCMTransport {
+    func transport(trusting ca: String?) throws -> any GatewayTransport {
         try made.withLock { made in
             if let existing = made[ca ?? ""] { return existing }
-            let transport: any FCMTransport
+            let transport: any GatewayTransport
             do {
                 transport = try make(ca)
             } catch {

@@ -5,7 +5,7 @@ import NotifiableStore
 
 /// Sends deliveries to Android devices through FCM's HTTP v1 API (`messages:send`), authenticated with an
 /// OAuth2 access token of the app's service account. Requests go over the HTTP/2 client APNs uses
-/// (`FCMHTTP2Transport`), so many sends share a few connections; HTTP/1.1 where a server offers only that.
+/// (`GatewayHTTPTransport`), so many sends share a few connections; HTTP/1.1 where a server offers only that.
 public final class FCMSender: PushSender {
     private let connections: FCMConnections
     private let transports: FCMTransports
@@ -25,14 +25,14 @@ public final class FCMSender: PushSender {
         self.init(
             settings: settings, logger: logger, requestTimeout: requestTimeout, settingsMaxAge: settingsMaxAge
         ) { trustedCAPEM in
-            try FCMHTTP2Transport(trustedCAPEM: trustedCAPEM, logger: logger)
+            try GatewayHTTPTransport(trustedCAPEM: trustedCAPEM, logger: logger)
         }
     }
 
     init(
         settings: @escaping @Sendable (_ appID: Int64) async throws -> FCMSettings?, logger: Logger,
         requestTimeout: Duration, settingsMaxAge: Duration,
-        makeTransport: @escaping @Sendable (_ trustedCAPEM: String?) throws -> any FCMTransport
+        makeTransport: @escaping @Sendable (_ trustedCAPEM: String?) throws -> any GatewayTransport
     ) {
         let transports = FCMTransports(make: makeTransport)
         self.transports = transports

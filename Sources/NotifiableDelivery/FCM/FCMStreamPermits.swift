@@ -7,7 +7,7 @@ import NotifiableCore
 /// deadline) that sent healthy deliveries to dead. Waiting here instead costs time, not attempts.
 enum FCMStreamPermits {
     static let streamsPerConnection = 100
-    static let defaultLimit = streamsPerConnection * FCMHTTP2Transport.defaultConnectionsPerOrigin
+    static let defaultLimit = streamsPerConnection * GatewayHTTPTransport.defaultConnectionsPerOrigin
 
     static func make(limit: Int = defaultLimit) -> Permits { Permits(limit: limit) }
 }

@@ -6,7 +6,7 @@ import NotifiableCore
 /// as a form, answered `{"access_token": …, "expires_in": 3599, "token_type": "Bearer"}`.
 struct FCMTokenEndpoint: Sendable {
     let account: FCMServiceAccount
-    let transport: any FCMTransport
+    let transport: any GatewayTransport
     let timeout: Duration
     var now: @Sendable () -> Date = { Date() }
 
@@ -22,7 +22,7 @@ struct FCMTokenEndpoint: Sendable {
         }
         // Base64url and dots need no escaping in a form; the grant type's colons do.
         let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=" + assertion
-        let response: FCMHTTPResponse
+        let response: GatewayResponse
         do {
             response = try await transport.post(
                 account.tokenURI,
@@ -43,7 +43,7 @@ struct FCMTokenEndpoint: Sendable {
     /// - 408, 429 and 5xx, and any other answer that is not a token → `.unavailable` (Retry-After kept).
     /// - Other 4xx (`invalid_grant`, `invalid_client`, `unauthorized_client`, 401, 403, 404, …) →
     ///   `.misconfigured`: the endpoint refused this service account, or `token_uri` is wrong.
-    static func grant(_ response: FCMHTTPResponse, tokenURI: String) -> Result<FCMAccessToken, FCMAccessTokenError> {
+    static func grant(_ response: GatewayResponse, tokenURI: String) -> Result<FCMAccessToken, FCMAccessTokenError> {
         let object = (try? JSONValue.decode(response.body))?.objectValue ?? [:]
         let status = response.status
         if status == 200 {

@@ -30,16 +30,17 @@ public final class HTTP2Client: HTTP2Transport {
 
     /// - Parameters:
     ///   - baseURL: `https://host[:port]` (port 443 when absent); a trailing `/` is ignored.
-    ///   - trustedCAPEM: when set, only these certificates (PEM) are trusted as roots; else the system's roots.
+    ///   - trustedCAPEM: when set, these certificates (PEM) are trusted as roots: alone, or beside the
+    ///     system's when `keepsSystemRoots`; else the system's roots.
     ///   - connections: how many TLS connections to spread pushes over (at least 1).
     ///   - eventLoopGroup: where the connections live; each connection slot is pinned to one of its loops.
     public convenience init(
-        baseURL: String, trustedCAPEM: String?, connections: Int = 2,
+        baseURL: String, trustedCAPEM: String?, keepsSystemRoots: Bool = false, connections: Int = 2,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger
     ) throws {
         try self.init(
-            baseURL: baseURL, trustedCAPEM: trustedCAPEM, connections: connections, eventLoopGroup: eventLoopGroup,
-            logger: logger, tuning: .init()
+            baseURL: baseURL, trustedCAPEM: trustedCAPEM, keepsSystemRoots: keepsSystemRoots, connections: connections,
+            eventLoopGroup: eventLoopGroup, logger: logger, tuning: .init()
         )
     }
 
@@ -60,15 +61,13 @@ public final class HTTP2Client: HTTP2Transport {
     var connectionsClosed: Int { stats.connectionsClosed.load(ordering: .relaxed) }
 
     init(
-        baseURL: String, trustedCAPEM: String?, connections: Int, eventLoopGroup: any EventLoopGroup,
+        baseURL: String, trustedCAPEM: String?, keepsSystemRoots: Bool = false, connections: Int, eventLoopGroup: any EventLoopGroup,
         logger: Logger, tuning: Tuning
     ) throws {
         let endpoint = try HTTP2Endpoint(baseURL: baseURL)
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.applicationProtocols = ["h2"]
-        if let pem = trustedCAPEM {
-            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
-        }
+        try TrustedRoots(pem: trustedCAPEM, keepsSystemRoots: keepsSystemRoots).apply(to: &tls)
         let configuration = HTTP2ClientConfiguration(
             endpoint: endpoint, sslContext: try NIOSSLContext(configuration: tls), tuning: tuning, stats: stats,
             logger: logger

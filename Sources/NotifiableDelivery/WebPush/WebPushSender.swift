@@ -1,14 +1,14 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
-import NIOSSL
 import NotifiableCore
 import NotifiableStore
+import Synchronization
 
 /// Sends deliveries to browsers (RFC 8030): each message encrypted for its subscription
 /// (`WebPushEncryption`), signed with the app's VAPID key (`WebPushVAPID`), and POSTed to the
-/// subscription's endpoint over HTTP/2 where the push service offers it, HTTP/1.1 otherwise.
+/// subscription's endpoint over HTTP/2 (the client APNs and FCM use) where the push service
+/// offers it, HTTP/1.1 otherwise.
 ///
 /// The endpoint came from a caller, so it is checked against the allowed push services again
 /// before every request (the list may have changed since the device registered), and redirects
@@ -18,8 +18,15 @@ public final class WebPushSender: PushSender {
 
     private let connections: WebPushConnections
     private let keys: KeysReader
-    private let client: HTTPClient
+    private let transport: GatewayHTTPTransport
     private let route: Route
+    /// Requests in flight to each push service (by origin), within one HTTP/2 connection's streams.
+    /// The HTTP client queues what its connections cannot carry with the request's deadline
+    /// running, so a send that waited out its deadline in that queue counted as an attempt never
+    /// made; waiting here costs time, not attempts, and one slow push service does not hold the
+    /// others' sends.
+    private let inFlight = Mutex<[String: Permits]>([:])
+    static let requestsPerOrigin = 64
     private let requestTimeout: Duration
     private let logger: Logger
 
@@ -41,11 +48,8 @@ public final class WebPushSender: PushSender {
         route: Route, trustedCAPEM: String? = nil, logger: Logger, requestTimeout: Duration = .seconds(15),
         settingsMaxAge: Duration = .seconds(30)
     ) throws {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let trustedCAPEM { tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(trustedCAPEM.utf8)))] }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5)))
-        configuration.httpVersion = .automatic
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        // Redirects are never followed: neither client follows one.
+        transport = try GatewayHTTPTransport(trustedCAPEM: trustedCAPEM, keepsSystemRoots: true, logger: logger, connectionsPerOrigin: 1)
         connections = WebPushConnections(gateway: "Web Push", settings: settings, maxAge: settingsMaxAge, logger: logger) { settings, _ in
             try WebPushConnection(settings)
         }
@@ -111,17 +115,19 @@ public final class WebPushSender: PushSender {
             return .failed(reason: error.description)
         }
 
-        var request = HTTPClientRequest(url: target)
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: connection.authorization(audience: audience, now: now))
-        request.headers.add(name: "Content-Encoding", value: "aes128gcm")
-        request.headers.add(name: "Content-Type", value: "application/octet-stream")
-        request.headers.add(name: "TTL", value: String(message.ttl))
-        request.headers.add(name: "Urgency", value: message.urgency)
-        if let topic = message.topic { request.headers.add(name: "Topic", value: topic) }
-        request.body = .bytes(ByteBuffer(bytes: body))
+        var headers = [
+            ("authorization", connection.authorization(audience: audience, now: now)), ("content-encoding", "aes128gcm"),
+            ("content-type", "application/octet-stream"), ("ttl", String(message.ttl)), ("urgency", message.urgency),
+        ]
+        if let topic = message.topic { headers.append(("topic", topic)) }
 
-        let outcome = await post(request, deliveryID: delivery.id)
+        let permits = inFlight.withLock { table in
+            if let existing = table[audience] { return existing }
+            let made = Permits(limit: Self.requestsPerOrigin)
+            table[audience] = made
+            return made
+        }
+        let outcome = await permits.withPermit { await self.post(target, headers: headers, body: body, deliveryID: delivery.id) }
         switch outcome {
         case .sent:
             connection.hasAccepted.set()
@@ -138,14 +144,13 @@ public final class WebPushSender: PushSender {
         return outcome
     }
 
-    private func post(_ request: HTTPClientRequest, deliveryID: Int64) async -> DeliveryOutcome {
+    private func post(_ url: String, headers: [(String, String)], body: [UInt8], deliveryID: Int64) async -> DeliveryOutcome {
         do {
-            let response = try await client.execute(request, timeout: .init(requestTimeout))
-            let answer = try await response.body.collect(upTo: 4096)
+            let response = try await transport.post(url, headers: headers, body: body, deadline: requestTimeout)
             return WebPushResponseClassifier.classify(
-                status: Int(response.status.code), body: String(buffer: answer).trimmingCharacters(in: .whitespacesAndNewlines),
-                location: response.headers.first(name: "Location"),
-                retryAfter: FCMResponseClassifier.parseRetryAfter(response.headers.first(name: "Retry-After")))
+                status: response.status,
+                body: String(decoding: response.body.prefix(4096), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+                location: response.location, retryAfter: FCMResponseClassifier.parseRetryAfter(response.retryAfter))
         } catch {
             logger.debug("Web Push request failed", metadata: ["delivery_id": "\(deliveryID)", "error": "\(String(reflecting: error))"])
             let reason = TransportFailure.reason(error, peer: "the push service")
@@ -155,6 +160,6 @@ public final class WebPushSender: PushSender {
 
     public func shutdown() async {
         _ = await connections.removeAll()
-        try? await client.shutdown()
+        await transport.shutdown()
     }
 }

@@ -16,3 +16,4 @@ public protocol SandboxGateway: AnyObject, Sendable {
 
 extension SandboxAPNsGateway: SandboxGateway {}
 extension SandboxFCMGateway: SandboxGateway {}
+extension SandboxWebPushGateway: SandboxGateway {}

@@ -85,7 +85,9 @@ final class SandboxHTTPRequestHandler: ChannelInboundHandler {
         if close { headers.add(name: "connection", value: "close") }
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: reply.status), headers: headers)
         channel.write(HTTPServerResponsePart.head(head), promise: nil)
-        channel.write(HTTPServerResponsePart.body(.byteBuffer(body)), promise: nil)
+        // An empty body part would be an empty DATA frame without END_STREAM; a client counts those as
+        // a denial-of-service pattern when answers to many streams interleave (NIOHTTP2's DOSHeuristics).
+        if body.readableBytes > 0 { channel.write(HTTPServerResponsePart.body(.byteBuffer(body)), promise: nil) }
         let written = channel.writeAndFlush(HTTPServerResponsePart.end(nil))
         if close { written.whenComplete { _ in channel.close(promise: nil) } }
     }

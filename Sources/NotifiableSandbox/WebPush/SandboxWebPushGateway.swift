@@ -91,6 +91,25 @@ public final class SandboxWebPushGateway: Sendable {
         rules.state.withLock { $0.scripts[id] = outcomes.isEmpty ? nil : outcomes.reversed() }
     }
 
+    /// Whether accepted messages are kept for ``acceptedMessages`` (on by default); off, they are
+    /// only counted in ``acceptedCount``.
+    public func setRecording(_ enabled: Bool) { rules.state.withLock { $0.recording = enabled } }
+
+    /// Messages accepted, recorded or not.
+    public var acceptedCount: Int { rules.state.withLock { $0.acceptedCount } }
+
+    /// Fails a share of valid requests (503, 410, resets, dropped connections, silence); nil turns it off.
+    public func setFaults(_ mix: SandboxGatewayFaultMix?) { rules.setFaults(mix) }
+
+    public func setObserving(statistics: Bool, requestLog: Bool) { rules.setObserving(statistics: statistics, requestLog: requestLog) }
+
+    public func setLatency(_ duration: Duration) { rules.setLatency(duration) }
+
+    /// What it has seen: requests per outcome and per VAPID key, and tokens accepted more than once.
+    public var stats: SandboxGatewayStats { rules.stats }
+
+    public func drainRequestLog() -> [SandboxGatewayRequestRecord] { rules.drainRequestLog() }
+
     /// The messages accepted so far, oldest first.
     public var acceptedMessages: [AcceptedWebPushMessage] { rules.state.withLock { $0.accepted } }
 

@@ -4,8 +4,8 @@ import NotifiableCore
 import Synchronization
 
 /// The fake push service's subscriptions and a push service's rules (RFC 8030, 8291, 8292), shared
-/// by every connection.
-final class SandboxWebPushRules: SandboxHTTPRules {
+/// by every connection, with the fault injection and observation the other fake gateways have.
+final class SandboxWebPushRules: SandboxHTTPRules, FaultInjectingRules {
     let gatewayName = "fake push service"
 
     struct Subscription {
@@ -15,78 +15,129 @@ final class SandboxWebPushRules: SandboxHTTPRules {
         let applicationServerKey: Data?
     }
 
-    struct State {
+    struct State: FaultInjectionState {
         /// The gateway's origin: what VAPID tokens must name as `aud`.
         var origin = ""
         var subscriptions: [String: Subscription] = [:]
         /// Outcomes still to use per subscription, last one first.
         var scripts: [String: [SandboxWebPushOutcome]] = [:]
         var accepted: [AcceptedWebPushMessage] = []
+        var acceptedCount = 0
+        var recording = true
         var requestCount = 0
         var nextMessage = 1
+        var faults: SandboxGatewayFaultMix?
+        var tally = SandboxGatewayTally()
+        var latency: Duration = .zero
     }
 
     let state = Mutex(State())
 
-    func decide(_ request: SandboxHTTPRequest) -> SandboxHTTPDecision {
-        .answer(answer(request, now: Date()), after: .zero)
+    func withState<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
+        state.withLock { body(&$0) }
     }
 
-    private func answer(_ request: SandboxHTTPRequest, now: Date) -> SandboxHTTPReply {
+    func decide(_ request: SandboxHTTPRequest) -> SandboxHTTPDecision {
+        decide(request, now: Date())
+    }
+
+    func decide(_ request: SandboxHTTPRequest, now: Date) -> SandboxHTTPDecision {
         let parts = request.path.split(separator: "/")
-        guard request.method == "POST", parts.count == 2, parts[0] == "push" else {
-            return SandboxHTTPReply(status: 404, body: "no such push resource")
-        }
-        let id = String(parts[1])
-        let (subscription, origin) = state.withLock { state in
+        let id = parts.count == 2 ? String(parts[1]) : ""
+        let (subscription, origin, latency) = state.withLock { state in
             state.requestCount += 1
-            return (state.subscriptions[id], state.origin)
+            return (state.subscriptions[id], state.origin, state.latency)
+        }
+        var key = ""
+        func record(_ outcome: String, status: Int?, retryAfter: Int? = nil, into state: inout State) {
+            let record = SandboxGatewayRequestRecord(
+                arrivedAt: now, token: id, key: key, outcome: outcome, status: status, retryAfterSeconds: retryAfter,
+                connection: request.connection)
+            state.tally.note(record, countingTokens: state.faults != nil)
+        }
+        /// A refusal, counted under `outcome`.
+        func refuse(_ status: Int, _ text: String, outcome: String) -> SandboxHTTPDecision {
+            state.withLock { record(outcome, status: status, into: &$0) }
+            return .answer(reply(status, text), after: latency)
+        }
+        guard request.method == "POST", parts.count == 2, parts[0] == "push" else {
+            return refuse(404, "no such push resource", outcome: "not-found")
         }
         // RFC 8292 §4.2: 401 without a VAPID token, 403 for one that does not verify or fit.
-        guard let authorization = request.header("authorization") else { return reply(401, "VAPID authorization required") }
+        guard let authorization = request.header("authorization") else {
+            return refuse(401, "VAPID authorization required", outcome: "vapid-missing")
+        }
         let claims: [String: String]
         switch SandboxVAPIDCheck.verify(authorization, origin: origin, now: now) {
-        case .failure(let problem): return reply(403, problem.description)
+        case .failure(let problem): return refuse(403, problem.description, outcome: "vapid-refused")
         case .success(let verified):
+            key = Base64URL.encode(verified.publicKey)
             if let expected = subscription?.applicationServerKey, expected != verified.publicKey {
-                return reply(403, "the VAPID key is not the one the subscription was made with")
+                return refuse(403, "the VAPID key is not the one the subscription was made with", outcome: "vapid-mismatch")
             }
             claims = verified.claims
         }
         guard request.header("content-encoding")?.lowercased() == "aes128gcm" else {
-            return reply(415, "Content-Encoding must be aes128gcm (RFC 8291)")
+            return refuse(415, "Content-Encoding must be aes128gcm (RFC 8291)", outcome: "bad-encoding")
         }
-        guard let ttl = request.header("ttl"), UInt64(ttl) != nil else { return reply(400, "TTL header missing or not a number (RFC 8030 §5.2)") }
+        guard let ttl = request.header("ttl"), UInt64(ttl) != nil else {
+            return refuse(400, "TTL header missing or not a number (RFC 8030 §5.2)", outcome: "bad-ttl")
+        }
         if let urgency = request.header("urgency"), !["very-low", "low", "normal", "high"].contains(urgency) {
-            return reply(400, "Urgency must be very-low, low, normal or high (RFC 8030 §5.3)")
+            return refuse(400, "Urgency must be very-low, low, normal or high (RFC 8030 §5.3)", outcome: "bad-urgency")
         }
         if let topic = request.header("topic"), !Self.isTopic(topic) {
-            return reply(400, "Topic must be at most 32 characters of the URL-safe base64 alphabet (RFC 8030 §5.4)")
+            return refuse(400, "Topic must be at most 32 characters of the URL-safe base64 alphabet (RFC 8030 §5.4)", outcome: "bad-topic")
         }
         let body = request.body.map { Array($0.readableBytesView) } ?? []
-        guard body.count <= 4096 else { return reply(413, "payload too large") }
+        guard body.count <= 4096 else { return refuse(413, "payload too large", outcome: "too-large") }
         var plaintext: String?
         if let subscription {
             guard let opened = SandboxWebPushDecryption.decrypt(body, privateKey: subscription.privateKey, authSecret: subscription.authSecret)
-            else { return reply(400, "the message does not decrypt with the subscription's keys") }
+            else { return refuse(400, "the message does not decrypt with the subscription's keys", outcome: "undecryptable") }
             plaintext = String(decoding: opened, as: UTF8.self)
         }
         let headers = Dictionary(request.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
-        return state.withLock { state in
+        return state.withLock { state -> SandboxHTTPDecision in
             if var script = state.scripts[id], let next = script.popLast() {
                 state.scripts[id] = script.isEmpty ? nil : script
                 if case .reject(let status, let text, let retryAfter) = next {
+                    record("scripted-\(status)", status: status, retryAfter: retryAfter, into: &state)
                     var refusal = reply(status, text)
                     if let retryAfter { refusal.headers["retry-after"] = String(retryAfter) }
-                    return refusal
+                    return .answer(refusal, after: latency)
+                }
+            } else if let faults = state.faults, let fault = faults.fault(token: id, earlierRequests: state.tally.earlierRequests(to: id)) {
+                switch fault {
+                case .unavailable(let seconds):
+                    record(fault.description, status: 503, retryAfter: seconds, into: &state)
+                    var refusal = reply(503, "service unavailable")
+                    if let seconds { refusal.headers["retry-after"] = String(seconds) }
+                    return .answer(refusal, after: latency)
+                case .unregistered:
+                    record(fault.description, status: 410, into: &state)
+                    return .answer(reply(410, "push subscription has unsubscribed or expired"), after: latency)
+                case .resetStream:
+                    record(fault.description, status: nil, into: &state)
+                    return .resetStream
+                case .dropConnection:
+                    record(fault.description, status: nil, into: &state)
+                    return .dropConnection
+                case .timeout:
+                    record(fault.description, status: nil, into: &state)
+                    return .noAnswer
                 }
             }
+            record(SandboxGatewayTally.acceptedOutcome, status: 201, into: &state)
             let location = "\(state.origin)/message/\(state.nextMessage)"
             state.nextMessage += 1
-            state.accepted.append(
-                AcceptedWebPushMessage(
-                    subscription: id, location: location, headers: headers, body: body, plaintext: plaintext, vapidClaims: claims))
-            return SandboxHTTPReply(status: 201, body: "", headers: ["location": location, "content-type": "text/plain"])
+            state.acceptedCount += 1
+            if state.recording {
+                state.accepted.append(
+                    AcceptedWebPushMessage(
+                        subscription: id, location: location, headers: headers, body: body, plaintext: plaintext, vapidClaims: claims))
+            }
+            return .answer(SandboxHTTPReply(status: 201, body: "", headers: ["location": location, "content-type": "text/plain"]), after: latency)
         }
     }
 

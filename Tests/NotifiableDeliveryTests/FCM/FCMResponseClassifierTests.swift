@@ -7,7 +7,7 @@ import Testing
 @testable import NotifiableDelivery
 
 struct FCMClassifierCase: Sendable, CustomTestStringConvertible {
-    let response: FCMHTTPResponse
+    let response: GatewayResponse
     let expected: DeliveryOutcome
 
     init(_ status: Int, _ googleStatus: String, _ errorCode: String?, _ message: String, _ expected: DeliveryOutcome) {
@@ -112,7 +112,7 @@ struct FCMClassifierCase: Sendable, CustomTestStringConvertible {
 
     @Test func retryAfterIsHonouredInSecondsOrAsADate() {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let quota = FCMHTTPResponse.fcmError(429, "RESOURCE_EXHAUSTED", errorCode: "QUOTA_EXCEEDED", message: "q")
+        let quota = GatewayResponse.fcmError(429, "RESOURCE_EXHAUSTED", errorCode: "QUOTA_EXCEEDED", message: "q")
         func delay(_ header: String?) -> Duration? {
             guard case .retry(_, let after) = FCMResponseClassifier.classify(status: 429, body: quota.body, retryAfter: header, now: now)
             else { return .seconds(-1) }

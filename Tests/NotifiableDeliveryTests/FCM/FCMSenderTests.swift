@@ -21,7 +21,7 @@ import Testing
 
         init(
             settings: FCMSettings? = FCMTestAccount.settings(),
-            answer: @escaping @Sendable (FCMRecordedRequest) async throws -> FCMHTTPResponse = { _ in
+            answer: @escaping @Sendable (FCMRecordedRequest) async throws -> GatewayResponse = { _ in
                 .json(200, #"{"name":"projects/notifiable-test/messages/1"}"#)
             }
         ) {

@@ -44,7 +44,7 @@ func fcmDelivery(
     )
 }
 
-/// A request an `FCMTransport` was asked to carry.
+/// A request an `GatewayTransport` was asked to carry.
 struct FCMRecordedRequest: Sendable {
     var url: String
     var headers: [(String, String)]
@@ -58,13 +58,13 @@ struct FCMRecordedRequest: Sendable {
     var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-/// An `FCMTransport` that answers with a closure and records what it was asked.
-final class ScriptedFCMTransport: FCMTransport {
-    private let answer: @Sendable (FCMRecordedRequest) async throws -> FCMHTTPResponse
+/// An `GatewayTransport` that answers with a closure and records what it was asked.
+final class ScriptedFCMTransport: GatewayTransport {
+    private let answer: @Sendable (FCMRecordedRequest) async throws -> GatewayResponse
     private let recorded = Mutex<[FCMRecordedRequest]>([])
     private let shutDown = Mutex(false)
 
-    init(_ answer: @escaping @Sendable (FCMRecordedRequest) async throws -> FCMHTTPResponse) {
+    init(_ answer: @escaping @Sendable (FCMRecordedRequest) async throws -> GatewayResponse) {
         self.answer = answer
     }
 
@@ -75,7 +75,7 @@ final class ScriptedFCMTransport: FCMTransport {
         requests.filter { $0.url.hasSuffix(suffix) }
     }
 
-    func post(_ url: String, headers: [(String, String)], body: [UInt8], deadline: Duration) async throws -> FCMHTTPResponse {
+    func post(_ url: String, headers: [(String, String)], body: [UInt8], deadline: Duration) async throws -> GatewayResponse {
         let request = FCMRecordedRequest(url: url, headers: headers, body: body)
         recorded.withLock { $0.append(request) }
         return try await answer(request)
@@ -100,12 +100,12 @@ final class Counter: Sendable {
     var count: Int { value.withLock { $0 } }
 }
 
-extension FCMHTTPResponse {
+extension GatewayResponse {
     /// A Google API error body with an FCM error code.
     static func fcmError(
         _ status: Int, _ googleStatus: String, errorCode: String?, message: String, retryAfter: String? = nil
     )
-        -> FCMHTTPResponse
+        -> GatewayResponse
     {
         var error: [String: JSONValue] = [
             "code": .integer(Int64(status)), "message": .string(message), "status": .string(googleStatus),
@@ -117,10 +117,10 @@ extension FCMHTTPResponse {
                 ])
             ])
         }
-        return FCMHTTPResponse(status: status, retryAfter: retryAfter, body: Array(JSONValue.object(["error": .object(error)]).jsonText().utf8))
+        return GatewayResponse(status: status, retryAfter: retryAfter, body: Array(JSONValue.object(["error": .object(error)]).jsonText().utf8))
     }
 
-    static func json(_ status: Int, _ text: String) -> FCMHTTPResponse {
-        FCMHTTPResponse(status: status, body: Array(text.utf8))
+    static func json(_ status: Int, _ text: String) -> GatewayResponse {
+        GatewayResponse(status: status, body: Array(text.utf8))
     }
 }

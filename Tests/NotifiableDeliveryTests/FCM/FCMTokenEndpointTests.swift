@@ -11,7 +11,7 @@ import _CryptoExtras
     static let tokenURI = "https://oauth2.example.test/token"
 
     func grant(_ status: Int, _ body: String, retryAfter: String? = nil) -> Result<FCMAccessToken, FCMAccessTokenError> {
-        FCMTokenEndpoint.grant(FCMHTTPResponse(status: status, retryAfter: retryAfter, body: Array(body.utf8)), tokenURI: Self.tokenURI)
+        FCMTokenEndpoint.grant(GatewayResponse(status: status, retryAfter: retryAfter, body: Array(body.utf8)), tokenURI: Self.tokenURI)
     }
 
     @Test func postsASignedAssertionAsAForm() async throws {

@@ -9,7 +9,7 @@ import Testing
 
 @testable import NotifiableDelivery
 
-/// ``FCMHTTPClient`` over real TLS and HTTP/2. The fake APNs gateway serves here as an HTTP/2-only server
+/// ``HTTPClientTransport`` over real TLS and HTTP/2. The fake APNs gateway serves here as an HTTP/2-only server
 /// with a self-signed certificate: the client reaching it at all shows ALPN chose `h2` and the CA was trusted.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct FCMHTTPClientTests {
     static let teamID = "TEAMFCMH2T"
@@ -37,9 +37,9 @@ import Testing
         return String(repeating: "0", count: 64 - hex.count) + hex
     }
 
-    func withClient(trustingGateway: Bool = true, _ body: @Sendable (SandboxAPNsGateway, FCMHTTPClient) async throws -> Void) async throws {
+    func withClient(trustingGateway: Bool = true, _ body: @Sendable (SandboxAPNsGateway, HTTPClientTransport) async throws -> Void) async throws {
         try await withFakeAPNs { gateway in
-            let client = try FCMHTTPClient(
+            let client = try HTTPClientTransport(
                 trustedCAPEM: trustingGateway ? gateway.certificatePEM : nil, logger: Logger(label: "test.fcm-http")
             )
             do {
