@@ -5,7 +5,8 @@ machine, with the service, PostgreSQL and the load generators sharing its cores.
   1. registration  signed POST /api/v1/device_tokens upserts (wrk) against 1/(1/P + 1/H): P the same
                    upsert by pgbench -M prepared -c 8, H the same route without the database
   2. queue         deliveries claimed and recorded per second by a worker whose sender answers at once
-  3. push          sustained sends to the fake APNs and FCM gateways against h2load on the same gateway
+  3. push          sustained sends to the fake APNs and FCM gateways and to a fake browser push service
+                   (each Web Push message encrypted and signed) against h2load on the same gateway
   4. fanout        deliveries created for a broadcast, and the fan-out process's peak RSS
   5. import        devices through `notifiable devices import`
   6. counters      GET /api/v1/notifications/:id of a 1,000,000-delivery notification while it sends,
@@ -483,12 +484,12 @@ def postgres_cpu_seconds():
     return total
 
 
-def work_until_sent(extra_args, notification, n, timeout, label):
+def work_until_sent(extra_args, notification, n, timeout, label, env=None):
     """Runs one `notifiable work` until all n deliveries of the notification are sent; the seconds
     from its start and the worker's CPU seconds. Exits the benchmark, naming the worker's log, if
     they are not sent in time."""
     started = time.monotonic()
-    worker = start(["work", "--no-migrate"] + extra_args, log_name=f"{label}-worker.log")
+    worker = start(["work", "--no-migrate"] + extra_args, env, log_name=f"{label}-worker.log")
     worker_cpu = 0.0
     try:
         # Every half second: each look counts the rows on the same two cores the send is using.
@@ -658,7 +659,7 @@ def h2load(url, headers, payload, connections=1, streams=100):
     return rate
 
 
-def send_all(app, api_port, provider):
+def send_all(app, api_port, provider, env=None):
     """Fans a broadcast out first (a fan-out-only worker), then times one ordinary worker sending it."""
     notification = create_notification(api_port, app, {"title": "Bench", "message": "Hello",
                                                        "localized": {"fr": {"message": "Bonjour"}}, "all": True})
@@ -667,7 +668,7 @@ def send_all(app, api_port, provider):
         wait_until(lambda: sql(f"SELECT state FROM notifications WHERE id = {notification}") == "fanned_out", 600, 0.1)
     finally:
         stop(fanout)
-    wall, _ = work_until_sent([], notification, PUSH_DEVICES, 900, provider)
+    wall, _ = work_until_sent([], notification, PUSH_DEVICES, 900, provider, env)
     seconds, p50, p99 = delivery_timing(notification)
     return PUSH_DEVICES / seconds, p50, p99, wall
 
@@ -755,6 +756,48 @@ def push_fcm(api_port):
     add_row(f"3b. FCM push ({PUSH_DEVICES:,} devices, fake gateway)",
             f"{rate:,.0f} sends/s; claim→sent p50 {p50:.0f} ms, p99 {p99:.0f} ms", f"{ceiling:,.0f} req/s",
             f"h2load -c 1 -m 100 on the same gateway{shared_ceiling(rate, ceiling)}", rate / ceiling, "≥ 0.70", rate / ceiling >= 0.7)
+
+
+def vapid_authorization(key, audience):
+    """`vapid t=<ES256 JWT>, k=<public key>` (RFC 8292) for requests to `audience`."""
+    header = b64url(json.dumps({"typ": "JWT", "alg": "ES256"}, separators=(",", ":")).encode())
+    claims = b64url(json.dumps({"aud": audience, "exp": int(time.time()) + 3600, "sub": "mailto:bench@example.com"},
+                               separators=(",", ":")).encode())
+    r, s = decode_dss_signature(key.sign(f"{header}.{claims}".encode(), ec.ECDSA(hashes.SHA256())))
+    public = key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    return f"vapid t={header}.{claims}.{b64url(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}, k={b64url(public)}"
+
+
+def push_webpush(api_port):
+    log(f"\n== 3c. Web Push: {PUSH_DEVICES:,} messages, each encrypted (RFC 8291) and signed (RFC 8292), to a fake push service")
+    port, cert = free_port(), os.path.join(WORK, "webpush-service.pem")
+    gateway = start(["fake-webpush", "--port", str(port), "--certificate-out", cert, "--log-level", "error"], log_name="fake-webpush.log")
+    try:
+        wait_until(lambda: os.path.exists(cert) and listening(port), 30)
+        origin = f"https://127.0.0.1:{port}"
+        headers = {"authorization": vapid_authorization(ec.generate_private_key(ec.SECP256R1()), origin),
+                   "content-encoding": "aes128gcm", "ttl": "2419200", "urgency": "normal"}
+        # A body of the size the service's messages have (86 bytes of header, the JSON, the tag).
+        ceiling = h2load(f"{origin}/push/bench", headers, "x" * 260, connections=1)
+        log(f"h2load: {ceiling:,.0f} req/s on 1 connection")
+        app = create_app("Web Push bench")
+        cli("apps", "set-webpush", "--app", str(app["id"]), "--subject", "mailto:bench@example.com")
+        # Every browser gets P-256's generator as its key: a valid point, and the push service opens nothing.
+        browser = b64url(bytes.fromhex("046B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296"
+                                       "4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5"))
+        sql(f"""INSERT INTO devices (app_id, provider, token, language, push_keys)
+                SELECT {app["id"]}, 'webpush', '{origin}/push/b' || n, CASE WHEN n % 2 = 0 THEN 'en' ELSE 'fr' END,
+                       '{{"p256dh": "{browser}", "auth": "AAECAwQFBgcICQoLDA0ODw"}}'
+                FROM generate_series(1, {PUSH_DEVICES}) AS n""")
+        rate, p50, p99, wall = send_all(
+            app, api_port, "webpush", {"NOTIFIABLE_WEBPUSH_ALLOWED_HOSTS": "127.0.0.1", "NOTIFIABLE_WEBPUSH_CA_FILE": cert})
+    finally:
+        stop(gateway)
+    log(f"worker: {rate:,.0f} sends/s (claim-to-sent p50 {p50} ms, p99 {p99} ms; {wall:.1f} s from process start)")
+    add_row(f"3c. Web Push ({PUSH_DEVICES:,} browsers, fake push service)",
+            f"{rate:,.0f} sends/s; claim→sent p50 {p50:.0f} ms, p99 {p99:.0f} ms", f"{ceiling:,.0f} req/s",
+            f"h2load -c 1 -m 100 on the same push service (no encryption on its side){shared_ceiling(rate, ceiling)}",
+            rate / ceiling, "—", None)
 
 
 # ---------------------------------------------------------------- 4. fan-out
@@ -1349,6 +1392,7 @@ def main():
         if "push" in BENCHMARKS:
             push_apns(api_port)
             push_fcm(api_port)
+            push_webpush(api_port)
         if "fanout" in BENCHMARKS:
             fanout(api_port)
         if "import" in BENCHMARKS:
