@@ -14,12 +14,14 @@ import Testing
 /// implementations (http_ece, py_vapid) with the subscription's private key, not only by our fake.
 @Suite(.serialized) struct E2EWebPushTests {
     static func withService<T: Sendable>(
-        _ gateway: SandboxWebPushGateway, _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
+        _ gateway: SandboxWebPushGateway, mode: TestingSetup = .router, webOrigins: Set<String> = [],
+        _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
     ) async throws -> T {
         var configuration = try TestDatabase.serverConfiguration()
         configuration.runsWorkers = true
         configuration.webPushHosts = WebPushHosts(patterns: [gateway.host])
         configuration.webPushTrustedCAPEM = gateway.certificatePEM
+        configuration.webOrigins = webOrigins
         let shared = configuration
         return try await TestDatabase.withFreshDatabase { url in
             var isolated = shared
@@ -27,7 +29,7 @@ import Testing
             let postgres = try makeDatabase(isolated, logger: TestDatabase.logger)
             let app = try buildApplication(isolated, postgres: postgres, logger: TestDatabase.logger)
             let service = TestService(postgres: postgres, configuration: isolated)
-            return try await app.test(.router) { client in try await body(client, service) }
+            return try await app.test(mode) { client in try await body(client, service) }
         }
     }
 
@@ -127,6 +129,48 @@ import Testing
             }
         }
     }
+
+    /// The browser client (`clients/web/notifiable-web.js`), run by Node in a context with only what a
+    /// service worker has, against the live server across origins: it reads the key, registers the
+    /// subscription signing with X-Date, moves a device to a renewed subscription and reports.
+    @Test func theBrowserClientRegistersAndReportsAgainstTheLiveServer() async throws {
+        let origin = "https://app.example.com"
+        try await Self.withGateway { gateway in
+            try await Self.withService(gateway, mode: .live, webOrigins: [origin]) { client, service in
+                let app = try await service.createApp()
+                let publicKey = try await Self.enableWebPush(client, service, appID: app.app.id)
+                let subscription = gateway.makeSubscription(applicationServerKey: publicKey)
+                let base = "http://127.0.0.1:\(try #require(client.port))"
+                func check(nID: Int64?) async throws -> (status: Int32, output: String) {
+                    var environment = ProcessInfo.processInfo.environment
+                    environment["BASE_URL"] = base
+                    environment["ACCESS_ID"] = app.deviceCredential.accessID
+                    environment["SECRET_KEY"] = app.deviceCredential.secretKey
+                    environment["ENDPOINT"] = subscription.endpoint
+                    environment["P256DH"] = subscription.keys.p256dh
+                    environment["AUTH"] = subscription.keys.auth
+                    environment["EXPECT_PUBLIC_KEY"] = publicKey
+                    environment["WEB_ORIGIN"] = origin
+                    if let nID { environment["N_ID"] = String(nID) }
+                    return try await runProgram(URL(fileURLWithPath: "/usr/bin/node"), [Self.webClientCheck], environment: environment)
+                }
+                let first = try await check(nID: nil)
+                #expect(first.status == 0, "\(first.output)")
+                let device = try #require(try await service.integer("SELECT id FROM devices WHERE user_alias = 'web-alice'"))
+                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "hi", "user_aliases": ["web-alice"]}"#)
+                #expect(try await Pipeline.settled(service, id))
+                let reported = try await check(nID: id)
+                #expect(reported.status == 0, "\(reported.output)")
+                #expect(try await service.integer("SELECT id FROM devices WHERE user_alias = 'web-alice'") == device)
+                let counters = try await Pipeline.counters(client, app.serverCredential, id)
+                #expect(counters["counters"]?["delivered"]?.intValue == 1, "\(counters)")
+                #expect(counters["counters"]?["opened"]?.intValue == 1, "\(counters)")
+            }
+        }
+    }
+
+    static let webClientCheck = TestDatabase.migrationsDirectory.deletingLastPathComponent()
+        .appendingPathComponent("scripts/lib/web_client_check.mjs").path
 
     /// A browser shows every push: a background update is not sent to one, and says why.
     @Test func aBackgroundUpdateIsNotSentToABrowser() async throws {
