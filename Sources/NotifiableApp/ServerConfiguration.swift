@@ -192,7 +192,8 @@ public struct ServerConfiguration: Sendable {
                         problem: "\"\(origin)\" is not an origin; list them as https://app.example.com (scheme, host, port), comma-separated")
                 }
             }
-            configuration.webOrigins = Set(origins)
+            // Browsers send the scheme and host lower-case; an origin written otherwise would never match.
+            configuration.webOrigins = Set(origins.map { $0.lowercased() })
         }
         if let path = reader.optional("NOTIFIABLE_WEBPUSH_CA_FILE") {
             guard let pem = try? String(contentsOfFile: path, encoding: .utf8),

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HummingbirdTesting
 import NotifiableCore
@@ -104,6 +105,33 @@ import Testing
             #expect(deliveries.json["data"]?[0]?["reason"]?.stringValue?.contains("apns_not_configured") == true)
             let listed = try await client.admin(.get, "/admin/apps/\(app.app.id)/sandbox/pushes", service: service)
             #expect(listed.json["data"]?.arrayValue?.isEmpty == true)
+        }
+    }
+
+    /// A browser of an app in sandbox mode: its message goes to the built-in push service, and the
+    /// record shows what the browser reads once it decrypts it, never the VAPID token.
+    @Test func aBrowsersSandboxPushIsListedAsTheBrowserReadsIt() async throws {
+        try await withTestService(workers: true) { client, service in
+            let created = try await client.admin(.post, "/admin/apps", body: #"{"name": "Web demo", "delivery_mode": "sandbox"}"#, service: service)
+            let appID = try #require(created.json["id"]?.intValue)
+            let device = Credential(.device, ofCreatedApp: created.json)
+            let server = Credential(.server, ofCreatedApp: created.json)
+            let point = Base64URL.encode(P256.KeyAgreement.PrivateKey().publicKey.x963Representation)
+            let registered = try await Pipeline.register(
+                client, device,
+                body:
+                    #"{"provider": "webpush", "token": "https://fcm.googleapis.com/fcm/send/sandboxed", "keys": {"p256dh": "\#(point)", "auth": "AAECAwQFBgcICQoLDA0ODw"}, "user_alias": "bea"}"#
+            )
+            let id = try await Pipeline.send(client, server, #"{"title": "Hello", "message": "Web", "user_aliases": ["bea"]}"#)
+            #expect(try await Pipeline.settled(service, id))
+            let listed = try await client.admin(.get, "/admin/apps/\(appID)/sandbox/pushes", service: service)
+            let push = try #require(listed.json["data"]?[0], "\(String(buffer: listed.body))")
+            #expect(push["provider"]?.stringValue == "webpush")
+            #expect(push["device_id"]?.intValue == registered)
+            #expect(push["payload"]?["n_id"]?.stringValue == String(id))
+            #expect(push["payload"]?["title"]?.stringValue == "Hello")
+            #expect(push["headers"]?["content-encoding"]?.stringValue == "aes128gcm")
+            #expect(push["headers"]?["authorization"] == nil)
         }
     }
 }

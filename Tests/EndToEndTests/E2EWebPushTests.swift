@@ -76,7 +76,7 @@ import Testing
                 #expect(try await Pipeline.settled(service, id))
                 let deliveries = try await service.describeDeliveries(of: id)
                 let message = try #require(gateway.acceptedMessages.first, "\(deliveries)")
-                #expect(message.headers["urgency"] == "high")
+                #expect(message.headers["urgency"] == "normal", "an ordinary message, RFC 8030 §5.3")
                 #expect(message.headers["content-encoding"] == "aes128gcm")
                 #expect(message.headers["topic"] == WebPushMessage.topic(for: "flight/BA 117 boarding"))
                 #expect(Int(message.headers["ttl"] ?? "") ?? 0 > 0)

@@ -8,10 +8,13 @@ import Hummingbird
 struct BrowserOriginsMiddleware: RouterMiddleware {
     typealias Context = NotifiableRequestContext
 
-    /// Origins as browsers send them (`https://app.example.com`), or `*` for any.
+    /// Origins as browsers send them (`https://app.example.com`, lower-case), or `*` for any.
     let origins: Set<String>
 
-    static let allowedHeaders = "Authorization, Content-Type, X-Date, X-Authorization-Content-SHA256, Content-MD5"
+    static let allowedHeaders =
+        "Authorization, Content-Type, X-Date, X-HMAC-Date, X-Authorization-Content-SHA256, Content-MD5, X-Notifiable-User-Token"
+    /// What a page may read of an answer besides the simple headers: when to try again.
+    static let exposedHeaders = "Retry-After"
     static let allowedMethods = "GET, POST, PUT, PATCH, DELETE"
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -29,6 +32,7 @@ struct BrowserOriginsMiddleware: RouterMiddleware {
         }
         var response = try await next(request, context)
         response.headers[.accessControlAllowOrigin] = origin
+        response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
         response.headers[.vary] = "Origin"
         return response
     }

@@ -26,8 +26,16 @@ public struct WebPushMessage: Sendable {
         if let badge = content.badge { document["badge"] = .integer(Int64(badge)) }
         plaintext = Array(JSONValue.object(document).jsonText().utf8)
         ttl = FCMMessage.ttlSeconds(of: content, now: now) ?? Self.defaultTTL
-        urgency = content.priority == .high || content.isUrgent ? "high" : "normal"
+        urgency = Self.urgency(of: content)
         topic = content.collapseID.map(Self.topic)
+    }
+
+    /// RFC 8030 §5.3 keeps `high` for what must wake a device at once (a call, a time-sensitive
+    /// alert) and calls `normal` an ordinary message: `priority: high`, the default, is an ordinary
+    /// message to a browser, and `priority: normal` (APNs's "at a power-efficient time") is `low`.
+    static func urgency(of content: NotificationContent) -> String {
+        if content.isUrgent { return "high" }
+        return content.priority == .high ? "normal" : "low"
     }
 
     /// The collapse id as a topic: itself when it is at most 32 characters of the URL-safe base64

@@ -19,6 +19,7 @@ public final class WebPushSender: PushSender {
     private let connections: WebPushConnections
     private let keys: KeysReader
     private let transport: GatewayHTTPTransport
+    private let taken: (@Sendable (String, WebPushMessage) -> Void)?
     private let route: Route
     /// Requests in flight to each push service (by origin), within one HTTP/2 connection's streams.
     /// The HTTP client queues what its connections cannot carry with the request's deadline
@@ -43,11 +44,14 @@ public final class WebPushSender: PushSender {
     ///   - keys: reads a device's subscription keys.
     ///   - route: the push services endpoints may name, or the sandbox's.
     ///   - trustedCAPEM: a CA trusted besides the system's, for private push services and tests.
+    ///   - taken: told each message a push service took, by its `Location`, with what it said before
+    ///     encryption (sandbox mode shows operators that, since the push service cannot open it).
     public init(
         settings: @escaping @Sendable (_ appID: Int64) async throws -> WebPushSettings?, keys: @escaping KeysReader,
         route: Route, trustedCAPEM: String? = nil, logger: Logger, requestTimeout: Duration = .seconds(15),
-        settingsMaxAge: Duration = .seconds(30)
+        settingsMaxAge: Duration = .seconds(30), taken: (@Sendable (_ location: String, _ message: WebPushMessage) -> Void)? = nil
     ) throws {
+        self.taken = taken
         // Redirects are never followed: neither client follows one.
         transport = try GatewayHTTPTransport(trustedCAPEM: trustedCAPEM, keepsSystemRoots: true, logger: logger, connectionsPerOrigin: 1)
         connections = WebPushConnections(gateway: "Web Push", settings: settings, maxAge: settingsMaxAge, logger: logger) { settings, _ in
@@ -129,8 +133,9 @@ public final class WebPushSender: PushSender {
         }
         let outcome = await permits.withPermit { await self.post(target, headers: headers, body: body, deliveryID: delivery.id) }
         switch outcome {
-        case .sent:
+        case .sent(let location):
             connection.hasAccepted.set()
+            if let location { taken?(location, message) }
         case .misconfigured(let reason, _) where connection.hasAccepted.isSet:
             // A service that took these keys before refuses this subscription alone: it was made
             // with another VAPID key (one rotated away), and only a new subscription can help.

@@ -21,6 +21,7 @@ import Testing
             #expect(preflight.status == .noContent)
             #expect(preflight.headers[.accessControlAllowOrigin] == Self.origin)
             #expect(preflight.headers[.accessControlAllowHeaders]?.contains("X-Date") == true)
+            #expect(preflight.headers[.accessControlAllowHeaders]?.contains("X-Notifiable-User-Token") == true)
             #expect(preflight.headers[.accessControlAllowCredentials] == nil)
 
             let uri = "/api/v1/device_tokens?user_alias=alice"
@@ -29,6 +30,7 @@ import Testing
             let answer = try await client.execute(uri: uri, method: .get, headers: headers, body: nil)
             #expect(answer.status == .ok)
             #expect(answer.headers[.accessControlAllowOrigin] == Self.origin)
+            #expect(answer.headers[.accessControlExposeHeaders] == "Retry-After")
             // An error answer is readable by the page too, so it can say what went wrong.
             let refused = try await client.execute(uri: uri, method: .get, headers: [.origin: Self.origin], body: nil)
             #expect(refused.status == .unauthorized)

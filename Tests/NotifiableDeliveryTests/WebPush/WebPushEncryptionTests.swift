@@ -60,6 +60,15 @@ struct WebPushMessageTests {
         #expect(WebPushMessage.topic(for: String(repeating: "a", count: 33)).count == 32)
     }
 
+    @Test func urgencyIsHighOnlyForWhatMustWakeTheDevice() {
+        var content = NotificationContent(text: LocalizedText(title: "Hi", message: "There"))
+        #expect(WebPushMessage.urgency(of: content) == "normal", "the default priority, an ordinary message")
+        content.priority = .normal
+        #expect(WebPushMessage.urgency(of: content) == "low")
+        content.interruptionLevel = .timeSensitive
+        #expect(WebPushMessage.urgency(of: content) == "high")
+    }
+
     @Test func theAudienceIsTheEndpointsOrigin() {
         #expect(WebPushVAPID.audience(of: URL(string: "https://fcm.googleapis.com/fcm/send/abc:def")!) == "https://fcm.googleapis.com")
         #expect(WebPushVAPID.audience(of: URL(string: "https://127.0.0.1:8443/push/1")!) == "https://127.0.0.1:8443")
