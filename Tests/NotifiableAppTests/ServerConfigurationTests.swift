@@ -83,6 +83,9 @@ import Testing
             ("NOTIFIABLE_TRUSTED_PROXIES", "10.0.0.2, proxy.internal"),
             ("NOTIFIABLE_DATABASE_POOL_MODE", "statement"),
             ("NOTIFIABLE_SESSION_DATABASE_URL", "mysql://localhost/db"),
+            ("NOTIFIABLE_WEBPUSH_ALLOWED_HOSTS", "https://push.example.com"),
+            ("NOTIFIABLE_WEBPUSH_CA_FILE", "/nonexistent/ca.pem"),
+            ("NOTIFIABLE_WEB_ORIGINS", "app.example.com"),
         ] as [(String, String?)])
     func aBadVariableIsNamedInTheError(variable: String, value: String?) {
         var environment = Self.valid
@@ -94,5 +97,16 @@ import Testing
             #expect(error.variable == variable)
             #expect(error.description.hasPrefix(variable))
         }
+    }
+
+    @Test func webPushSettingsAreRead() throws {
+        var environment = Self.valid
+        environment["NOTIFIABLE_WEBPUSH_ALLOWED_HOSTS"] = "push.example.com, *.push.example.org"
+        environment["NOTIFIABLE_WEB_ORIGINS"] = "https://App.Example.com,http://localhost:3000"
+        let configuration = try ServerConfiguration.fromEnvironment(environment)
+        #expect(configuration.webPushHosts.allows(host: "a.push.example.org"))
+        #expect(!configuration.webPushHosts.allows(host: "fcm.googleapis.com"))
+        #expect(configuration.webOrigins == ["https://app.example.com", "http://localhost:3000"])
+        #expect(try ServerConfiguration.fromEnvironment(Self.valid).webPushHosts == .browsers)
     }
 }
