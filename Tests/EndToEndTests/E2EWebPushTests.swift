@@ -17,20 +17,13 @@ import Testing
         _ gateway: SandboxWebPushGateway, mode: TestingSetup = .router, webOrigins: Set<String> = [],
         _ body: @Sendable (any TestClientProtocol, TestService) async throws -> T
     ) async throws -> T {
-        var configuration = try TestDatabase.serverConfiguration()
-        configuration.runsWorkers = true
-        configuration.webPushHosts = WebPushHosts(patterns: [gateway.host])
-        configuration.webPushTrustedCAPEM = gateway.certificatePEM
-        configuration.webOrigins = webOrigins
-        let shared = configuration
-        return try await TestDatabase.withFreshDatabase { url in
-            var isolated = shared
-            isolated.databaseURL = url
-            let postgres = try makeDatabase(isolated, logger: TestDatabase.logger)
-            let app = try buildApplication(isolated, postgres: postgres, logger: TestDatabase.logger)
-            let service = TestService(postgres: postgres, configuration: isolated)
-            return try await app.test(mode) { client in try await body(client, service) }
-        }
+        try await withTestService(
+            mode, workers: true,
+            configure: { configuration in
+                configuration.webPushHosts = WebPushHosts(patterns: [gateway.host])
+                configuration.webPushTrustedCAPEM = gateway.certificatePEM
+                configuration.webOrigins = webOrigins
+            }, body)
     }
 
     static func withGateway<T: Sendable>(_ body: @Sendable (SandboxWebPushGateway) async throws -> T) async throws -> T {

@@ -106,9 +106,9 @@ public struct DeviceImportStore: Sendable {
                     \(columns.setsLanguage)::bool[], \(columns.language)::text[],
                     \(columns.setsCountry)::bool[], \(columns.country)::text[],
                     \(columns.setsCustom)::bool[], \(columns.custom)::text[], \(columns.platform)::text[],
-                    \(columns.setsTags)::bool[], \(columns.tags)::text[]
+                    \(columns.setsTags)::bool[], \(columns.tags)::text[], \(columns.pushKeys)::text[]
                 ) AS i(provider, token, sets_name, name, user_alias, sets_language, language,
-                       sets_country, country, sets_custom, custom, platform, sets_tags, tags)
+                       sets_country, country, sets_custom, custom, platform, sets_tags, tags, push_keys)
             ),
             previous AS (
                 SELECT lower(i.token) AS key, d.* FROM input i CROSS JOIN LATERAL (
@@ -119,7 +119,7 @@ public struct DeviceImportStore: Sendable {
             ),
             written AS (
                 INSERT INTO devices AS d (app_id, provider, token, name, user_alias, language, country,
-                                          custom_properties, platform_properties, tags)
+                                          custom_properties, platform_properties, tags, push_keys)
                 SELECT \(appID), i.provider, i.token,
                        CASE WHEN i.sets_name THEN NULLIF(i.name, '') ELSE p.name END,
                        NULLIF(i.user_alias, ''),
@@ -127,7 +127,8 @@ public struct DeviceImportStore: Sendable {
                        CASE WHEN i.sets_country THEN NULLIF(i.country, '') ELSE p.country END,
                        CASE WHEN i.sets_custom THEN i.custom::jsonb ELSE COALESCE(p.custom_properties, '{}') END,
                        i.platform::jsonb,
-                       CASE WHEN i.sets_tags THEN string_to_array(i.tags, ' ') ELSE COALESCE(p.tags, '{}') END
+                       CASE WHEN i.sets_tags THEN string_to_array(i.tags, ' ') ELSE COALESCE(p.tags, '{}') END,
+                       NULLIF(i.push_keys, '')::jsonb
                 FROM input i LEFT JOIN previous p ON p.key = lower(i.token)
                 ON CONFLICT (app_id, lower(token)) WHERE merged_into IS NULL DO UPDATE SET
                     provider = EXCLUDED.provider,
@@ -139,6 +140,7 @@ public struct DeviceImportStore: Sendable {
                     custom_properties = EXCLUDED.custom_properties,
                     platform_properties = d.platform_properties || EXCLUDED.platform_properties,
                     tags = EXCLUDED.tags,
+                    push_keys = COALESCE(EXCLUDED.push_keys, d.push_keys),
                     updated_at = now(),
                     registered_at = now(),
                     invalidated_at = NULL,
@@ -176,6 +178,8 @@ private struct ImportColumns {
     var setsCustom: [Bool] = [], custom: [String] = [], platform: [String] = []
     /// Space-separated: a tag holds no spaces.
     var setsTags: [Bool] = [], tags: [String] = []
+    /// A browser subscription's keys as JSON; "" for none (the device keeps its own).
+    var pushKeys: [String] = []
 
     init(_ batch: [DeviceFields]) {
         for device in batch {
@@ -196,6 +200,7 @@ private struct ImportColumns {
                 custom.append(JSONValue.object(object ?? [:]).jsonText())
             }
             platform.append(JSONValue.object(device.platformProperties).jsonText())
+            pushKeys.append(device.pushKeys.map { JSONValue.object(["p256dh": .string($0.p256dh), "auth": .string($0.auth)]).jsonText() } ?? "")
             switch device.tags {
             case .unchanged:
                 setsTags.append(false)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import NotifiableCore
@@ -83,6 +84,32 @@ import Testing
             #expect(devices[Hex.token(41)]?.tags == ["lang:fr", "vip"])
             #expect(devices[Hex.token(42)] == nil)
             #expect(devices[Hex.token(43)]?.tags == ["group:beta"])
+        }
+    }
+
+    /// A browser's subscription imports with its keys, as registration stores them; one off the
+    /// allowed push services is refused as registration refuses it.
+    @Test func aBrowsersSubscriptionImportsWithItsKeys() async throws {
+        try await CLIFixture.with { cli in
+            let app = try await cli.createApp()
+            let point = Base64URL.encode(P256.KeyAgreement.PrivateKey().publicKey.x963Representation)
+            let jsonl = try cli.write(
+                "browsers.jsonl",
+                [
+                    #"{"token": "https://fcm.googleapis.com/fcm/send/imported", "provider": "webpush", "keys": {"p256dh": "\#(point)", "auth": "AAECAwQFBgcICQoLDA0ODw"}}"#,
+                    #"{"token": "https://evil.example.com/push/1", "provider": "webpush", "keys": {"p256dh": "\#(point)", "auth": "AAECAwQFBgcICQoLDA0ODw"}}"#,
+                ].joined(separator: "\n") + "\n")
+            let imported = try await cli.run("devices", "import", "--app", "\(app)", jsonl.path)
+            #expect(imported.status == 0 && imported.output.contains("push_service_not_allowed: 1 (lines 2)"), "\(imported.output)")
+            let keys = try await cli.withPostgres { postgres in
+                let rows = try await postgres.query(
+                    "SELECT push_keys ->> 'p256dh' FROM devices WHERE token = 'https://fcm.googleapis.com/fcm/send/imported'",
+                    logger: TestDatabase.logger)
+                var found: [String?] = []
+                for try await key in rows.decode(String?.self) { found.append(key) }
+                return found
+            }
+            #expect(keys == [point])
         }
     }
 
