@@ -3,10 +3,11 @@
 -- touching these tables (devices_count_added, devices_count_moved, devices_count_removed;
 -- DeviceCountStore).
 --
--- The tables before, app_device_counts and app_device_count_changes, stay for now: between this
--- migration and the new trigger functions' apply, the functions in place still append to
--- app_device_count_changes, and the fold moves those rows into the new counts too, so no change is
--- lost. A later release drops them.
+-- The trigger functions are replaced here too, as Registry/SQL/ has them at this release (the
+-- migrator applies those files after the migrations, in a transaction of their own): in between,
+-- the functions before would append to app_device_count_changes, which nothing folds into the new
+-- counts any more. The tables before, app_device_counts and app_device_count_changes, stay for the
+-- previous release's processes to read while they run; a later release drops them.
 --
 -- By hand: SELECT app_id, class, devices FROM device_counts ORDER BY 1, 2;
 
@@ -50,3 +51,38 @@ FROM folded f JOIN apps ON apps.id = f.app_id
 WHERE f.new_devices <> 0
 GROUP BY 1, 2
 ON CONFLICT (app_id, hour) DO UPDATE SET new_devices = h.new_devices + EXCLUDED.new_devices;
+
+-- The trigger functions as Registry/SQL/ defines them at this release (see above).
+CREATE OR REPLACE FUNCTION devices_count_added() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    class text := device_count_class(NEW.provider, NEW.unregistered_at, NEW.invalidated_at, NEW.merged_into);
+BEGIN
+    INSERT INTO device_count_changes (app_id, class, devices, new_devices)
+    VALUES (NEW.app_id, class, (class IS NOT NULL)::int, 1);
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION devices_count_moved() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    before text := device_count_class(OLD.provider, OLD.unregistered_at, OLD.invalidated_at, OLD.merged_into);
+    after text := device_count_class(NEW.provider, NEW.unregistered_at, NEW.invalidated_at, NEW.merged_into);
+BEGIN
+    INSERT INTO device_count_changes (app_id, class, devices, new_devices)
+    SELECT NEW.app_id, moved.class, moved.devices, 0
+    FROM (VALUES (before, -1), (after, 1)) AS moved(class, devices)
+    WHERE moved.class IS NOT NULL;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION devices_count_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO device_count_changes (app_id, class, devices, new_devices)
+    SELECT app_id, class, -count(*), 0
+    FROM (SELECT app_id, device_count_class(provider, unregistered_at, invalidated_at, merged_into) AS class FROM old_devices) AS d
+    WHERE class IS NOT NULL
+    GROUP BY app_id, class;
+    RETURN NULL;
+END
+$$;

@@ -194,13 +194,15 @@ public func makeDeliveryWorker(
     let devices = DeviceStore(client: postgres, logger: logger)
     let webPushSettings = WebPushSettingsStore(client: postgres, keys: configuration.keys, logger: logger)
     var senders: [Provider: any PushSender] = [.apns: apns, .fcm: fcm]
-    // Checked at start (ServerConfiguration): a CA that does not parse never gets here.
-    if let webpush = try? WebPushSender(
-        settings: { appID in try await webPushSettings.settings(appID: appID) }, keys: { try await devices.pushKeys(deviceID: $0) },
-        route: .endpoints(configuration.webPushHosts), trustedCAPEM: configuration.webPushTrustedCAPEM, logger: logger,
-        requestTimeout: configuration.apnsRequestTimeout)
-    {
-        senders[.webpush] = webpush
+    // The CA was read at start (ServerConfiguration); should the client still not take it, browsers
+    // get nothing, and the log says why.
+    do {
+        senders[.webpush] = try WebPushSender(
+            settings: { appID in try await webPushSettings.settings(appID: appID) }, keys: { try await devices.pushKeys(deviceID: $0) },
+            route: .endpoints(configuration.webPushHosts), trustedCAPEM: configuration.webPushTrustedCAPEM, logger: logger,
+            requestTimeout: configuration.apnsRequestTimeout)
+    } catch {
+        logger.error("Web Push cannot send: its HTTP client did not start", metadata: ["error": "\(String(reflecting: error))"])
     }
     var worker = configuration.worker
     worker.sendBudget = configuration.apnsRequestTimeout

@@ -93,6 +93,8 @@ import Testing
                 #expect(opened["header"]?["alg"]?.stringValue == "ES256")
                 let counters = try await Pipeline.counters(client, app.serverCredential, id)
                 #expect(counters["counters"]?["sent"]?.intValue == 1, "\(counters)")
+                // The count the refusal test relies on counts a push service actually reached.
+                #expect(gateway.connectionsAccepted >= 1)
             }
         }
     }
@@ -202,6 +204,7 @@ import Testing
                     #expect(refused.json["error"]?["code"]?.stringValue == "push_service_not_allowed")
                     #expect(try await service.integer("SELECT count(*) FROM devices") == 0)
                 }
+                #expect(elsewhere.connectionsAccepted == 0, "no connection was ever opened to it")
                 #expect(elsewhere.requestCount == 0)
                 try await elsewhere.stop()
             } catch {
@@ -261,6 +264,8 @@ import Testing
         }
     }
 
+    /// Browsers of one push service all refusing the key, none taking it: the key is wrong, the app's
+    /// Web Push settings are marked misconfigured and its sends stop; no browser is invalidated.
     @Test func aKeyThePushServiceRefusesMarksTheAppsSettingsAndStopsItsSends() async throws {
         try await Self.withGateway { gateway in
             try await Self.withService(gateway) { client, service in
@@ -268,17 +273,58 @@ import Testing
                 _ = try await Self.enableWebPush(client, service, appID: app.app.id)
                 // Subscribed with another key (the app's key was replaced by hand before any push went out).
                 let other = WebPushVAPID.newKeyPair().publicKey
-                let subscription = gateway.makeSubscription(applicationServerKey: other)
-                let device = try await Pipeline.register(client, app.deviceCredential, body: Self.subscriptionBody(subscription.endpoint, subscription.keys))
-                let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(device)]}"#)
+                var devices: [Int64] = []
+                for alias in ["ann", "bob", "cyd", "dee"] {
+                    let subscription = gateway.makeSubscription(applicationServerKey: other)
+                    devices.append(
+                        try await Pipeline.register(
+                            client, app.deviceCredential, body: Self.subscriptionBody(subscription.endpoint, subscription.keys, alias: alias)))
+                }
+                _ = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": \#(devices)}"#)
                 #expect(
                     try await service.eventually {
                         try await client.admin(.get, "/admin/apps/\(app.app.id)/webpush", service: service).json["misconfiguration"]?.stringValue?
                             .contains("vapid_refused") == true
                     })
-                #expect(try await service.integer("SELECT count(*) FROM devices WHERE id = \(device) AND invalidated_at IS NULL") == 1)
+                #expect(try await service.integer("SELECT count(*) FROM devices WHERE invalidated_at IS NOT NULL") == 0)
                 #expect(gateway.acceptedMessages.isEmpty)
-                _ = id
+            }
+        }
+    }
+
+    /// One browser subscribed with another key (a key rotated away, or registered by whoever holds
+    /// the web app's device credentials) fails alone: the app goes on sending to the others.
+    @Test func oneStaleSubscriptionFailsAloneAndTheAppGoesOnSending() async throws {
+        try await Self.withGateway { gateway in
+            try await Self.withService(gateway) { client, service in
+                let app = try await service.createApp()
+                let publicKey = try await Self.enableWebPush(client, service, appID: app.app.id)
+                let stale = gateway.makeSubscription(applicationServerKey: WebPushVAPID.newKeyPair().publicKey)
+                let staleDevice = try await Pipeline.register(
+                    client, app.deviceCredential, body: Self.subscriptionBody(stale.endpoint, stale.keys, alias: "stale"))
+                // First alone, before any message of the key was taken: it fails, the app stays configured.
+                let first = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "device_ids": [\#(staleDevice)]}"#)
+                #expect(try await Pipeline.settled(service, first))
+                var good: [Int64] = []
+                for alias in ["fay", "gus"] {
+                    let subscription = gateway.makeSubscription(applicationServerKey: publicKey)
+                    good.append(
+                        try await Pipeline.register(
+                            client, app.deviceCredential, body: Self.subscriptionBody(subscription.endpoint, subscription.keys, alias: alias)))
+                }
+                let second = try await Pipeline.send(client, app.serverCredential, #"{"message": "y", "device_ids": \#(good)}"#)
+                #expect(try await Pipeline.settled(service, second))
+                // Then again, once the push service has taken the key from the others: the stale one is invalidated.
+                let third = try await Pipeline.send(client, app.serverCredential, #"{"message": "z", "device_ids": [\#(staleDevice)]}"#)
+                #expect(try await Pipeline.settled(service, third))
+                let settings = try await client.admin(.get, "/admin/apps/\(app.app.id)/webpush", service: service)
+                #expect(settings.json["misconfiguration"]?.stringValue == nil, "\(String(buffer: settings.body))")
+                #expect(gateway.acceptedCount == 2)
+                #expect(try await service.integer("SELECT count(*) FROM deliveries WHERE notification_id = \(first) AND state = 'failed'") == 1)
+                #expect(
+                    try await service.integer(
+                        "SELECT count(*) FROM devices WHERE id = \(staleDevice) AND invalidated_at IS NOT NULL AND invalidation_reason LIKE 'vapid_mismatch%'")
+                        == 1)
             }
         }
     }

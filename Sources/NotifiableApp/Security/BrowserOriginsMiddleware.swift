@@ -33,7 +33,8 @@ struct BrowserOriginsMiddleware: RouterMiddleware {
         var response = try await next(request, context)
         response.headers[.accessControlAllowOrigin] = origin
         response.headers[.accessControlExposeHeaders] = Self.exposedHeaders
-        response.headers[.vary] = "Origin"
+        // Beside whatever the answer already varies by.
+        response.headers.append(HTTPField(name: .vary, value: "Origin"))
         return response
     }
 }

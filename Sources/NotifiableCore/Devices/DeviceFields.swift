@@ -124,6 +124,10 @@ public struct DeviceFields: Sendable, Equatable {
             fields.token = try PushToken.normalized(token, provider: provider, field: reader.path("token"), webPushHosts: webPushHosts)
         }
         try fields.readOptionalFields(reader, provider: provider)
+        // A new endpoint comes with its own keys: the old ones would encrypt what that browser cannot open.
+        if provider == .webpush, fields.token != nil, fields.pushKeys == nil {
+            throw reader.missing("keys", "A new endpoint needs its subscription's keys, {\"p256dh\": …, \"auth\": …}, sent with it.")
+        }
         return fields
     }
 

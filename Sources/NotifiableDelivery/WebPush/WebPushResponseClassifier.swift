@@ -16,11 +16,11 @@ enum WebPushResponseClassifier {
         case 413:
             return .failed(reason: "payload_too_large: the push service refused the message's size\(detail)")
         case 401, 403:
+            // Whether the key or only this subscription is refused is the sender's to tell
+            // (`WebPushOrigins`): this says only that the VAPID token was refused.
             return .misconfigured(
                 reason: "vapid_refused: the push service answered \(status) to the VAPID signature\(detail); check the app's "
                     + "Web Push key, and that browsers subscribed with its public key")
-        case 400:
-            return .misconfigured(reason: "vapid_refused: the push service answered 400\(detail); check the app's Web Push subject and key")
         case 429, 500..<600:
             return .retry(reason: "push_service_\(status)\(detail)", retryAfter: retryAfter)
         default:

@@ -54,8 +54,8 @@ public final class WebPushSender: PushSender {
         self.taken = taken
         // Redirects are never followed: neither client follows one.
         transport = try GatewayHTTPTransport(trustedCAPEM: trustedCAPEM, keepsSystemRoots: true, logger: logger, connectionsPerOrigin: 1)
-        connections = WebPushConnections(gateway: "Web Push", settings: settings, maxAge: settingsMaxAge, logger: logger) { settings, _ in
-            try WebPushConnection(settings)
+        connections = WebPushConnections(gateway: "Web Push", settings: settings, maxAge: settingsMaxAge, logger: logger) { settings, previous in
+            try WebPushConnection(settings, previous: previous)
         }
         self.keys = keys
         self.route = route
@@ -134,15 +134,20 @@ public final class WebPushSender: PushSender {
         let outcome = await permits.withPermit { await self.post(target, headers: headers, body: body, deliveryID: delivery.id) }
         switch outcome {
         case .sent(let location):
-            connection.hasAccepted.set()
+            connection.origins.accepted(audience)
             if let location { taken?(location, message) }
-        case .misconfigured(let reason, _) where connection.hasAccepted.isSet:
-            // A service that took these keys before refuses this subscription alone: it was made
-            // with another VAPID key (one rotated away), and only a new subscription can help.
-            return .tokenDead(reason: "vapid_mismatch: \(reason)", at: now)
         case .misconfigured(let reason, _):
-            await connections.refuse(appID: delivery.appID, reason: reason)
-            return .misconfigured(reason: reason, settingsVersion: connection.settingsVersion)
+            switch connection.origins.refused(audience, deviceID: delivery.deviceID) {
+            case .subscriptionStale:
+                // The service takes this key from other browsers: this subscription was made with
+                // another key (one rotated away), and only a new subscription can help.
+                return .tokenDead(reason: "vapid_mismatch: \(reason)", at: now)
+            case .unknown:
+                return .failed(reason: reason)
+            case .keyRefused:
+                await connections.refuse(appID: delivery.appID, reason: reason)
+                return .misconfigured(reason: reason, settingsVersion: connection.settingsVersion)
+            }
         default:
             break
         }

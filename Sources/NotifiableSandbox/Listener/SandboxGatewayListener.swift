@@ -17,12 +17,21 @@ final class SandboxGatewayListener: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
     private let stopped = Mutex(false)
+    private let accepted: AcceptedConnections
 
-    private init(port: Int, certificatePEM: String, group: MultiThreadedEventLoopGroup, channel: any Channel) {
+    /// TCP connections accepted so far (before TLS): whether a client ever reached the listener at all.
+    var connectionsAccepted: Int { accepted.count.withLock { $0 } }
+
+    final class AcceptedConnections: Sendable {
+        let count = Mutex(0)
+    }
+
+    private init(port: Int, certificatePEM: String, group: MultiThreadedEventLoopGroup, channel: any Channel, accepted: AcceptedConnections) {
         self.port = port
         self.certificatePEM = certificatePEM
         self.group = group
         self.channel = channel
+        self.accepted = accepted
     }
 
     /// Binds `host:port` and serves TLS with ALPN offering `applicationProtocols`, in order of preference.
@@ -46,11 +55,13 @@ final class SandboxGatewayListener: Sendable {
         let sslContext = try NIOSSLContext(configuration: tls)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
+        let accepted = AcceptedConnections()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
+                accepted.count.withLock { $0 += 1 }
                 do {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(SandboxGatewayConnectionDropper())
@@ -73,7 +84,7 @@ final class SandboxGatewayListener: Sendable {
             throw SandboxGatewayError("The \(name) has no local port.")
         }
         return SandboxGatewayListener(
-            port: boundPort, certificatePEM: certificate.certificatePEM, group: group, channel: channel
+            port: boundPort, certificatePEM: certificate.certificatePEM, group: group, channel: channel, accepted: accepted
         )
     }
 

@@ -113,6 +113,9 @@ public final class SandboxWebPushGateway: Sendable {
     /// The messages accepted so far, oldest first.
     public var acceptedMessages: [AcceptedWebPushMessage] { rules.state.withLock { $0.accepted } }
 
+    /// TCP connections accepted, before any TLS or HTTP: whether anything reached it at all.
+    public var connectionsAccepted: Int { listener.connectionsAccepted }
+
     /// Requests received, refused ones included.
     public var requestCount: Int { rules.state.withLock { $0.requestCount } }
 

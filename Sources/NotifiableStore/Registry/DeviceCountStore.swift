@@ -23,10 +23,6 @@ public struct AppDeviceCounts: Sendable, Equatable {
 /// Registry/SQL/): totals in `device_counts`, one row per app and class (a provider's name or
 /// `invalidated`), plus the changes the devices' triggers appended and the queue's maintenance has
 /// not folded yet, read in one statement so the sum is exact.
-///
-/// `app_device_count_changes` is the table the triggers appended to before counts were kept per
-/// class (a column per provider); rows written there while an upgrade ran are read and folded
-/// too, one row per provider column.
 public struct DeviceCountStore: Sendable {
     let client: Database
     let logger: Logger
@@ -34,16 +30,6 @@ public struct DeviceCountStore: Sendable {
     public init(client: Database, logger: Logger) {
         self.client = client
         self.logger = logger
-    }
-
-    /// The former table's rows as (app, class, devices, new devices, at): each row's new devices
-    /// ride on its first class only.
-    private static func formerChanges(_ source: String) -> String {
-        """
-        SELECT o.app_id, k.class, k.devices, CASE WHEN k.class = 'apns' THEN o.new_devices ELSE 0 END AS new_devices, o.at
-        FROM \(source) AS o
-        CROSS JOIN LATERAL (VALUES ('apns', o.apns), ('fcm', o.fcm), ('invalidated', o.invalidated)) AS k(class, devices)
-        """
     }
 
     public func counts(appID: Int64) async throws -> AppDeviceCounts {
@@ -58,9 +44,6 @@ public struct DeviceCountStore: Sendable {
                 SELECT app_id, class, devices FROM device_counts WHERE app_id = ANY(\(appIDs)::int8[])
                 UNION ALL
                 SELECT app_id, class, devices FROM device_count_changes WHERE app_id = ANY(\(appIDs)::int8[]) AND class IS NOT NULL
-                UNION ALL
-                SELECT app_id, class, devices FROM (\(unescaped: Self.formerChanges("app_device_count_changes"))) AS former
-                WHERE app_id = ANY(\(appIDs)::int8[])
             ) AS counts
             GROUP BY app_id, class
             """,
@@ -94,9 +77,6 @@ public struct DeviceCountStore: Sendable {
                 UNION ALL
                 SELECT app_id, new_devices FROM device_count_changes
                 WHERE app_id = ANY(\(appIDs)::int8[]) AND at >= date_trunc('hour', \(since)::timestamptz)
-                UNION ALL
-                SELECT app_id, new_devices FROM app_device_count_changes
-                WHERE app_id = ANY(\(appIDs)::int8[]) AND at >= date_trunc('hour', \(since)::timestamptz)
             ) AS added
             GROUP BY app_id
             """,
@@ -106,26 +86,17 @@ public struct DeviceCountStore: Sendable {
         return counts
     }
 
-    /// Folds up to `limit` of the oldest changes (of each table) into the totals and the apps'
-    /// hours, in one transaction; returns how many it folded. Changes of apps that no longer exist
+    /// Folds up to `limit` of the oldest changes into the totals and the apps' hours, in one transaction; returns how many it folded. Changes of apps that no longer exist
     /// are dropped. Several workers may fold at once: each takes changes the others have not
     /// locked, and rows are upserted in key order, so two folds never wait on each other in a circle.
     @discardableResult
     public func fold(limit: Int = 10_000) async throws -> Int {
         let rows = try await client.query(
             """
-            WITH taken AS (
+            WITH folded AS (
                 DELETE FROM device_count_changes
                 WHERE id IN (SELECT id FROM device_count_changes ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
                 RETURNING app_id, class, devices, new_devices, at
-            ), former AS (
-                DELETE FROM app_device_count_changes
-                WHERE id IN (SELECT id FROM app_device_count_changes ORDER BY id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                RETURNING *
-            ), folded AS (
-                SELECT app_id, class, devices, new_devices, at FROM taken
-                UNION ALL
-                \(unescaped: Self.formerChanges("former"))
             ), live AS (
                 SELECT id FROM apps WHERE id IN (SELECT app_id FROM folded) ORDER BY id FOR KEY SHARE
             ), hourly AS (
@@ -143,7 +114,7 @@ public struct DeviceCountStore: Sendable {
                 GROUP BY 1, 2 HAVING sum(f.devices) <> 0 ORDER BY 1, 2
                 ON CONFLICT (app_id, class) DO UPDATE SET devices = c.devices + EXCLUDED.devices
             )
-            SELECT ((SELECT count(*) FROM taken) + (SELECT count(*) FROM former))::int8
+            SELECT count(*)::int8 FROM folded
             """,
             logger: logger)
         for try await count in rows.decode(Int64.self) { return Int(count) }

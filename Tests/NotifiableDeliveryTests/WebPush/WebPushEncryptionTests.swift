@@ -89,12 +89,14 @@ struct WebPushMessageTests {
             return
         }
         #expect(reason.hasPrefix("payload_too_large"))
-        for status in [400, 401, 403] {
+        for status in [401, 403] {
             guard case .misconfigured = WebPushResponseClassifier.classify(status: status, body: "", retryAfter: nil) else {
-                Issue.record("\(status) is a VAPID problem")
+                Issue.record("\(status) is a VAPID refusal")
                 continue
             }
         }
+        // A bad request is this message's problem, not the key's.
+        #expect(WebPushResponseClassifier.classify(status: 400, body: "bad Topic", retryAfter: nil) == .failed(reason: "push_service_400: bad Topic"))
         for status in [429, 500, 503] {
             #expect(
                 WebPushResponseClassifier.classify(status: status, body: "", retryAfter: retry) == .retry(reason: "push_service_\(status)", retryAfter: retry))
