@@ -214,6 +214,38 @@ import Testing
         }
     }
 
+    /// A device whose endpoint is off the list (the list changed since it registered, or a row
+    /// written by hand) is not sent to: checked again before every request.
+    @Test func anEndpointOffTheListIsCheckedAgainBeforeSending() async throws {
+        try await Self.withGateway { gateway in
+            let elsewhere = try await SandboxWebPushGateway.start(host: "::1")
+            do {
+                try await Self.withService(gateway) { client, service in
+                    let app = try await service.createApp()
+                    _ = try await Self.enableWebPush(client, service, appID: app.app.id)
+                    let subscription = elsewhere.makeSubscription()
+                    try await service.sql(
+                        """
+                        INSERT INTO devices (app_id, provider, token, push_keys)
+                        VALUES (\(app.app.id), 'webpush', \(subscription.endpoint),
+                                jsonb_build_object('p256dh', \(subscription.keys.p256dh)::text, 'auth', \(subscription.keys.auth)::text))
+                        """)
+                    let id = try await Pipeline.send(client, app.serverCredential, #"{"message": "x", "all": true}"#)
+                    #expect(try await Pipeline.settled(service, id))
+                    #expect(
+                        try await service.integer(
+                            "SELECT count(*) FROM deliveries WHERE notification_id = \(id) AND state = 'failed' AND reason LIKE 'push_service_not_allowed%'")
+                            == 1)
+                }
+                #expect(elsewhere.connectionsAccepted == 0, "no connection was ever opened to it")
+                try await elsewhere.stop()
+            } catch {
+                try? await elsewhere.stop()
+                throw error
+            }
+        }
+    }
+
     @Test(arguments: [
         (#"{"p256dh": "BAAA", "auth": "AAAAAAAAAAAAAAAAAAAAAA"}"#, "device_token.keys.p256dh"),
         (#"{"p256dh": "KEY", "auth": "c2hvcnQ"}"#, "device_token.keys.auth"),

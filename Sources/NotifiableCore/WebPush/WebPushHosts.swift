@@ -18,7 +18,7 @@ public struct WebPushHosts: Sendable, Equatable {
     ])
 
     /// Reads `NOTIFIABLE_WEBPUSH_ALLOWED_HOSTS`: host names or `*.suffix` patterns, separated by
-    /// commas. Nil when one is not a host name.
+    /// commas. Nil when one is not a host name (a port is refused: hosts are matched without one).
     public init?(list: String) {
         let patterns = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard !patterns.isEmpty, patterns.allSatisfy(Self.isPattern) else { return nil }
@@ -37,7 +37,7 @@ public struct WebPushHosts: Sendable, Equatable {
         let name = text.hasPrefix("*.") ? String(text.dropFirst(2)) : text
         return !name.isEmpty
             && name.utf8.allSatisfy { byte in
-                (97...122).contains(byte) || (65...90).contains(byte) || (48...57).contains(byte) || byte == 45 || byte == 46 || byte == 58
+                (97...122).contains(byte) || (65...90).contains(byte) || (48...57).contains(byte) || byte == 45 || byte == 46
             }
     }
 }

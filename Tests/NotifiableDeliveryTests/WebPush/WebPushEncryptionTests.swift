@@ -118,6 +118,7 @@ struct WebPushHostsTests {
     @Test func theListIsReadFromTheEnvironmentsForm() {
         #expect(WebPushHosts(list: "push.example.com, *.push.example.org")?.patterns == ["push.example.com", "*.push.example.org"])
         #expect(WebPushHosts(list: "https://push.example.com") == nil)
+        #expect(WebPushHosts(list: "push.example.com:8443") == nil, "hosts are matched without a port")
         #expect(WebPushHosts(list: " , ") == nil)
     }
 }
