@@ -46,8 +46,9 @@ struct APIAuthMiddleware: RouterMiddleware {
         }
         // Browsers may not set Date (a forbidden header name for fetch): as the api_auth gem's
         // request drivers do, X-HMAC-Date and X-Date stand in for it, in that order.
-        let (date, dateSeconds) = try checkedDate(
-            request.headers[Self.hmacDate] ?? request.headers[Self.xDate] ?? request.headers[.date])
+        let dateHeader = [(Self.hmacDate, "X-HMAC-Date"), (Self.xDate, "X-Date"), (HTTPField.Name.date, "Date")]
+            .first { request.headers[$0.0] != nil }
+        let (date, dateSeconds) = try checkedDate(dateHeader.flatMap { request.headers[$0.0] }, named: dateHeader?.1 ?? "Date")
 
         // Each body hash header present, with its value; the first stands in the signature.
         let bodyHashes = Self.bodyHashHeaders.compactMap { hash, name in request.headers[name].map { (hash, $0) } }
@@ -131,21 +132,21 @@ struct APIAuthMiddleware: RouterMiddleware {
         status == .tooManyRequests || status.code >= 500
     }
 
-    /// The Date header's text and its seconds since 1970, once it is known to be an RFC 1123 date
-    /// within the allowed skew.
-    private func checkedDate(_ header: String?) throws -> (String, Int64) {
+    /// The date header's text and its seconds since 1970, once it is known to be an RFC 1123 date
+    /// within the allowed skew; `name` is the header it came in, for the refusal's words.
+    private func checkedDate(_ header: String?, named name: String) throws -> (String, Int64) {
         guard let header, !header.isEmpty else {
             throw APIError.unauthorized(
                 "missing_date", "Send a Date header (RFC 1123, e.g. \"\(HTTPDate.format(now()))\"), or X-Date from a browser; it is part of the signature.")
         }
         guard let seconds = HTTPDate.parse(header) else {
-            throw APIError.unauthorized("invalid_date", "The Date header must be an RFC 1123 GMT date such as \"\(HTTPDate.format(now()))\".")
+            throw APIError.unauthorized("invalid_date", "The \(name) header must be an RFC 1123 GMT date such as \"\(HTTPDate.format(now()))\".")
         }
         let skew = abs(seconds - now())
         guard skew <= APIAuth.allowedClockSkewSeconds else {
             throw APIError.unauthorized(
                 "date_out_of_range",
-                "The Date header is \(skew / 60) minutes from the server's clock (\(HTTPDate.format(now()))); at most \(APIAuth.allowedClockSkewSeconds / 60) are allowed. Check the client's clock."
+                "The \(name) header is \(skew / 60) minutes from the server's clock (\(HTTPDate.format(now()))); at most \(APIAuth.allowedClockSkewSeconds / 60) are allowed. Check the client's clock."
             )
         }
         return (header, seconds)

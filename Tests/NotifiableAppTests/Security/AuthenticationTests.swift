@@ -151,7 +151,10 @@ import Testing
             // The first of them that is present is the one signed: a stale X-Date is not rescued by Date.
             var headers = signedHeaders(method: .get, path: uri, body: "", credential: app.deviceCredential)
             headers[HTTPField.Name("X-Date")!] = "Sun, 22 Nov 2026 06:01:44 GMT"
-            #expect(try await client.execute(uri: uri, method: .get, headers: headers, body: nil).status == .unauthorized)
+            let stale = try await client.execute(uri: uri, method: .get, headers: headers, body: nil)
+            #expect(stale.status == .unauthorized)
+            // The refusal names the header the date came in.
+            #expect(stale.json["error"]?["message"]?.stringValue?.hasPrefix("The X-Date header is") == true, "\(String(buffer: stale.body))")
         }
     }
 
