@@ -8,7 +8,7 @@ import Testing
 @Suite struct DeviceExportTextTests {
     let device = ExportedDevice(
         id: 7, provider: .apns, token: "ab12", name: "Alice's \"phone\", old", userAlias: "alice", language: "en", country: nil,
-        customProperties: #"{"onsite":true}"#, tags: ["beta", "vip"]
+        customProperties: #"{"onsite":true}"#, tags: ["beta", "vip"], pushKeys: nil
     )
 
     @Test func aCSVLineReadsBackAsTheSameFields() throws {

@@ -2,7 +2,8 @@ import Foundation
 import NotifiableCore
 import NotifiableStore
 
-/// Devices as export lines; the columns and keys are those `devices import` reads.
+/// Devices as export lines; the columns and keys are those `devices import` reads. A browser's
+/// subscription keys go in JSON lines only: CSV has no column for them.
 enum DeviceExportText {
     static let csvHeader = "token,provider,user_alias,language,country,custom_properties,name,tags"
 
@@ -34,6 +35,7 @@ enum DeviceExportText {
         if let custom = try? JSONValue.decode(Array(device.customProperties.utf8)), custom != .object([:]) {
             object["custom_properties"] = custom
         }
+        if let keys = device.pushKeys { object["keys"] = .object(["p256dh": .string(keys.p256dh), "auth": .string(keys.auth)]) }
         return JSONValue.object(object).jsonText()
     }
 }

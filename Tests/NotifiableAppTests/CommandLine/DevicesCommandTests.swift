@@ -110,6 +110,21 @@ import Testing
                 return found
             }
             #expect(keys == [point])
+
+            // Exported as JSON lines, the browser comes back with its keys.
+            let copy = try await cli.createApp()
+            let exported = cli.folder.appendingPathComponent("browsers-export.jsonl")
+            #expect(try await cli.run("devices", "export", "--app", "\(app)", "--output", exported.path).status == 0)
+            let again = try await cli.run("devices", "import", "--app", "\(copy)", exported.path)
+            #expect(again.status == 0 && again.output.contains("imported (new):     1"), "\(again.output)")
+            let copied = try await cli.withPostgres { postgres in
+                let rows = try await postgres.query(
+                    "SELECT push_keys ->> 'p256dh' FROM devices WHERE app_id = \(copy)", logger: TestDatabase.logger)
+                var found: [String?] = []
+                for try await key in rows.decode(String?.self) { found.append(key) }
+                return found
+            }
+            #expect(copied == [point])
         }
     }
 
