@@ -107,7 +107,7 @@ public enum FCMMessage {
             notification = style.notification
             data.merge(style.data) { _, drawn in drawn }
             var android = style.android
-            if let ttl = ttlSeconds(of: content, now: now) { android["ttl"] = .string("\(ttl)s") }
+            if let ttl = content.secondsToLive(now: now) { android["ttl"] = .string("\(ttl)s") }
             if let override = content.overrides?.fcmAndroid, !override.isEmpty { android = PushOverrides.merged(android, with: override) }
             message["android"] = .object(android)
         }
@@ -189,22 +189,8 @@ public enum FCMMessage {
     ) -> RenderedPayloadKey {
         // An iPhone's apns-expiration is in whole seconds since 1970, which the time to live follows.
         RenderedPayloadKey(
-            provider: .fcm, language: language, country: country, ttlSeconds: ttlSeconds(of: content, now: now), platform: platform
+            provider: .fcm, language: language, country: country, ttlSeconds: content.secondsToLive(now: now), platform: platform
         )
-    }
-
-    /// FCM's `ttl` for the content: 0 for a now-or-never notification, else the seconds until it
-    /// expires; nil when it does not.
-    static func ttlSeconds(of content: NotificationContent, now: Date) -> Int64? {
-        if content.nowOrNever { return 0 }
-        return content.expiresAt.map { ttlSeconds(until: $0, now: now) }
-    }
-
-    /// Seconds from `now` to `expiresAt`, rounded down, within 0…28 days.
-    static func ttlSeconds(until expiresAt: Date, now: Date) -> Int64 {
-        let seconds = expiresAt.timeIntervalSince(now).rounded(.down)
-        guard seconds > 0 else { return 0 }
-        return seconds >= Double(maximumTTLSeconds) ? maximumTTLSeconds : Int64(seconds)
     }
 
     /// A parameter as FCM data text; nil for null (left out).

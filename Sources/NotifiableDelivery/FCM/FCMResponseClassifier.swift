@@ -93,7 +93,7 @@ public enum FCMResponseClassifier {
         let error = ErrorBody(parsing: body)
         let code = error.code ?? "HTTP \(status)"
         let reason = error.message.map { "\(code): \(TransportFailure.short($0))" } ?? code
-        let delay = parseRetryAfter(retryAfter, now: now)
+        let delay = RetryAfter.duration(retryAfter, now: now)
 
         switch error.errorCode {
         case "UNREGISTERED"?, "SENDER_ID_MISMATCH"?:
@@ -161,14 +161,5 @@ public enum FCMResponseClassifier {
     public static func classify(transportError error: any Error) -> DeliveryOutcome {
         let reason = TransportFailure.reason(error, peer: "FCM")
         return TransportFailure.mayHaveReachedGateway(error) ? .outcomeUnknown(reason: reason) : .retry(reason: reason, retryAfter: nil)
-    }
-
-    /// A `Retry-After` value: delta-seconds ("120") or an HTTP-date (`Sun, 22 Nov 2026 06:01:44 GMT`,
-    /// counted from `now`, zero when past); nil when absent or unreadable.
-    public static func parseRetryAfter(_ value: String?, now: Date = Date()) -> Duration? {
-        if let seconds = APNsResponseClassifier.parseRetryAfter(value) { return seconds }
-        guard let text = value?.trimmingCharacters(in: .whitespaces), let date = HTTPDate.parse(text) else { return nil }
-        let seconds = max(0, Double(date) - now.timeIntervalSince1970)
-        return .seconds(Int64(seconds.rounded(.up)))
     }
 }

@@ -58,7 +58,7 @@ struct FCMTokenEndpoint: Sendable {
         if status == 408 || status == 429 || !(400..<500).contains(status) {
             return .failure(
                 .unavailable(
-                    "access token unavailable: \(answer)", retryAfter: FCMResponseClassifier.parseRetryAfter(response.retryAfter)
+                    "access token unavailable: \(answer)", retryAfter: RetryAfter.duration(response.retryAfter)
                 ))
         }
         let advice =

@@ -14,7 +14,7 @@ public struct WebPushMessage: Sendable {
     public let topic: String?
 
     /// A push service keeps a message at most this long when the notification does not expire.
-    public static let defaultTTL: Int64 = 28 * 24 * 3600
+    public static let defaultTTL = NotificationRequest.maxTTLSeconds
 
     public init(content: NotificationContent, language: String?, country: String?, notificationID: Int64, now: Date) {
         let text = content.text(language: language, country: country)
@@ -25,7 +25,7 @@ public struct WebPushMessage: Sendable {
         if let image = content.imageURL { document["image_url"] = .string(image) }
         if let badge = content.badge { document["badge"] = .integer(Int64(badge)) }
         plaintext = Array(JSONValue.object(document).jsonText().utf8)
-        ttl = FCMMessage.ttlSeconds(of: content, now: now) ?? Self.defaultTTL
+        ttl = content.secondsToLive(now: now) ?? Self.defaultTTL
         urgency = Self.urgency(of: content)
         topic = content.collapseID.map(Self.topic)
     }

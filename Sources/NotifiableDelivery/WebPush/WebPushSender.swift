@@ -160,7 +160,7 @@ public final class WebPushSender: PushSender {
             return WebPushResponseClassifier.classify(
                 status: response.status,
                 body: String(decoding: response.body.prefix(4096), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
-                location: response.location, retryAfter: FCMResponseClassifier.parseRetryAfter(response.retryAfter))
+                location: response.location, retryAfter: RetryAfter.duration(response.retryAfter))
         } catch {
             logger.debug("Web Push request failed", metadata: ["delivery_id": "\(deliveryID)", "error": "\(String(reflecting: error))"])
             let reason = TransportFailure.reason(error, peer: "the push service")

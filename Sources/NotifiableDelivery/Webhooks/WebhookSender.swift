@@ -68,7 +68,7 @@ public struct WebhookSender: Sendable {
                 }
                 let response = try await client.execute(prepared, deadline: .distantFuture)
                 let status = Int(response.status.code)
-                let retryAfter = FCMResponseClassifier.parseRetryAfter(response.headers.first(name: "Retry-After"), now: now())
+                let retryAfter = RetryAfter.duration(response.headers.first(name: "Retry-After"), now: now())
                 let snippet = (try? await Self.snippet(of: response.body)) ?? ""
                 if (200..<300).contains(status) { return .delivered(status: status) }
                 return .failed(status: status, error: "HTTP \(status)" + (snippet.isEmpty ? "" : ": \(snippet)"), retryAfter: retryAfter)
