@@ -26,8 +26,10 @@ import Testing
             }, body)
     }
 
-    static func withGateway<T: Sendable>(_ body: @Sendable (SandboxWebPushGateway) async throws -> T) async throws -> T {
-        let gateway = try await SandboxWebPushGateway.start()
+    static func withGateway<T: Sendable>(
+        host: String = "127.0.0.1", _ body: @Sendable (SandboxWebPushGateway) async throws -> T
+    ) async throws -> T {
+        let gateway = try await SandboxWebPushGateway.start(host: host)
         do {
             let result = try await body(gateway)
             try await gateway.stop()
@@ -188,8 +190,7 @@ import Testing
     @Test func anEndpointOffTheAllowedPushServicesIsRefusedAndNeverContacted() async throws {
         try await Self.withGateway { gateway in
             // A second push service on another loopback name: not on the list, so never to be reached.
-            let elsewhere = try await SandboxWebPushGateway.start(host: "::1")
-            do {
+            try await Self.withGateway(host: "::1") { elsewhere in
                 try await Self.withService(gateway) { client, service in
                     let app = try await service.createApp()
                     let keys = elsewhere.makeSubscription()
@@ -206,10 +207,6 @@ import Testing
                 }
                 #expect(elsewhere.connectionsAccepted == 0, "no connection was ever opened to it")
                 #expect(elsewhere.requestCount == 0)
-                try await elsewhere.stop()
-            } catch {
-                try? await elsewhere.stop()
-                throw error
             }
         }
     }
@@ -218,8 +215,7 @@ import Testing
     /// written by hand) is not sent to: checked again before every request.
     @Test func anEndpointOffTheListIsCheckedAgainBeforeSending() async throws {
         try await Self.withGateway { gateway in
-            let elsewhere = try await SandboxWebPushGateway.start(host: "::1")
-            do {
+            try await Self.withGateway(host: "::1") { elsewhere in
                 try await Self.withService(gateway) { client, service in
                     let app = try await service.createApp()
                     _ = try await Self.enableWebPush(client, service, appID: app.app.id)
@@ -238,10 +234,6 @@ import Testing
                             == 1)
                 }
                 #expect(elsewhere.connectionsAccepted == 0, "no connection was ever opened to it")
-                try await elsewhere.stop()
-            } catch {
-                try? await elsewhere.stop()
-                throw error
             }
         }
     }
