@@ -28,6 +28,4 @@ public struct AcceptedWebPushMessage: Sendable {
     public let body: [UInt8]
     /// The decrypted message; nil for a subscription the gateway did not make.
     public let plaintext: String?
-    /// The claims of the request's VAPID token.
-    public let vapidClaims: [String: String]
 }

@@ -67,15 +67,13 @@ final class SandboxWebPushRules: SandboxHTTPRules, FaultInjectingRules {
         guard let authorization = request.header("authorization") else {
             return refuse(401, "VAPID authorization required", outcome: "vapid-missing")
         }
-        let claims: [String: String]
         switch SandboxVAPIDCheck.verify(authorization, origin: origin, now: now) {
         case .failure(let problem): return refuse(403, problem.description, outcome: "vapid-refused")
-        case .success(let verified):
-            key = Base64URL.encode(verified.publicKey)
-            if let expected = subscription?.applicationServerKey, expected != verified.publicKey {
+        case .success(let publicKey):
+            key = Base64URL.encode(publicKey)
+            if let expected = subscription?.applicationServerKey, expected != publicKey {
                 return refuse(403, "the VAPID key is not the one the subscription was made with", outcome: "vapid-mismatch")
             }
-            claims = verified.claims
         }
         guard request.header("content-encoding")?.lowercased() == "aes128gcm" else {
             return refuse(415, "Content-Encoding must be aes128gcm (RFC 8291)", outcome: "bad-encoding")
@@ -135,7 +133,7 @@ final class SandboxWebPushRules: SandboxHTTPRules, FaultInjectingRules {
             if state.recording {
                 state.accepted.append(
                     AcceptedWebPushMessage(
-                        subscription: id, location: location, headers: headers, body: body, plaintext: plaintext, vapidClaims: claims))
+                        subscription: id, location: location, headers: headers, body: body, plaintext: plaintext))
             }
             return .answer(SandboxHTTPReply(status: 201, body: "", headers: ["location": location, "content-type": "text/plain"]), after: latency)
         }
@@ -159,7 +157,7 @@ enum SandboxVAPIDCheck {
         let description: String
     }
 
-    static func verify(_ header: String, origin: String, now: Date) -> Result<(publicKey: Data, claims: [String: String]), Problem> {
+    static func verify(_ header: String, origin: String, now: Date) -> Result<Data, Problem> {
         guard header.hasPrefix("vapid ") else { return .failure(Problem(description: "the Authorization scheme must be vapid")) }
         var parameters: [String: String] = [:]
         for part in header.dropFirst(6).split(separator: ",") {
@@ -184,6 +182,6 @@ enum SandboxVAPIDCheck {
         guard let sub = object["sub"] as? String, sub.hasPrefix("mailto:") || sub.hasPrefix("https:") else {
             return .failure(Problem(description: "sub must be a mailto: or https: contact"))
         }
-        return .success((key, ["aud": origin, "sub": sub, "exp": String(Int64(exp))]))
+        return .success(key)
     }
 }
